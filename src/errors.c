@@ -1,0 +1,58 @@
+/* errors.c - lookups into the error catalogue of errors.h. */
+#include "config.h"
+
+#include "errors.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+struct mp_err_desc {
+	const char *name;
+	enum mp_err_class cls;
+	const char *summary;
+};
+
+static const struct mp_err_desc catalogue[MP_ERR_COUNT] = {
+#define MP_ERR_DESC(code, name, cls, summary) [code] = {name, cls, summary},
+	MP_ERRORS(MP_ERR_DESC)
+#undef MP_ERR_DESC
+};
+
+static const struct mp_err_desc *desc(enum mp_err code)
+{
+	if ((unsigned)code >= MP_ERR_COUNT)
+		code = MP_E_USAGE;
+	return &catalogue[code];
+}
+
+const char *mp_err_name(enum mp_err code) { return desc(code)->name; }
+enum mp_err_class mp_err_class(enum mp_err code) { return desc(code)->cls; }
+const char *mp_err_summary(enum mp_err code) { return desc(code)->summary; }
+
+int mp_err_errno(enum mp_err code)
+{
+	switch (code) {
+	case MP_OK:
+		return 0;
+	case MP_E_NOMEM:
+		return ENOMEM;
+	case MP_E_NOT_FOUND:
+		return ENOENT;
+	case MP_E_USAGE:
+		return EINVAL;
+	default:
+		return EIO;
+	}
+}
+
+enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...)
+{
+	if (err) {
+		va_list ap;
+		err->code = code;
+		va_start(ap, fmt);
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		va_end(ap);
+	}
+	return code;
+}

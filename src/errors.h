@@ -1,0 +1,141 @@
+/*
+ * errors.h - the moepack error catalogue.
+ *
+ * Every failure the core library can report has one code here.  The table
+ * is the single source for the code's symbolic name (used by --json and in
+ * the man page), its class (which decides the CLI exit status and the errno
+ * the FUSE layer returns) and a one-line summary.  The full message that a
+ * user sees is built at the failure site, because it names the field, index
+ * or path at fault, and always starts with the summary's wording.
+ *
+ * The order of MP_ERRORS follows the order in which the validator checks,
+ * which is the reference loader's order.
+ */
+#ifndef MOEPACK_ERRORS_H
+#define MOEPACK_ERRORS_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+enum mp_err_class {
+	MP_CLASS_OK = 0,
+	MP_CLASS_INVALID = 1, /* the pack or manifest is invalid: exit 1 */
+	MP_CLASS_USAGE = 2,   /* the caller asked for something impossible: exit 2 */
+	MP_CLASS_IO = 3,      /* a file cannot be opened or read: exit 3 */
+};
+
+/* X(code, name, class, summary) */
+#define MP_ERRORS(X)                                                              \
+	X(MP_OK, "ok", MP_CLASS_OK, "ok")                                         \
+	X(MP_E_USAGE, "usage", MP_CLASS_USAGE, "invalid usage")                   \
+	X(MP_E_NOMEM, "out_of_memory", MP_CLASS_IO, "out of memory")              \
+	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO, "cannot read pack")               \
+	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO, "cannot read manifest")   \
+	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO, "cannot read config file")    \
+	X(MP_E_MANIFEST_JSON, "manifest_json", MP_CLASS_INVALID,                  \
+	  "manifest is not valid JSON")                                           \
+	X(MP_E_MANIFEST_MISSING, "manifest_missing_key", MP_CLASS_INVALID,       \
+	  "manifest key is missing")                                              \
+	X(MP_E_MANIFEST_TYPE, "manifest_wrong_type", MP_CLASS_INVALID,           \
+	  "manifest value has the wrong JSON type")                               \
+	X(MP_E_MANIFEST_VALUE, "manifest_bad_value", MP_CLASS_INVALID,           \
+	  "manifest value is out of range")                                       \
+	X(MP_E_INCOMPLETE, "incomplete", MP_CLASS_INVALID,                        \
+	  "manifest says the pack is not complete")                               \
+	X(MP_E_FORMAT, "format", MP_CLASS_INVALID, "unsupported manifest format") \
+	X(MP_E_HARD_CONSTRAINTS, "hard_constraints", MP_CLASS_INVALID,            \
+	  "hard constraints differ")                                              \
+	X(MP_E_TOP_K, "top_k", MP_CLASS_INVALID, "top-k must be 16")              \
+	X(MP_E_EXPECT_LAYERS, "expect_layers", MP_CLASS_INVALID,                  \
+	  "layer count differs from the expected one")                            \
+	X(MP_E_EXPECT_EXPERTS, "expect_experts", MP_CLASS_INVALID,                \
+	  "expert count differs from the expected one")                           \
+	X(MP_E_CONFIG_DIGEST, "config_digest", MP_CLASS_INVALID,                  \
+	  "config SHA-256 does not match manifest")                               \
+	X(MP_E_ACTIVE_LAYERS, "active_layers", MP_CLASS_INVALID,                  \
+	  "active MoE layer ids must be exactly 1..92")                           \
+	X(MP_E_PACK_PATH, "pack_path", MP_CLASS_INVALID,                          \
+	  "manifest pack path does not resolve to the pack")                      \
+	X(MP_E_PACK_SIZE, "pack_size", MP_CLASS_INVALID,                          \
+	  "pack size does not match manifest")                                    \
+	X(MP_E_ROLE_ORDER, "role_order", MP_CLASS_INVALID,                        \
+	  "physical role order must be [\"up\", \"gate\", \"down\"]")             \
+	X(MP_E_ROLE_DTYPE, "role_dtype", MP_CLASS_INVALID,                        \
+	  "quant type is unsupported")                                            \
+	X(MP_E_ROLE_SHAPE, "role_shape", MP_CLASS_INVALID,                        \
+	  "role size does not match its logical shape")                           \
+	X(MP_E_OBJECT_BYTES, "object_bytes", MP_CLASS_INVALID,                    \
+	  "object bytes is not the sum of the role sizes")                        \
+	X(MP_E_ALIGNMENT, "alignment", MP_CLASS_INVALID,                          \
+	  "alignment must be a power of two")                                     \
+	X(MP_E_HEADER_SHORT, "header_short", MP_CLASS_INVALID,                    \
+	  "pack is shorter than its 40-byte header")                              \
+	X(MP_E_HEADER_MAGIC, "header_magic", MP_CLASS_INVALID, "bad pack magic")  \
+	X(MP_E_HEADER_VERSION, "header_version", MP_CLASS_INVALID,                \
+	  "unsupported pack version")                                             \
+	X(MP_E_HEADER_SIZE, "header_size", MP_CLASS_INVALID,                      \
+	  "header size must be 40")                                               \
+	X(MP_E_INDEX_COUNT, "index_count", MP_CLASS_INVALID,                      \
+	  "index count does not match the manifest")                              \
+	X(MP_E_DATA_START, "data_start", MP_CLASS_INVALID,                        \
+	  "data start does not match manifest")                                   \
+	X(MP_E_INDEX_TRUNCATED, "index_truncated", MP_CLASS_INVALID,              \
+	  "index runs past the end of the pack")                                  \
+	X(MP_E_DATA_OVERLAPS_INDEX, "data_overlaps_index", MP_CLASS_INVALID,      \
+	  "data start lies inside the index")                                     \
+	X(MP_E_ENTRY_NAME, "entry_name", MP_CLASS_INVALID,                        \
+	  "identity mismatch")                                                    \
+	X(MP_E_ENTRY_EXPERT, "entry_expert", MP_CLASS_INVALID,                    \
+	  "identity mismatch")                                                    \
+	X(MP_E_ENTRY_RESERVED, "entry_reserved", MP_CLASS_INVALID,                \
+	  "identity mismatch")                                                    \
+	X(MP_E_ENTRY_NBYTES, "entry_nbytes", MP_CLASS_INVALID, "range mismatch")  \
+	X(MP_E_ENTRY_ALIGNMENT, "entry_alignment", MP_CLASS_INVALID,              \
+	  "range mismatch")                                                       \
+	X(MP_E_ENTRY_OVERLAP, "entry_overlap", MP_CLASS_INVALID,                  \
+	  "range mismatch")                                                       \
+	X(MP_E_ENTRY_BOUNDS, "entry_bounds", MP_CLASS_INVALID, "range mismatch")  \
+	X(MP_E_ENTRY_CONTIGUITY, "entry_contiguity", MP_CLASS_INVALID,            \
+	  "not contiguous")                                                       \
+	X(MP_E_TRAILING_BYTES, "trailing_bytes", MP_CLASS_INVALID,                \
+	  "pack has bytes after the last payload")                                \
+	X(MP_E_INDEX_DIGEST, "index_digest", MP_CLASS_INVALID,                    \
+	  "index SHA-256 does not match manifest")                                \
+	X(MP_E_FULL_DIGEST_MISSING, "full_digest_missing", MP_CLASS_USAGE,        \
+	  "full SHA-256 requested but the manifest has no expert_pack.sha256")   \
+	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                      \
+	  "pack SHA-256 does not match manifest")                                 \
+	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, "no such entry")
+
+enum mp_err {
+#define MP_ERR_ENUM(code, name, cls, summary) code,
+	MP_ERRORS(MP_ERR_ENUM)
+#undef MP_ERR_ENUM
+	MP_ERR_COUNT
+};
+
+#define MP_MSG_MAX 512
+
+/* What a failing function leaves behind: a code and a one-line message. */
+struct mp_error {
+	enum mp_err code;
+	char msg[MP_MSG_MAX];
+};
+
+/* Symbolic name of a code ("entry_name"), for --json and the man page. */
+const char *mp_err_name(enum mp_err code);
+/* The class of a code: decides the CLI exit status. */
+enum mp_err_class mp_err_class(enum mp_err code);
+/* The one-line summary of a code, without the specifics. */
+const char *mp_err_summary(enum mp_err code);
+/* The errno the FUSE layer and system-facing callers use for a code. */
+int mp_err_errno(enum mp_err code);
+
+/*
+ * Fill *err (which may be NULL) with code and a printf-style message and
+ * return code, so that failure sites read `return mp_fail(err, CODE, ...)`.
+ */
+enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+#endif
