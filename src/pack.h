@@ -31,6 +31,7 @@
 #define MP_ACTIVE_FIRST 1  /* the reference loader wants layers 1..92 */
 #define MP_ACTIVE_LAST 92
 #define MP_MAX_SHAPE 8
+#define MP_MAX_EXPERTS 65536u /* sanity bound on model.num_experts */
 #define MP_SHA256_HEX 65   /* 64 hex digits and a NUL */
 #define MP_PAGE 4096
 
