@@ -1,0 +1,132 @@
+#!/bin/sh
+# bootstrap.sh - set up moepackfs on a fresh Debian 12 machine (as root).
+#
+#   sh contrib/bootstrap.sh demo   install what is missing, build, make a demo
+#                                  pack, verify, inspect and mount it
+#   sh contrib/bootstrap.sh test   install what is missing, build with
+#                                  -Werror, run the whole suite, then again
+#                                  under AddressSanitizer/UBSan, then distcheck
+#
+# Builds go to build/ (and build-asan/) inside the checkout; the demo pack
+# goes to ${DEMO_DIR:-/tmp/moepack-demo}.
+set -eu
+
+mode=${1:-}
+top=$(cd "$(dirname "$0")/.." && pwd)
+jobs=$(nproc 2>/dev/null || echo 2)
+
+# Packages: build tools, the four libraries, and what the tests drive
+# (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks).
+PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
+libjansson-dev libssl-dev check attr xxd python3 man-db"
+
+say() { printf '\n==> %s\n' "$*"; }
+
+install_missing() {
+	missing=
+	for p in $PACKAGES; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
+			missing="$missing $p"
+	done
+	if [ -n "$missing" ]; then
+		say "installing:$missing"
+		export DEBIAN_FRONTEND=noninteractive
+		apt-get update -q
+		# shellcheck disable=SC2086
+		apt-get install -y -q --no-install-recommends $missing
+	fi
+	[ -e /dev/fuse ] || { echo "bootstrap: /dev/fuse is missing (modprobe fuse)" >&2; exit 1; }
+}
+
+# build DIR CONFIGURE-ARGS...: configure and build out of tree.
+build() {
+	dir=$top/$1
+	shift
+	[ -x "$top/configure" ] || (cd "$top" && autoreconf -fi)
+	mkdir -p "$dir"
+	(cd "$dir" && "$top/configure" -q "$@" && make -s -j"$jobs")
+}
+
+# Sum the per-test counts the suites print: Check's "Checks: N, Failures: F,
+# Errors: E" and the shell suites' "N passed, N failed".
+summarize() {
+	for log in "$@"; do
+		[ -f "$log" ] && awk '
+			match($0, /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/) {
+				split(substr($0, RSTART, RLENGTH), w, /[^0-9]+/)
+				p = w[2] - w[3] - w[4]; f = w[3] + w[4]
+			}
+			/^[0-9]+ passed, [0-9]+ failed/ { p = $1; f = $3 }
+			END { print p + 0, f + 0 }' "$log"
+	done | awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }'
+}
+
+run_suite() {
+	dir=$top/$1
+	say "make check in $1"
+	rc=0
+	(cd "$dir" && make -s -j"$jobs" check) || rc=$?
+	set -- $(summarize "$dir"/tests/*.log)
+	echo "$1 $2"
+	[ "$rc" -eq 0 ] || { cat "$dir"/tests/*.log | tail -n 60; }
+	return "$rc"
+}
+
+case $mode in
+demo)
+	install_missing
+	say "building"
+	build build
+	bin=$top/build/src
+	demo=${DEMO_DIR:-/tmp/moepack-demo}
+	mkdir -p "$demo"
+	say "writing a demo pack (92 layers x 4 experts, page-aligned)"
+	"$bin/moepack" mkdemo --out "$demo/demo.pack" --experts 4 --full-sha256
+	say "moepack verify --full"
+	"$bin/moepack" verify --full "$demo/demo.pack"
+	say "moepack info"
+	"$bin/moepack" info "$demo/demo.pack"
+	mnt=$demo/mnt
+	mkdir -p "$mnt"
+	fusermount3 -u "$mnt" 2>/dev/null || true
+	say "mounting on $mnt"
+	"$bin/moepackfs" "$demo/demo.pack" "$mnt"
+	trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
+	say "ls $mnt"
+	ls -l "$mnt"
+	say "ls $mnt/layers/017/003"
+	ls -l "$mnt/layers/017/003"
+	say "getfattr -d $mnt/layers/017/003/up"
+	getfattr -d "$mnt/layers/017/003/up"
+	say "head -c 84 $mnt/layers/017/003/up | xxd   (one Q2_K block)"
+	head -c 84 "$mnt/layers/017/003/up" | xxd
+	say "unmounting"
+	fusermount3 -u "$mnt"
+	trap - EXIT
+	say "done: the demo pack is $demo/demo.pack"
+	;;
+test)
+	install_missing
+	say "warnings-as-errors build"
+	build build --enable-werror
+	all_rc=0
+	run_suite build || all_rc=1
+	set -- $(summarize "$top"/build/tests/*.log)
+	p=$1 f=$2
+	say "AddressSanitizer/UBSan build"
+	build build-asan --enable-werror --enable-sanitizers
+	run_suite build-asan || all_rc=1
+	set -- $(summarize "$top"/build-asan/tests/*.log)
+	p=$((p + $1)) f=$((f + $2))
+	say "make distcheck"
+	(cd "$top/build" && make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
+		{ all_rc=1; f=$((f + 1)); }
+	echo
+	echo "$p passed, $f failed"
+	exit "$all_rc"
+	;;
+*)
+	echo "usage: sh contrib/bootstrap.sh demo|test" >&2
+	exit 2
+	;;
+esac
