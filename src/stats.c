@@ -1,0 +1,262 @@
+/* stats.c - lock-free read counters and the status.json report. */
+#include "config.h"
+
+#include "stats.h"
+
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum mp_err mp_stats_init(struct mp_stats *stats, uint64_t layer_count,
+			  uint64_t num_experts, struct mp_error *err)
+{
+	uint64_t objects, total;
+
+	memset(stats, 0, sizeof *stats);
+	if (num_experts != 0 && layer_count > UINT64_MAX / num_experts)
+		return mp_fail(err, MP_E_NOMEM, "out of memory: %" PRIu64
+			       " x %" PRIu64 " read counters", layer_count,
+			       num_experts);
+	objects = layer_count * num_experts;
+	total = 2 * layer_count + objects;
+	if (total < objects || total > SIZE_MAX / sizeof(_Atomic uint64_t))
+		return mp_fail(err, MP_E_NOMEM, "out of memory: %" PRIu64
+			       " read counters", total);
+
+	/* One block: calloc's zero bytes are valid zero atomics on Linux. */
+	stats->layer_reads = calloc(total ? total : 1, sizeof(_Atomic uint64_t));
+	if (!stats->layer_reads)
+		return mp_fail(err, MP_E_NOMEM, "out of memory: %" PRIu64
+			       " read counters", total);
+	stats->layer_bytes = stats->layer_reads + layer_count;
+	stats->object_reads = stats->layer_bytes + layer_count;
+	stats->layer_count = layer_count;
+	stats->num_experts = num_experts;
+	return MP_OK;
+}
+
+void mp_stats_free(struct mp_stats *stats)
+{
+	free(stats->layer_reads);
+	memset(stats, 0, sizeof *stats);
+}
+
+void mp_stats_count_object(struct mp_stats *stats, uint64_t object, uint64_t bytes)
+{
+	uint64_t layer = object / stats->num_experts;
+
+	atomic_fetch_add_explicit(&stats->object_reads[object], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&stats->layer_reads[layer], 1,
+				  memory_order_relaxed);
+	atomic_fetch_add_explicit(&stats->layer_bytes[layer], bytes,
+				  memory_order_relaxed);
+}
+
+void mp_stats_count_pack(struct mp_stats *stats, uint64_t bytes)
+{
+	atomic_fetch_add_explicit(&stats->pack_reads, 1, memory_order_relaxed);
+	atomic_fetch_add_explicit(&stats->pack_bytes, bytes, memory_order_relaxed);
+}
+
+void mp_stats_count_error(struct mp_stats *stats)
+{
+	atomic_fetch_add_explicit(&stats->read_errors, 1, memory_order_relaxed);
+}
+
+void mp_iso8601_utc(time_t t, char *buf, size_t len)
+{
+	struct tm tm;
+
+	if (!gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+		snprintf(buf, len, "%s", "1970-01-01T00:00:00Z");
+}
+
+static uint64_t load(const _Atomic uint64_t *counter)
+{
+	return atomic_load_explicit(counter, memory_order_relaxed);
+}
+
+struct hot {
+	uint64_t object;
+	uint64_t reads;
+};
+
+/* Keep hot[0..*n) sorted by reads descending, then object ascending. */
+static void consider(struct hot *hot, unsigned *n, unsigned cap, uint64_t object,
+		     uint64_t reads)
+{
+	unsigned i;
+
+	if (reads == 0 || cap == 0)
+		return;
+	if (*n == cap && hot[cap - 1].reads >= reads)
+		return; /* objects arrive in ascending order: ties keep the first */
+	i = *n < cap ? (*n)++ : cap - 1;
+	while (i > 0 && hot[i - 1].reads < reads) {
+		hot[i] = hot[i - 1];
+		i--;
+	}
+	hot[i].object = object;
+	hot[i].reads = reads;
+}
+
+/* json_object_set_new that remembers a failure instead of checking each. */
+static void put(json_t *obj, const char *key, json_t *value, bool *ok)
+{
+	if (!value || json_object_set_new(obj, key, value) != 0)
+		*ok = false;
+}
+
+static void append(json_t *arr, json_t *value, bool *ok)
+{
+	if (!value || json_array_append_new(arr, value) != 0)
+		*ok = false;
+}
+
+static json_t *jint(uint64_t v)
+{
+	/* Counters stay far below 2^63 in practice; clamp rather than wrap. */
+	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
+}
+
+static json_t *jstr(const char *s)
+{
+	return json_string(s ? s : "");
+}
+
+static json_t *render_layers(const struct mp_stats *stats,
+			     const struct mp_status_info *info, uint64_t *reads,
+			     uint64_t *bytes, bool *ok)
+{
+	json_t *layers = json_array();
+
+	if (!layers) {
+		*ok = false;
+		return NULL;
+	}
+	for (uint64_t i = 0; i < stats->layer_count; i++) {
+		json_t *row = json_object();
+		uint64_t r = load(&stats->layer_reads[i]);
+		uint64_t b = load(&stats->layer_bytes[i]);
+
+		if (!row) {
+			*ok = false;
+			break;
+		}
+		put(row, "layer", jint(info->layer_ids[i]), ok);
+		put(row, "reads", jint(r), ok);
+		put(row, "bytes", jint(b), ok);
+		append(layers, row, ok);
+		*reads += r;
+		*bytes += b;
+	}
+	return layers;
+}
+
+static json_t *render_hottest(const struct mp_stats *stats,
+			      const struct mp_status_info *info, bool *ok)
+{
+	struct hot hot[MP_STATUS_HOTTEST_MAX];
+	unsigned n = 0, cap = info->hottest;
+	uint64_t objects = stats->layer_count * stats->num_experts;
+	json_t *arr = json_array();
+
+	if (!arr) {
+		*ok = false;
+		return NULL;
+	}
+	if (cap > MP_STATUS_HOTTEST_MAX)
+		cap = MP_STATUS_HOTTEST_MAX;
+	for (uint64_t o = 0; o < objects; o++)
+		consider(hot, &n, cap, o, load(&stats->object_reads[o]));
+	for (unsigned i = 0; i < n; i++) {
+		json_t *row = json_object();
+
+		if (!row) {
+			*ok = false;
+			break;
+		}
+		put(row, "layer",
+		    jint(info->layer_ids[hot[i].object / stats->num_experts]), ok);
+		put(row, "expert", jint(hot[i].object % stats->num_experts), ok);
+		put(row, "reads", jint(hot[i].reads), ok);
+		append(arr, row, ok);
+	}
+	return arr;
+}
+
+enum mp_err mp_stats_render(const struct mp_stats *stats,
+			    const struct mp_status_info *info, char **out,
+			    size_t *len, struct mp_error *err)
+{
+	char when[32], gen[24];
+	uint64_t reads = 0, bytes = 0;
+	bool ok = true;
+	json_t *root = json_object(), *warnings = json_array();
+	json_t *layers, *hottest, *totals = json_object();
+	char *text;
+
+	*out = NULL;
+	*len = 0;
+	mp_iso8601_utc(info->mounted_at, when, sizeof when);
+	/* A u64 does not survive every JSON reader as a number: give text. */
+	snprintf(gen, sizeof gen, "%" PRIu64, info->generation);
+
+	layers = render_layers(stats, info, &reads, &bytes, &ok);
+	hottest = render_hottest(stats, info, &ok);
+	if (!root || !warnings || !totals)
+		ok = false;
+	for (unsigned i = 0; ok && i < info->nwarnings; i++)
+		append(warnings, jstr(info->warnings[i]), &ok);
+
+	if (ok) {
+		put(root, "validation", jstr("ok"), &ok);
+		put(root, "verify", jstr(info->verify), &ok);
+		put(root, "full_digest_checked",
+		    json_boolean(info->full_digest_checked), &ok);
+		put(root, "index_sha256", jstr(info->index_sha256), &ok);
+		put(root, "generation", jstr(gen), &ok);
+		put(root, "pack", jstr(info->pack_path), &ok);
+		put(root, "manifest", jstr(info->manifest_path), &ok);
+		put(root, "mountpoint", jstr(info->mountpoint), &ok);
+		put(root, "mounted_at", jstr(when), &ok);
+		put(root, "warnings", json_incref(warnings), &ok);
+		put(totals, "reads", jint(reads), &ok);
+		put(totals, "bytes", jint(bytes), &ok);
+		put(totals, "pack_file_reads", jint(load(&stats->pack_reads)), &ok);
+		put(totals, "pack_file_bytes", jint(load(&stats->pack_bytes)), &ok);
+		put(totals, "read_errors", jint(load(&stats->read_errors)), &ok);
+		put(root, "counters", json_incref(totals), &ok);
+		put(root, "layers", json_incref(layers), &ok);
+		put(root, "hottest_experts", json_incref(hottest), &ok);
+	}
+	text = ok ? json_dumps(root, JSON_INDENT(2)) : NULL;
+	json_decref(root);
+	json_decref(warnings);
+	json_decref(totals);
+	json_decref(layers);
+	json_decref(hottest);
+	if (!text)
+		return mp_fail(err, MP_E_NOMEM, "out of memory: rendering status.json");
+
+	/* Append the newline that text files end with. */
+	*len = strlen(text);
+	{
+		char *grown = realloc(text, *len + 2);
+
+		if (!grown) {
+			free(text);
+			*len = 0;
+			return mp_fail(err, MP_E_NOMEM,
+				       "out of memory: rendering status.json");
+		}
+		text = grown;
+	}
+	text[(*len)++] = '\n';
+	text[*len] = '\0';
+	*out = text;
+	return MP_OK;
+}

@@ -1,0 +1,75 @@
+/*
+ * stats.h - read counters of a mounted pack and the status.json report.
+ *
+ * Counters are fixed-size arrays of relaxed atomics allocated once at mount
+ * (per layer: reads and bytes; per object: reads), so counting is lock-free
+ * from any number of threads and memory does not grow while mounted.
+ * Pure code: no FUSE.
+ */
+#ifndef MOEPACK_STATS_H
+#define MOEPACK_STATS_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "errors.h"
+#include "pack.h"
+
+struct mp_stats {
+	uint64_t layer_count;
+	uint64_t num_experts;
+	_Atomic uint64_t *layer_reads;  /* layer_count */
+	_Atomic uint64_t *layer_bytes;  /* layer_count */
+	_Atomic uint64_t *object_reads; /* layer_count * num_experts */
+	_Atomic uint64_t pack_reads;    /* reads of the whole-pack file */
+	_Atomic uint64_t pack_bytes;
+	_Atomic uint64_t read_errors;   /* reads answered with an error */
+};
+
+/* Allocate zeroed counters; MP_E_NOMEM on failure. */
+enum mp_err mp_stats_init(struct mp_stats *stats, uint64_t layer_count,
+			  uint64_t num_experts, struct mp_error *err);
+void mp_stats_free(struct mp_stats *stats);
+
+/* One read of `bytes` bytes from a role or object file of `object`. */
+void mp_stats_count_object(struct mp_stats *stats, uint64_t object, uint64_t bytes);
+/* One read of `bytes` bytes from the whole-pack file. */
+void mp_stats_count_pack(struct mp_stats *stats, uint64_t bytes);
+/* One read answered with an error. */
+void mp_stats_count_error(struct mp_stats *stats);
+
+/* The facts status.json reports besides the counters. */
+struct mp_status_info {
+	const char *pack_path;        /* resolved path of the pack */
+	const char *manifest_path;
+	const char *mountpoint;
+	const char *verify;           /* "index" or "full" */
+	bool full_digest_checked;
+	const char *index_sha256;
+	uint64_t generation;          /* the FUSE generation of every inode */
+	time_t mounted_at;
+	const uint32_t *layer_ids;    /* stats->layer_count real layer ids */
+	unsigned nwarnings;
+	const char (*warnings)[MP_MSG_MAX];
+	unsigned hottest;             /* how many hottest experts to list */
+};
+
+#define MP_STATUS_HOTTEST_MAX 64
+
+/*
+ * Render status.json: validation result, digests, mount time, totals,
+ * reads and bytes per layer, and the `info->hottest` most read experts (most
+ * reads first, ties by layer then expert).  *out is a NUL-terminated,
+ * malloc'd buffer of *len bytes (the NUL not counted) for the caller to free.
+ */
+enum mp_err mp_stats_render(const struct mp_stats *stats,
+			    const struct mp_status_info *info, char **out,
+			    size_t *len, struct mp_error *err);
+
+/* "2025-01-31T12:00:00Z" into buf (at least 21 bytes). */
+void mp_iso8601_utc(time_t t, char *buf, size_t len);
+
+#endif
