@@ -1,0 +1,452 @@
+#!/bin/sh
+# run.sh - `make bench`: moepackfs against the pack file read natively.
+#
+# Every throughput row reads the same byte ranges twice in the same run:
+# through a moepackfs mount (per-role or per-object files) and straight from
+# the pack file at the ranges' offsets, with tests/bench/readbench doing the
+# reading both times.  The dense bench pack (~2.2 GB, K3-sized objects) sits
+# in the page cache; "first read" rows use a fresh mount so that FUSE's own
+# page cache starts empty.  A MISS is a figure, not an error: the script
+# fails only when a tool fails or FUSE returns other bytes than the pack.
+#
+# Environment: top_builddir, top_srcdir (set by make); BENCH_DIR (default
+# /tmp/moepack-bench); BENCH_ROWS (e.g. "1 2 3", default all);
+# BENCH_MOUNT_OPTS (extra moepackfs options, e.g. "-o readahead_kb=1008");
+# BENCH_CLEAN=1 to delete the bench packs afterwards.
+
+set -eu
+
+: "${top_builddir:?run me through make bench}"
+: "${top_srcdir:?run me through make bench}"
+BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7}
+BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
+
+MOEPACK=$top_builddir/src/moepack
+MOEPACKFS=$top_builddir/src/moepackfs
+READBENCH=$top_builddir/tests/bench/readbench
+RESULTS=$top_builddir/bench-results.md
+
+# Dense pack: K3 object geometry (up/gate Q2_K 3,612,672 B, down Q3_K
+# 4,730,880 B: 11.96 MB objects), 2 experts x 92 layers = 2.2 GB.
+DENSE_ARGS="--experts 2 --hidden 7168 --inter 1536 --alignment 4096 --full-sha256"
+# Full Kimi K3 geometry with the payload left as a hole (~986 GB apparent).
+K3_ARGS="--sparse --experts 896 --hidden 7168 --inter 1536"
+K3_ENTRIES=$((1 + 92 + 92 * 896 + 92 * 896 * 4))
+SEED=20240611
+
+DENSE=$BENCH_DIR/dense.pack
+K3=$BENCH_DIR/k3.pack
+MNT_DENSE=$BENCH_DIR/mnt-dense
+MNT_K3=$BENCH_DIR/mnt-k3
+ROWS=$BENCH_DIR/rows.tsv
+SAMPLES=$BENCH_DIR/samples
+NOTES=$BENCH_DIR/notes.txt
+FAILED=0
+
+say() { printf 'bench: %s\n' "$*" >&2; }
+die() { say "error: $*"; exit 1; }
+
+want_row() {
+	case " $BENCH_ROWS " in *" $1 "*) return 0 ;; esac
+	return 1
+}
+
+# Rows 3 to 7 mount; rows 1 and 2 only need the CLI.
+fuse_rows=no
+for n in 3 4 5 6 7; do want_row $n && fuse_rows=yes; done
+for tool in "$MOEPACK" "$READBENCH"; do
+	[ -x "$tool" ] || die "$tool is not built"
+done
+[ $fuse_rows = no ] || [ -x "$MOEPACKFS" ] || die "$MOEPACKFS is not built"
+for tool in python3 openssl fusermount3 pgrep; do
+	command -v "$tool" >/dev/null || die "$tool is not installed"
+done
+
+is_mounted() {
+	# /proc/self/mountinfo field 5 is the mount point (spaces escaped).
+	awk -v m="$1" '$5 == m { found = 1 } END { exit !found }' /proc/self/mountinfo
+}
+
+unmount() {
+	if is_mounted "$1"; then
+		fusermount3 -u "$1" 2>/dev/null || fusermount3 -uz "$1" ||
+			say "cannot unmount $1"
+	fi
+}
+
+cleanup() {
+	unmount "$MNT_DENSE"
+	unmount "$MNT_K3"
+	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
+		rm -f "$DENSE" "$DENSE.manifest.json" "$DENSE.args" \
+			"$K3" "$K3.manifest.json" "$K3.args"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+mount_pack() { # PACK MOUNTPOINT
+	unmount "$2"
+	mkdir -p "$2"
+	# shellcheck disable=SC2086 # BENCH_MOUNT_OPTS is a list of words
+	"$MOEPACKFS" $BENCH_MOUNT_OPTS "$1" "$2" >&2 || die "moepackfs $1 $2 failed"
+	is_mounted "$2" || die "moepackfs returned but $2 is not mounted"
+}
+
+# rb MODE ARGS...: readbench's key=value line in RB_OUT, or the script stops.
+# (Never inside a pipeline: a failure there would not stop anything.)
+rb() {
+	RB_OUT=$("$READBENCH" "$@") || die "readbench $* failed"
+}
+
+# sample KEY: keep KEY of the last readbench line; take_median: their median.
+sample() {
+	kv "$1" "$RB_OUT" >>"$SAMPLES"
+}
+take_median() {
+	MEDIAN=$(median <"$SAMPLES") || die "no samples"
+	: >"$SAMPLES"
+}
+
+# kv KEY LINE: the value of KEY in a readbench line.
+kv() {
+	printf '%s\n' "$2" | tr ' ' '\n' | sed -n "s/^$1=//p"
+}
+
+median() { # numbers on stdin, one per line
+	sort -g | awk '{ v[NR] = $1 } END {
+		if (NR == 0) exit 1
+		if (NR % 2) print v[(NR + 1) / 2]; else print (v[NR / 2] + v[NR / 2 + 1]) / 2 }'
+}
+
+calc() { awk "BEGIN { printf \"%.${2:-2}f\", $1 }"; }
+
+# row SCENARIO MOEPACKFS NATIVE RATIO TARGET RESULT
+row() {
+	printf '%s\t%s\t%s\t%s\t%s\t%s\n' "$@" >>"$ROWS"
+	say "$(printf '%s | ' "$@")"
+}
+
+# ratio_row SCENARIO FUSE_MBPS NATIVE_MBPS MIN_RATIO [NOTE]
+ratio_row() {
+	ratio=$(calc "$2 / $3")
+	result=$(awk -v r="$ratio" -v t="$4" 'BEGIN { print (r >= t) ? "PASS" : "MISS" }')
+	row "$1" "$(calc "$2" 0) MB/s" "$(calc "$3" 0) MB/s" "$ratio" ">= $4" "$result"
+}
+
+# limit_row SCENARIO VALUE UNIT MAX BASELINE
+limit_row() {
+	result=$(awk -v v="$2" -v t="$4" 'BEGIN { print (v < t) ? "PASS" : "MISS" }')
+	row "$1" "$2 $3" "$5" "-" "< $4 $3" "$result"
+}
+
+# make_pack PACK ARGS: reuse PACK if it was made with ARGS and still verifies.
+make_pack() {
+	if [ -f "$1" ] && [ -f "$1.args" ] && [ "$(cat "$1.args")" = "$2" ] &&
+		"$MOEPACK" verify "$1" >/dev/null 2>&1; then
+		say "reusing $1"
+		return
+	fi
+	say "making $1 ($2)"
+	rm -f "$1" "$1.args"
+	# shellcheck disable=SC2086 # ARGS is a list of words
+	"$MOEPACK" mkdemo --quiet --out "$1" $2 || die "moepack mkdemo --out $1 $2 failed"
+	printf '%s\n' "$2" >"$1.args"
+}
+
+warm() { cat "$1" >/dev/null; }
+
+# The daemon serving MOUNTPOINT: a moepackfs process with it as an argument.
+daemon_pid() {
+	for pid in $(pgrep -f moepackfs); do
+		[ -r "/proc/$pid/cmdline" ] || continue
+		if tr '\0' '\n' <"/proc/$pid/cmdline" | grep -qxF "$1" &&
+			tr '\0' '\n' <"/proc/$pid/cmdline" | head -n1 | grep -q 'moepackfs$'; then
+			echo "$pid"
+			return
+		fi
+	done
+	return 1
+}
+
+# Range lists from `moepack ls --json`: per role and per object, once as
+# files of the mount and once as ranges of the pack.  Directory names are
+# taken from a probe mount, so zero padding is whatever moepackfs chose.
+make_lists() { # PACK MOUNTPOINT OUTPREFIX
+	mount_pack "$1" "$2"
+	"$MOEPACK" ls --json "$1" >"$3.ls.json" || die "moepack ls --json $1 failed"
+	python3 - "$1" "$2" "$3" <<'EOF' || die "cannot build range lists for $1"
+import json, os, sys
+
+pack, mnt, out = sys.argv[1:4]
+# A JSON array of {"layer", "expert", "role", "offset", "nbytes", ...}.
+roles = {(e["layer"], e["expert"], e["role"]): (e["offset"], e["nbytes"])
+         for e in json.load(open(out + ".ls.json"))}
+if not roles:
+    sys.exit("moepack ls --json listed no entries")
+
+layers_dir = os.path.join(mnt, "layers")
+layer_names = {int(n): n for n in os.listdir(layers_dir)}
+first = sorted(layer_names)[0]
+expert_names = {int(n): n for n in os.listdir(os.path.join(layers_dir, layer_names[first]))}
+
+keys = sorted({(l, e) for l, e, _ in roles})
+with open(out + ".roles.native", "w") as rn, open(out + ".roles.fuse", "w") as rf, \
+        open(out + ".objects.native", "w") as on, open(out + ".objects.fuse", "w") as of:
+    for l, e in keys:
+        d = os.path.join(layers_dir, layer_names[l], expert_names[e])
+        for r in ("up", "gate", "down"):
+            o, n = roles[(l, e, r)]
+            rn.write(f"{pack} {o} {n}\n")
+            rf.write(f"{os.path.join(d, r)} 0 {n}\n")
+        up, down = roles[(l, e, "up")], roles[(l, e, "down")]
+        size = down[0] + down[1] - up[0]
+        on.write(f"{pack} {up[0]} {size}\n")
+        of.write(f"{os.path.join(d, 'object')} 0 {size}\n")
+    # One object's sizes are enough to catch a tree that disagrees with ls.
+    l, e = keys[-1]
+    d = os.path.join(layers_dir, layer_names[l], expert_names[e])
+    for r in ("up", "gate", "down", "object"):
+        want = size if r == "object" else roles[(l, e, r)][1]
+        if os.stat(os.path.join(d, r)).st_size != want:
+            sys.exit(f"{d}/{r}: size is not the {want} bytes moepack ls implies")
+EOF
+	unmount "$2"
+}
+
+# rb3 MODE ARGS...: MEDIAN of the MB/s of 3 runs.
+rb3() {
+	for _ in 1 2 3; do
+		rb "$@"
+		sample MBps
+	done
+	take_median
+}
+
+# The bdi readahead a FUSE mount ended up with (what the kernel asks for).
+mount_readahead() {
+	dev=$(mountpoint -d "$1" 2>/dev/null) || { echo "?"; return; }
+	cat "/sys/class/bdi/$dev/read_ahead_kb" 2>/dev/null || echo "?"
+}
+
+mkdir -p "$BENCH_DIR"
+: >"$ROWS"
+: >"$NOTES"
+: >"$SAMPLES"
+START=$(date +%s)
+
+#
+# Row 1: validation at full Kimi K3 scale (index and manifest only).
+#
+if want_row 1 || want_row 7; then
+	make_pack "$K3" "$K3_ARGS"
+fi
+if want_row 1; then
+	rb run -n 7 -- "$MOEPACK" verify "$K3"
+	ms=$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)
+	mb=$(calc "$(kv maxrss_kb "$RB_OUT") / 1024" 1)
+	ref="Python loader 6.5-8.5 s (not run)"
+	limit_row "1. verify K3 sparse (247,296 entries), median of 7" "$ms" ms 100 "$ref"
+	limit_row "1. verify K3 sparse, peak RSS" "$mb" MB 64 "-"
+fi
+
+#
+# Rows 2-6 share the dense pack and its range lists.
+#
+if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6; then
+	make_pack "$DENSE" "$DENSE_ARGS"
+	DENSE_SIZE=$(stat -c %s "$DENSE")
+	L=$BENCH_DIR/dense
+	if [ $fuse_rows = yes ]; then
+		make_lists "$DENSE" "$MNT_DENSE" "$L"
+		objects=$(wc -l <"$L.objects.native")
+		say "dense pack: $DENSE_SIZE bytes, $objects objects"
+	fi
+	warm "$DENSE"
+fi
+
+if want_row 2; then
+	rb run -n 3 -- "$MOEPACK" verify --full "$DENSE"
+	ours=$(calc "$DENSE_SIZE / 1e6 / $(kv median_seconds "$RB_OUT")" 1)
+	rb run -n 3 -- openssl dgst -sha256 "$DENSE"
+	theirs=$(calc "$DENSE_SIZE / 1e6 / $(kv median_seconds "$RB_OUT")" 1)
+	ratio_row "2. verify --full vs openssl dgst -sha256, 2.2 GB warm" \
+		"$ours" "$theirs" 0.9
+fi
+
+if want_row 3 || want_row 4; then
+	warm "$DENSE"
+	rb3 seq "$L.roles.native"
+	native=$MEDIAN
+	# A fresh mount per pass: FUSE's page cache is empty each time.
+	for _ in 1 2 3; do
+		mount_pack "$DENSE" "$MNT_DENSE"
+		rb seq "$L.roles.fuse"
+		sample MBps
+		unmount "$MNT_DENSE"
+	done
+	take_median
+	first=$MEDIAN
+	if want_row 3; then
+		ratio_row "3. seq 1 MiB reads of role files, first read (fresh mount)" \
+			"$first" "$native" 0.25
+	fi
+	if want_row 4; then
+		mount_pack "$DENSE" "$MNT_DENSE"
+		rb seq "$L.roles.fuse"
+		echo "seq: FUSE bdi read_ahead_kb=$(mount_readahead "$MNT_DENSE")" >>"$NOTES"
+		rb3 seq "$L.roles.fuse"
+		unmount "$MNT_DENSE"
+		ratio_row "4. seq 1 MiB re-read, FUSE page cache kept" "$MEDIAN" "$native" 0.8
+	fi
+fi
+
+if want_row 5; then
+	warm "$DENSE"
+	# About two passes over the pack per measurement, whatever the reader count.
+	total=$((objects * 2))
+	mount_pack "$DENSE" "$MNT_DENSE"
+	for t in 2 4; do
+		n=$((total / t))
+		rb3 odirect -d -t "$t" -n "$n" -s "$SEED" "$L.objects.fuse"
+		fuse=$MEDIAN
+		rb3 odirect -t "$t" -n "$n" -s "$SEED" "$L.objects.native"
+		ratio_row "5. O_DIRECT, 12 MiB objects as 4x3 MiB preads, $t readers (native buffered)" \
+			"$fuse" "$MEDIAN" 0.5
+	done
+	unmount "$MNT_DENSE"
+	# Native O_DIRECT goes to the disk: one run, for scale only.
+	rb odirect -d -t 4 -n $((objects / 4)) -s "$SEED" "$L.objects.native"
+	direct=$(kv MBps "$RB_OUT")
+	row "5. (reference) same, 4 readers, native O_DIRECT from disk" "$(calc "$fuse" 0) MB/s" \
+		"$(calc "$direct" 0) MB/s" "$(calc "$fuse / $direct")" "reference" "-"
+fi
+
+if want_row 6; then
+	warm "$DENSE"
+	sums=$BENCH_DIR/mmap-sums
+	: >"$sums"
+	for _ in 1 2 3; do
+		rb mmap "$L.roles.native"
+		echo "native $(kv sum "$RB_OUT")" >>"$sums"
+		sample MBps
+	done
+	take_median
+	native=$MEDIAN
+	# Pass 1 on a fresh mount each time; the last mount stays for pass 2.
+	for i in 1 2 3; do
+		mount_pack "$DENSE" "$MNT_DENSE"
+		rb mmap "$L.roles.fuse"
+		echo "fuse-first $(kv sum "$RB_OUT")" >>"$sums"
+		sample MBps
+		[ "$i" = 3 ] || unmount "$MNT_DENSE"
+	done
+	take_median
+	first=$MEDIAN
+	for _ in 1 2 3; do
+		rb mmap "$L.roles.fuse"
+		echo "fuse-cached $(kv sum "$RB_OUT")" >>"$sums"
+		sample MBps
+	done
+	take_median
+	again=$MEDIAN
+	unmount "$MNT_DENSE"
+	ratio_row "6. mmap role files, sum every word, first touch (fresh mount)" \
+		"$first" "$native" 0.25
+	ratio_row "6. mmap, pages already in FUSE page cache (second pass)" \
+		"$again" "$native" 0.45
+	if [ "$(cut -d' ' -f2 "$sums" | sort -u | wc -l)" != 1 ]; then
+		say "FUSE and native word sums differ:"
+		sort "$sums" | uniq -c >&2
+		row "6. mmap word sums FUSE = native" "differ" "see stderr" "-" "equal" "FAIL"
+		FAILED=1
+	else
+		echo "mmap: FUSE and native word sums equal ($(head -n1 "$sums" | cut -d' ' -f2))" \
+			>>"$NOTES"
+	fi
+	rm -f "$sums"
+fi
+
+#
+# Row 7: the full K3 tree through FUSE.
+#
+if want_row 7; then
+	ready=$BENCH_DIR/k3-ready
+	found=$BENCH_DIR/k3-find
+	rss=$BENCH_DIR/k3-rss
+	: >"$ready"
+	: >"$found"
+	: >"$rss"
+	slow_find=no
+	for _ in 1 2 3; do
+		unmount "$MNT_K3"
+		mkdir -p "$MNT_K3"
+		# moepackfs returns once the mount is up: its wall time is mount-to-ready.
+		# shellcheck disable=SC2086
+		rb run -n 1 -- "$MOEPACKFS" $BENCH_MOUNT_OPTS "$K3" "$MNT_K3"
+		is_mounted "$MNT_K3" || die "moepackfs returned but $MNT_K3 is not mounted"
+		kv median_seconds "$RB_OUT" >>"$ready"
+		# A find far over its target is not repeated: the row says so.
+		if [ "$slow_find" = no ]; then
+			rb run -n 1 -O "$BENCH_DIR/k3-find.out" -- find "$MNT_K3/layers"
+			seconds=$(kv median_seconds "$RB_OUT")
+			echo "$seconds" >>"$found"
+			count=$(wc -l <"$BENCH_DIR/k3-find.out")
+			slow_find=$(awk -v s="$seconds" 'BEGIN { print (s > 10) ? "yes" : "no" }')
+			pid=$(daemon_pid "$MNT_K3") || die "no moepackfs process serves $MNT_K3"
+			awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" >>"$rss"
+		fi
+		unmount "$MNT_K3"
+	done
+	finds=$(wc -l <"$found")
+	rm -f "$BENCH_DIR/k3-find.out"
+	limit_row "7. K3 sparse: mount to ready, median of 3" \
+		"$(calc "$(median <"$ready")" 3)" s 0.5 "-"
+	limit_row "7. K3 sparse: find MOUNT/layers ($count entries), fresh mount, median of $finds" \
+		"$(calc "$(median <"$found")" 2)" s 3 "-"
+	limit_row "7. K3 sparse: daemon peak RSS (VmHWM) after find, max of $finds" \
+		"$(calc "$(sort -n "$rss" | tail -n1) / 1024" 1)" MB 64 "-"
+	if [ "$count" != "$K3_ENTRIES" ]; then
+		row "7. K3 tree entry count" "$count" "-" "-" "= $K3_ENTRIES" "FAIL"
+		FAILED=1
+	fi
+	rm -f "$ready" "$found" "$rss"
+fi
+rm -f "$SAMPLES"
+
+#
+# The table, for the terminal and for the README.
+#
+machine="$(nproc) CPUs ($(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -n1)),"
+machine="$machine $(awk '/^MemTotal:/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo) RAM,"
+machine="$machine kernel $(uname -r), $(date -u '+%Y-%m-%d %H:%M UTC')"
+echo "bench run time: $(($(date +%s) - START)) s; mount options: ${BENCH_MOUNT_OPTS:-(defaults)}" \
+	>>"$NOTES"
+python3 - "$ROWS" "$NOTES" "$machine" "$RESULTS" <<'EOF'
+import sys
+
+rows_path, notes_path, machine, results = sys.argv[1:5]
+head = ("scenario", "moepackfs", "native (same run)", "ratio", "target", "result")
+rows = [line.rstrip("\n").split("\t") for line in open(rows_path) if line.strip()]
+widths = [max(len(r[i]) for r in [head] + rows) for i in range(len(head))]
+right = {1, 2, 3}
+
+def fmt(r):
+    cells = [c.rjust(w) if i in right else c.ljust(w)
+             for i, (c, w) in enumerate(zip(r, widths))]
+    return "| " + " | ".join(cells) + " |"
+
+lines = [fmt(head),
+         "|" + "|".join(("-" * (w + 1) + ":") if i in right else ("-" * (w + 2))
+                        for i, w in enumerate(widths)) + "|"]
+lines += [fmt(r) for r in rows]
+lines += ["", f"Machine: {machine}."]
+lines += [f"Note: {n.strip()}." for n in open(notes_path) if n.strip()]
+text = "\n".join(lines) + "\n"
+sys.stdout.write("\n" + text)
+with open(results, "w") as f:
+    f.write(text)
+EOF
+say "table written to $RESULTS"
+[ "$FAILED" = 0 ] || die "a correctness check failed (see the FAIL rows)"
