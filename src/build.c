@@ -135,8 +135,8 @@ static enum mp_err compute_geometry(const struct mp_build_opts *o, struct geomet
 		g->object_bytes += g->role_bytes[r];
 	}
 	if (round_up(o->gap, o->alignment, &g->gap))
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --gap %" PRIu64 " is too large",
-			       o->gap);
+		return mp_fail(err, MP_E_USAGE,
+			       "invalid usage: --gap %" PRIu64 " is too large", o->gap);
 	g->objects = (uint64_t)LAYER_COUNT * o->experts;
 	g->index_count = g->objects * 3;
 	g->index_end = MP_HEADER_SIZE + (uint64_t)MP_ENTRY_SIZE * g->index_count;
@@ -165,8 +165,8 @@ enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 		o->experts = DEFAULT_EXPERTS;
 	if (o->experts > MAX_EXPERTS)
 		return mp_fail(err, MP_E_USAGE,
-			       "invalid usage: --experts %" PRIu64 " is too large (at most %u)",
-			       o->experts, MAX_EXPERTS);
+			       "invalid usage: --experts %" PRIu64
+			       " is too large (at most %u)", o->experts, MAX_EXPERTS);
 	if (o->alignment == 0)
 		o->alignment = DEFAULT_ALIGNMENT;
 	if (!is_pow2(o->alignment))
@@ -175,8 +175,8 @@ enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 			       o->alignment);
 	if (o->alignment > MAX_ALIGNMENT)
 		return mp_fail(err, MP_E_USAGE,
-			       "invalid usage: --alignment %" PRIu64 " is too large (at most %u)",
-			       o->alignment, MAX_ALIGNMENT);
+			       "invalid usage: --alignment %" PRIu64
+			       " is too large (at most %u)", o->alignment, MAX_ALIGNMENT);
 	if (o->hidden % QK || o->hidden > MAX_DIM)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --hidden %" PRIu64
@@ -338,8 +338,9 @@ static enum mp_err write_all(int fd, const void *data, size_t len, uint64_t pos,
 		if (n < 0 && errno == EINTR)
 			continue;
 		if (n <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at offset %" PRIu64
-				       ": %s", path, pos, n < 0 ? strerror(errno) : "no space");
+			return mp_fail(err, MP_E_PACK_IO,
+				       "cannot write %s at offset %" PRIu64 ": %s", path, pos,
+				       n < 0 ? strerror(errno) : "no space");
 		p += n;
 		len -= (size_t)n;
 		pos += (uint64_t)n;
@@ -692,8 +693,9 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 		json_t *role = json_object();
 		json_t *shape = json_array();
 
-		if (!order || json_array_append_new(order,
-						    json_string(mp_role_name((enum mp_role)r))))
+		const char *name = mp_role_name((enum mp_role)r);
+
+		if (!order || json_array_append_new(order, json_string(name)))
 			*bad = 1;
 		if (!shape || json_array_append_new(shape, uint_json(g->role_shape[r][0])) ||
 		    json_array_append_new(shape, uint_json(g->role_shape[r][1])))
@@ -702,7 +704,7 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 		put(role, "dtype_id", json_integer(t->id), bad);
 		put(role, "expert_bytes", uint_json(g->role_bytes[r]), bad);
 		put(role, "logical_shape", shape, bad);
-		put(roles, mp_role_name((enum mp_role)r), role, bad);
+		put(roles, name, role, bad);
 	}
 	put(pack, "path", json_string(abs_path), bad);
 	put(pack, "size", uint_json(g->size), bad);

@@ -1,0 +1,110 @@
+/*
+ * cli.h - what the `moepack` subcommands share: exit statuses, option and
+ * number parsing with uniform error messages, opening a pack with the
+ * common options, error reporting and JSON output.
+ *
+ * Conventions every subcommand follows: `--help` prints usage on stdout and
+ * exits 0; a usage error prints "moepack CMD: what is wrong" and a "Try"
+ * line on stderr and exits 2; a library failure prints "moepack: PACK:
+ * message" and exits with the status of the error's class.
+ */
+#ifndef MOEPACK_CLI_H
+#define MOEPACK_CLI_H
+
+#include <getopt.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include <jansson.h>
+
+#include "errors.h"
+#include "pack.h"
+
+/* Exit statuses: the error classes of errors.h. */
+enum cli_exit {
+	CLI_EXIT_OK = 0,
+	CLI_EXIT_INVALID = 1,
+	CLI_EXIT_USAGE = 2,
+	CLI_EXIT_IO = 3,
+};
+
+/* The subcommands, each `int cmd_NAME(int argc, char **argv)` with argv[0]
+ * the subcommand's name; the return value is the exit status. */
+int cmd_verify(int argc, char **argv);
+int cmd_info(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_cat(int argc, char **argv);
+int cmd_mkdemo(int argc, char **argv);
+
+/* The exit status for a library error code (by its class). */
+int cli_exit_status(enum mp_err code);
+
+/* "moepack CMD: <message>" and the "Try 'moepack CMD --help'" line on
+ * stderr; returns CLI_EXIT_USAGE. */
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* "moepack: PACK: <err->msg>" on stderr; returns the exit status. */
+int cli_report(const char *pack, const struct mp_error *err);
+
+/* Each of a pack's warnings as "moepack: warning: ..." on stderr. */
+void cli_print_warnings(const struct mp_pack *pack);
+
+/*
+ * getopt_long() with moepack's messages instead of getopt's: returns the
+ * option as getopt_long does, -1 at the end, or '?' after printing a usage
+ * error for an unknown option or a missing argument (the caller returns
+ * CLI_EXIT_USAGE).  shortopts must not start with ':' (added here).
+ */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *longopts);
+
+/* Number parsing flags. */
+#define CLI_NUM_SUFFIX 1u /* accept K, M, G, T (binary) suffixes */
+
+/*
+ * Parse a plain decimal unsigned integer (optionally with a suffix) in
+ * [min, max].  Rejects empty text, signs, spaces, trailing junk and
+ * overflow with an MP_E_USAGE message naming `what` (an option or an
+ * argument name).
+ */
+enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, uint64_t min,
+			  uint64_t max, uint64_t *out, struct mp_error *err);
+
+/* The manifest path actually used: `manifest`, or "<pack>.manifest.json".
+ * Returns a string to free, or NULL when out of memory. */
+char *cli_manifest_path(const char *pack, const char *manifest);
+
+/*
+ * Open and validate a pack; on failure print the error (cli_report) and
+ * return its exit status, with *out NULL.  Warnings are printed unless
+ * quiet.
+ */
+int cli_open_pack(const char *pack_path, const struct mp_open_opts *opts, bool quiet,
+		  struct mp_pack **out);
+
+/* Resolve a LAYER argument (a real layer id) to a layer index and an
+ * EXPERT argument to an expert number, with MP_E_NOT_FOUND messages that
+ * name the id and the valid range. */
+enum mp_err cli_layer_arg(const struct mp_pack *pack, const char *text, uint64_t *layer_id,
+			  uint64_t *layer_index, struct mp_error *err);
+enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_t *expert,
+			   struct mp_error *err);
+
+/* A JSON string for any C string, bytes that are not UTF-8 replaced by
+ * '?'; NULL only when out of memory or s is NULL. */
+json_t *cli_json_text(const char *s);
+
+/* Dump a jansson value to stdout followed by a newline and release it;
+ * returns 0, or -1 if it could not be encoded. */
+int cli_print_json(json_t *value, size_t flags);
+
+/*
+ * Flush stdout and report a write error ("moepack CMD: write error: ...")
+ * if there was one; returns CLI_EXIT_OK or CLI_EXIT_IO.  A reader that went
+ * away (EPIPE) is not reported, but still gives CLI_EXIT_IO.
+ */
+int cli_finish_stdout(const char *cmd);
+
+#endif

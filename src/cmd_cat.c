@@ -1,0 +1,224 @@
+/* cmd_cat.c - `moepack cat`: one role payload (or a whole object) to stdout. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "cli.h"
+
+static const char usage_text[] =
+	"Usage: moepack cat [OPTIONS] PACK LAYER EXPERT ROLE\n"
+	"Validate PACK and write the raw payload of one expert's role to standard\n"
+	"output.  LAYER is a real layer id (1..92), EXPERT is 0..num_experts-1,\n"
+	"ROLE is up, gate, down, or object (the three contiguous roles).\n"
+	"\n"
+	"  -f, --force              write even when standard output is a terminal\n"
+	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
+	"  -h, --help               show this help and exit\n"
+	"\n"
+	"Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
+	"3 read or write error.\n";
+
+static const struct option long_options[] = {
+	{"force", no_argument, NULL, 'f'},
+	{"manifest", required_argument, NULL, 'm'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+#define COPY_CHUNK (4u << 20)
+#define SENDFILE_MAX (1u << 30)
+
+/* Where a copy failed: reading the pack or writing stdout. */
+enum copy_failure { COPY_OK, COPY_READ, COPY_WRITE, COPY_SHORT };
+
+/* stdout may have been left non-blocking by whoever gave it to us. */
+static void wait_writable(void)
+{
+	struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+static enum copy_failure write_all(const unsigned char *p, size_t len, int *error)
+{
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n < 0 && errno == EAGAIN)
+			wait_writable();
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			*error = n < 0 ? errno : EIO;
+			return COPY_WRITE;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return COPY_OK;
+}
+
+static enum copy_failure copy_with_buffer(int fd, uint64_t *offset, uint64_t end,
+					  int *error)
+{
+	unsigned char *buf = malloc(COPY_CHUNK);
+	enum copy_failure rc = COPY_OK;
+
+	if (!buf) {
+		*error = ENOMEM;
+		return COPY_READ;
+	}
+	while (rc == COPY_OK && *offset < end) {
+		uint64_t left = end - *offset;
+		size_t want = left < COPY_CHUNK ? (size_t)left : COPY_CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)*offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*error = errno;
+			rc = COPY_READ;
+		} else if (n == 0) {
+			rc = COPY_SHORT;
+		} else {
+			rc = write_all(buf, (size_t)n, error);
+			*offset += (uint64_t)n;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/*
+ * sendfile() moves the bytes without a trip through user space, to a pipe
+ * or a file alike; where it refuses (stdout opened for append, odd file
+ * systems) the plain pread/write loop takes over from where it stopped.
+ */
+static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
+				    uint64_t *stopped_at, int *error)
+{
+	uint64_t end = offset + nbytes;
+	enum copy_failure rc = COPY_OK;
+
+	while (offset < end) {
+		uint64_t left = end - offset;
+		size_t want = left < SENDFILE_MAX ? (size_t)left : SENDFILE_MAX;
+		off_t pos = (off_t)offset;
+		ssize_t n = sendfile(STDOUT_FILENO, fd, &pos, want);
+
+		if (n < 0 && errno == EAGAIN)
+			wait_writable();
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+			rc = copy_with_buffer(fd, &offset, end, error);
+			break;
+		}
+		if (n < 0) {
+			/* sendfile does not say which side failed. */
+			*error = errno;
+			rc = errno == EPIPE || errno == ENOSPC || errno == EDQUOT ||
+			     errno == EFBIG ? COPY_WRITE : COPY_READ;
+			break;
+		}
+		if (n == 0) {
+			rc = COPY_SHORT;
+			break;
+		}
+		offset += (uint64_t)n;
+	}
+	*stopped_at = offset;
+	return rc;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct mp_open_opts open = {0};
+	struct mp_pack *pack = NULL;
+	struct mp_error err = {0};
+	uint64_t layer_id, layer_index, expert, offset, nbytes, stopped;
+	const char *pack_path, *role_name;
+	enum copy_failure failure;
+	bool force = false, whole_object;
+	enum mp_role role;
+	int c, rc, error = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "fm:h", long_options)) != -1) {
+		switch (c) {
+		case 'f':
+			force = true;
+			break;
+		case 'm':
+			open.manifest_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return cli_finish_stdout(cmd);
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 4)
+		return cli_usage_error(cmd, "missing %s",
+				       (const char *[]){"PACK", "LAYER", "EXPERT",
+							"ROLE"}[argc - optind]);
+	if (argc - optind > 4)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
+	pack_path = argv[optind];
+	role_name = argv[optind + 3];
+	whole_object = strcmp(role_name, "object") == 0;
+	role = whole_object ? MP_ROLE_UP : mp_role_from_name(role_name);
+	if (role == MP_ROLE_COUNT)
+		return cli_usage_error(cmd, "ROLE: '%s' is not up, gate, down or object",
+				       role_name);
+	if (cli_parse_u64(argv[optind + 1], "LAYER", 0, 0, UINT64_MAX, &layer_id, &err) ||
+	    cli_parse_u64(argv[optind + 2], "EXPERT", 0, 0, UINT64_MAX, &expert, &err))
+		return cli_usage_error(cmd, "%s", err.msg);
+	if (!force && isatty(STDOUT_FILENO))
+		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
+				       "(redirect it, or use --force)");
+
+	rc = cli_open_pack(pack_path, &open, true, &pack);
+	if (rc)
+		return rc;
+	if (cli_layer_arg(pack, argv[optind + 1], &layer_id, &layer_index, &err) ||
+	    cli_expert_arg(pack, argv[optind + 2], &expert, &err)) {
+		mp_pack_close(pack);
+		return cli_report(pack_path, &err);
+	}
+	mp_pack_role_range(pack, mp_pack_object(pack, layer_index, expert), role, &offset,
+			   &nbytes);
+	if (whole_object)
+		nbytes = pack->m.object_bytes;
+
+	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
+	mp_pack_close(pack);
+	switch (failure) {
+	case COPY_OK:
+		return CLI_EXIT_OK;
+	case COPY_WRITE:
+		/* The reader went away: nothing worth saying, as for cat(1)
+		 * killed by SIGPIPE. */
+		if (error != EPIPE)
+			fprintf(stderr, "moepack %s: write error: %s\n", cmd, strerror(error));
+		return CLI_EXIT_IO;
+	case COPY_SHORT:
+		fprintf(stderr, "moepack: %s: cannot read pack: unexpected end of file at "
+			"offset %" PRIu64 " (the pack changed after validation?)\n",
+			pack_path, stopped);
+		return CLI_EXIT_IO;
+	case COPY_READ:
+		break;
+	}
+	fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n", pack_path,
+		stopped, strerror(error));
+	return CLI_EXIT_IO;
+}

@@ -1,0 +1,219 @@
+/* cmd_mkdemo.c - `moepack mkdemo`: write a valid demo pack for tests and benchmarks. */
+#include "config.h"
+
+#include <string.h>
+#include <sys/stat.h>
+
+#include "build.h"
+#include "cli.h"
+#include "progress.h"
+#include "quant.h"
+
+static const char usage_text[] =
+	"Usage: moepack mkdemo --out PACK [OPTIONS]\n"
+	"Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
+	"blocks), its manifest and a model config PACK.config.json.  Files are\n"
+	"written beside their targets and renamed into place at the end.\n"
+	"\n"
+	"  -o, --out=PACK           the pack to write (required)\n"
+	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
+	"  -e, --experts=N          experts per layer (default 4)\n"
+	"      --hidden=N           hidden size, a multiple of 256 (default: the\n"
+	"                           smallest that keeps every role aligned)\n"
+	"      --inter=N            expert width, a multiple of 256 (default: likewise)\n"
+	"  -a, --alignment=N        payload alignment, a power of two (default 4096)\n"
+	"      --gap=N              padding after each object, rounded up to the\n"
+	"                           alignment (default 0)\n"
+	"  -s, --seed=N             payload seed (default 0)\n"
+	"      --sparse             leave the payloads as a hole (fast, any size)\n"
+	"      --full-sha256        record expert_pack.sha256 of the whole file\n"
+	"  -q, --quiet              print nothing on success\n"
+	"  -h, --help               show this help and exit\n"
+	"\n"
+	"--alignment and --gap take K, M, G or T suffixes (powers of 1024).\n"
+	"Kimi K3 geometry: --experts 896 --hidden 7168 --inter 1536 --sparse.\n"
+	"\n"
+	"Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n";
+
+enum {
+	OPT_HIDDEN = 0x100,
+	OPT_INTER,
+	OPT_GAP,
+	OPT_SPARSE,
+	OPT_FULL_SHA256,
+};
+
+static const struct option long_options[] = {
+	{"out", required_argument, NULL, 'o'},
+	{"manifest", required_argument, NULL, 'm'},
+	{"experts", required_argument, NULL, 'e'},
+	{"hidden", required_argument, NULL, OPT_HIDDEN},
+	{"inter", required_argument, NULL, OPT_INTER},
+	{"alignment", required_argument, NULL, 'a'},
+	{"gap", required_argument, NULL, OPT_GAP},
+	{"seed", required_argument, NULL, 's'},
+	{"sparse", no_argument, NULL, OPT_SPARSE},
+	{"full-sha256", no_argument, NULL, OPT_FULL_SHA256},
+	{"quiet", no_argument, NULL, 'q'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* How each numeric option is read; 0 means "default" to mp_build_resolve,
+ * so an explicit 0 is refused where it would silently mean that. */
+struct number_option {
+	int key;
+	const char *name;
+	unsigned flags;
+	uint64_t min;
+	size_t field;
+};
+
+static const struct number_option number_options[] = {
+	{'e', "--experts", 0, 1, offsetof(struct mp_build_opts, experts)},
+	{OPT_HIDDEN, "--hidden", 0, 1, offsetof(struct mp_build_opts, hidden)},
+	{OPT_INTER, "--inter", 0, 1, offsetof(struct mp_build_opts, inter)},
+	{'a', "--alignment", CLI_NUM_SUFFIX, 1, offsetof(struct mp_build_opts, alignment)},
+	{OPT_GAP, "--gap", CLI_NUM_SUFFIX, 0, offsetof(struct mp_build_opts, gap)},
+	{'s', "--seed", 0, 0, offsetof(struct mp_build_opts, seed)},
+};
+
+static const struct number_option *find_number_option(int key)
+{
+	for (size_t i = 0; i < sizeof number_options / sizeof number_options[0]; i++)
+		if (number_options[i].key == key)
+			return &number_options[i];
+	return NULL;
+}
+
+/* Returns 0 to go on, -1 after --help, or an exit status. */
+static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet)
+{
+	const char *cmd = argv[0];
+	const struct number_option *num;
+	struct mp_error err;
+	int c;
+
+	while ((c = cli_getopt(cmd, argc, argv, "o:m:e:a:s:qh", long_options)) != -1) {
+		num = find_number_option(c);
+		if (num) {
+			uint64_t *field = (uint64_t *)((char *)o + num->field);
+
+			if (cli_parse_u64(optarg, num->name, num->flags, num->min, UINT64_MAX,
+					  field, &err))
+				return cli_usage_error(cmd, "%s", err.msg);
+			continue;
+		}
+		switch (c) {
+		case 'o':
+			o->out = optarg;
+			break;
+		case 'm':
+			o->manifest = optarg;
+			break;
+		case OPT_SPARSE:
+			o->sparse = true;
+			break;
+		case OPT_FULL_SHA256:
+			o->full_sha256 = true;
+			break;
+		case 'q':
+			*quiet = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return -1;
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind < argc)
+		return cli_usage_error(cmd, "unexpected argument '%s' (the pack is given "
+				       "with --out)", argv[optind]);
+	if (!o->out || !*o->out)
+		return cli_usage_error(cmd, "missing --out PACK");
+	return CLI_EXIT_OK;
+}
+
+static void print_result(const struct mp_build_opts *o)
+{
+	char human[32], manifest[4096];
+	struct stat st;
+	const struct mp_quant_type *q2 = mp_quant_by_id(MP_GGML_Q2_K);
+	const struct mp_quant_type *q3 = mp_quant_by_id(MP_GGML_Q3_K);
+	uint64_t weights = o->hidden * o->inter;
+
+	if (o->manifest)
+		snprintf(manifest, sizeof manifest, "%s", o->manifest);
+	else
+		snprintf(manifest, sizeof manifest, "%s.manifest.json", o->out);
+	if (stat(o->out, &st) != 0)
+		st.st_size = 0;
+	printf("pack       %s (%llu bytes, %s%s)\n", o->out, (unsigned long long)st.st_size,
+	       format_bytes(human, sizeof human, (uint64_t)st.st_size),
+	       o->sparse ? ", sparse" : "");
+	printf("manifest   %s\n", manifest);
+	printf("config     %s.config.json\n", o->out);
+	printf("geometry   %d MoE layers x %llu experts, hidden %llu, inter %llu\n",
+	       MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1, (unsigned long long)o->experts,
+	       (unsigned long long)o->hidden, (unsigned long long)o->inter);
+	printf("roles      up, gate %s %llu bytes; down %s %llu bytes\n", q2->name,
+	       (unsigned long long)mp_quant_bytes(q2, weights), q3->name,
+	       (unsigned long long)mp_quant_bytes(q3, weights));
+	printf("layout     alignment %llu, gap %llu, seed %llu%s\n",
+	       (unsigned long long)o->alignment, (unsigned long long)o->gap,
+	       (unsigned long long)o->seed, o->full_sha256 ? ", full sha256 recorded" : "");
+}
+
+/* The library words usage errors after the catalogue ("invalid usage:
+ * ..."); on the command line the "moepack mkdemo:" prefix already says so. */
+static int build_usage_error(const char *cmd, const struct mp_error *err)
+{
+	static const char prefix[] = "invalid usage: ";
+	const char *msg = err->msg;
+
+	if (strncmp(msg, prefix, sizeof prefix - 1) == 0)
+		msg += sizeof prefix - 1;
+	return cli_usage_error(cmd, "%s", msg);
+}
+
+/* Build errors name the file at fault themselves. */
+static int build_error(const char *cmd, const struct mp_error *err)
+{
+	fprintf(stderr, "moepack %s: %s\n", cmd, err->msg);
+	return cli_exit_status(err->code);
+}
+
+int cmd_mkdemo(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct mp_build_opts o = {0};
+	struct progress_bar bar;
+	struct mp_error err = {0};
+	bool quiet = false;
+	enum mp_err code;
+	int rc = parse_args(argc, argv, &o, &quiet);
+
+	if (rc)
+		return rc < 0 ? cli_finish_stdout(cmd) : rc;
+	/* Resolve first, so that a bad geometry is a usage error with the
+	 * "Try --help" line and the defaults can be reported. */
+	code = mp_build_resolve(&o, &err);
+	if (code == MP_E_USAGE)
+		return build_usage_error(cmd, &err);
+	if (code)
+		return build_error(cmd, &err);
+
+	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
+	o.progress = progress_bar_update;
+	o.progress_arg = &bar;
+	code = mp_build_demo(&o, &err);
+	progress_bar_finish(&bar);
+	if (code == MP_E_USAGE)
+		return build_usage_error(cmd, &err);
+	if (code)
+		return build_error(cmd, &err);
+	if (!quiet)
+		print_result(&o);
+	return cli_finish_stdout(cmd);
+}

@@ -1,0 +1,95 @@
+/* moepack.c - the `moepack` command: dispatch to a subcommand. */
+#include "config.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "cli.h"
+
+struct command {
+	const char *name;
+	int (*run)(int argc, char **argv);
+	const char *summary;
+};
+
+static const struct command commands[] = {
+	{"verify", cmd_verify, "check a pack and its manifest as the loader does"},
+	{"info", cmd_info, "describe a pack's model, roles and layout"},
+	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)"},
+	{"cat", cmd_cat, "write one expert payload to standard output"},
+	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
+};
+
+#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+
+static void usage(FILE *out)
+{
+	fputs("Usage: moepack [--version] [--help] COMMAND [ARGS]\n"
+	      "Verify, inspect and build Kimi GGML MoE expert packs (GGMLMOEPACKv1).\n"
+	      "\n"
+	      "Commands:\n", out);
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+	fputs("\n"
+	      "Run 'moepack COMMAND --help' or 'moepack help COMMAND' for a command's\n"
+	      "options.\n"
+	      "Exit status: 0 success, 1 invalid pack, 2 usage error, 3 I/O error.\n"
+	      "See moepack(1) and moepack-pack(5).\n", out);
+}
+
+static const struct command *find_command(const char *name)
+{
+	for (size_t i = 0; i < COMMAND_COUNT; i++)
+		if (strcmp(commands[i].name, name) == 0)
+			return &commands[i];
+	return NULL;
+}
+
+static int unknown_command(const char *name)
+{
+	fprintf(stderr, "moepack: unknown command '%s'\n"
+		"Try 'moepack --help' for a list of commands.\n", name);
+	return CLI_EXIT_USAGE;
+}
+
+int main(int argc, char **argv)
+{
+	const struct command *cmd;
+	const char *arg = argc > 1 ? argv[1] : NULL;
+
+	if (!arg) {
+		usage(stderr);
+		return CLI_EXIT_USAGE;
+	}
+	if (strcmp(arg, "--help") == 0 || strcmp(arg, "-h") == 0) {
+		usage(stdout);
+		return cli_finish_stdout("help");
+	}
+	if (strcmp(arg, "--version") == 0 || strcmp(arg, "-V") == 0) {
+		printf("moepack (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
+		return cli_finish_stdout("version");
+	}
+	if (strcmp(arg, "help") == 0) {
+		char help[] = "--help";
+		char *help_argv[] = {argc > 2 ? argv[2] : NULL, help, NULL};
+
+		if (argc == 2) {
+			usage(stdout);
+			return cli_finish_stdout("help");
+		}
+		if (argc > 3) {
+			fprintf(stderr, "moepack help: too many arguments\n"
+				"Try 'moepack --help' for more information.\n");
+			return CLI_EXIT_USAGE;
+		}
+		cmd = find_command(argv[2]);
+		return cmd ? cmd->run(2, help_argv) : unknown_command(argv[2]);
+	}
+	if (arg[0] == '-') {
+		fprintf(stderr, "moepack: unrecognized option '%s'\n"
+			"Try 'moepack --help' for more information.\n", arg);
+		return CLI_EXIT_USAGE;
+	}
+	cmd = find_command(arg);
+	return cmd ? cmd->run(argc - 1, argv + 1) : unknown_command(arg);
+}
