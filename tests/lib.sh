@@ -1,0 +1,220 @@
+# tests/lib.sh - helpers for the shell test suites (cli.test, mount.test).
+#
+# Source it first:   . "$top_srcdir/tests/lib.sh"
+#
+# `make check` sets top_builddir and top_srcdir (absolute); run by hand, they
+# default to the current directory and the directory above this file's
+# test.  The source tree may be read-only (VPATH builds): everything a test
+# writes goes to $TEST_DIR, a fresh directory under ${TMPDIR:-/tmp} that is
+# removed when the test exits (set KEEP_TEST_DIR=1 to keep it for a look).
+#
+# A test is a sequence of checks, each of which calls `pass` or `fail`
+# exactly once, and ends with `finish`, which prints "N passed, N failed"
+# and exits 1 if anything failed.  Exit status 77 (skip_all) tells automake
+# the whole test was skipped, 99 (hard_error) that it could not run.
+#
+# POSIX sh; nothing here is specific to one suite.
+
+: "${top_srcdir:=$(cd "$(dirname "$0")/.." && pwd)}"
+: "${top_builddir:=$(pwd)}"
+
+# The programs under test.
+MOEPACK=$top_builddir/src/moepack
+MOEPACKFS=$top_builddir/src/moepackfs
+
+TEST_NAME=$(basename "$0" .test)
+TEST_DIR=$(mktemp -d "${TMPDIR:-/tmp}/moepack-$TEST_NAME.XXXXXX") || {
+	echo "ERROR: cannot create a temporary directory" >&2
+	exit 99
+}
+# Where `run` and `expect_exit` leave the command's output and status.
+OUT=$TEST_DIR/.stdout
+ERR=$TEST_DIR/.stderr
+STATUS=0
+
+tests_passed=0
+tests_failed=0
+_lib_cleanup_hooks=
+
+# at_cleanup CMD: run the shell command CMD when the test exits, before
+# TEST_DIR is removed (unmount, kill a daemon...).  Hooks run last-added
+# first; a failing hook does not stop the others.
+at_cleanup() {
+	_lib_cleanup_hooks="$1
+$_lib_cleanup_hooks"
+}
+
+_lib_cleanup() {
+	_lib_status=$?
+	trap - EXIT
+	printf '%s\n' "$_lib_cleanup_hooks" | while IFS= read -r _lib_hook; do
+		[ -n "$_lib_hook" ] && eval "$_lib_hook"
+	done
+	if [ -n "${KEEP_TEST_DIR:-}" ]; then
+		echo "test files kept in $TEST_DIR" >&2
+	else
+		rm -rf "$TEST_DIR"
+	fi
+	exit $_lib_status
+}
+trap _lib_cleanup EXIT
+trap 'exit 129' HUP
+trap 'exit 130' INT
+trap 'exit 143' TERM
+trap 'exit 141' PIPE
+
+# describe CMD...: the command line as one readable string, with the
+# temporary directory and program paths shortened, for check names.
+describe() {
+	printf '%s\n' "$*" | sed -e "s|$TEST_DIR|\$T|g" -e "s|$top_builddir/src/||g"
+}
+
+# pass NAME: count a passed check and log it.
+pass() {
+	tests_passed=$((tests_passed + 1))
+	echo "PASS: $1"
+}
+
+# fail NAME [DETAIL...]: count a failed check and log it with any details
+# (one per line) indented below it.
+fail() {
+	tests_failed=$((tests_failed + 1))
+	echo "FAIL: $1"
+	shift
+	for _lib_line in "$@"; do
+		printf '      %s\n' "$_lib_line"
+	done
+}
+
+# check NAME CMD...: run CMD (output discarded); pass if it exits 0.
+check() {
+	_lib_name=$1
+	shift
+	if "$@" >/dev/null 2>&1; then
+		pass "$_lib_name"
+	else
+		fail "$_lib_name" "command failed: $(describe "$@")"
+	fi
+}
+
+# run CMD...: run CMD with stdout in $OUT, stderr in $ERR and the exit
+# status in $STATUS.  Not a check by itself.
+run() {
+	"$@" >"$OUT" 2>"$ERR"
+	STATUS=$?
+}
+
+# expect_exit CODE CMD...: run CMD as `run` does and pass if it exits with
+# CODE; on failure the log shows the status and CMD's stderr.  Returns 0
+# when the status matched, so that output checks can be chained with &&.
+expect_exit() {
+	_lib_want=$1
+	shift
+	run "$@"
+	if [ "$STATUS" -eq "$_lib_want" ]; then
+		pass "$(describe "$@") exits $_lib_want"
+		return 0
+	fi
+	fail "$(describe "$@") exits $_lib_want" "exit status $STATUS" \
+		"stderr: $(head -c 2000 "$ERR")"
+	return 1
+}
+
+# assert_eq NAME EXPECTED ACTUAL: pass if the two strings are equal.
+assert_eq() {
+	if [ "$2" = "$3" ]; then
+		pass "$1"
+	else
+		fail "$1" "expected: $2" "actual:   $3"
+	fi
+}
+
+# assert_grep NAME ERE [FILE]: pass if FILE ($OUT by default) has a line
+# matching the extended regular expression ERE.
+assert_grep() {
+	if grep -Eq -e "$2" "${3:-$OUT}"; then
+		pass "$1"
+	else
+		fail "$1" "no line matches /$2/ in $(describe "${3:-$OUT}"):" \
+			"$(head -c 2000 "${3:-$OUT}")"
+	fi
+}
+
+# assert_no_grep NAME ERE [FILE]: pass if no line of FILE ($OUT by
+# default) matches ERE.
+assert_no_grep() {
+	if grep -Eq -e "$2" "${3:-$OUT}"; then
+		fail "$1" "a line matches /$2/ in $(describe "${3:-$OUT}"):" \
+			"$(grep -E -e "$2" "${3:-$OUT}" | head -5)"
+	else
+		pass "$1"
+	fi
+}
+
+# assert_same_file NAME FILE1 FILE2: pass if the files' bytes are equal.
+assert_same_file() {
+	if cmp -s "$2" "$3"; then
+		pass "$1"
+	else
+		fail "$1" "$(cmp "$2" "$3" 2>&1 | head -1)"
+	fi
+}
+
+# json_get FILE EXPR: evaluate the Python expression EXPR with `d` bound to
+# the JSON document in FILE and print the result: strings as they are,
+# anything else as JSON (true, 552, [256, 2048], null).  Prints
+# "<invalid JSON>" and returns 1 when FILE does not parse.
+json_get() {
+	python3 -c '
+import json, sys
+try:
+    with open(sys.argv[1]) as f:
+        d = json.load(f)
+except ValueError:
+    print("<invalid JSON>")
+    sys.exit(1)
+r = eval("(" + sys.argv[2] + "\n)")
+print(r if isinstance(r, str) else json.dumps(r))
+' "$1" "$2"
+}
+
+# file_bytes FILE OFFSET COUNT: write COUNT bytes of FILE from OFFSET to
+# stdout (independently of the programs under test).
+file_bytes() {
+	dd if="$1" iflag=skip_bytes,count_bytes skip="$2" count="$3" bs=65536 \
+		status=none
+}
+
+# poke FILE OFFSET BYTE: overwrite one byte of FILE in place; BYTE is an
+# octal escape such as '\377' or a single character.
+poke() {
+	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+}
+
+# skip_all REASON: the whole test cannot run here (no FUSE, not root...).
+skip_all() {
+	echo "SKIP: $*"
+	exit 77
+}
+
+# hard_error REASON: the test cannot run because something is broken.
+hard_error() {
+	echo "ERROR: $*"
+	exit 99
+}
+
+# require_program PROGRAM...: hard_error unless each PROGRAM was built.
+require_program() {
+	for _lib_prog in "$@"; do
+		[ -x "$_lib_prog" ] || hard_error "$_lib_prog not built (run make first)"
+	done
+}
+
+# finish: print the summary line and exit 1 if any check failed, 0 if all
+# passed, 99 if no check ran at all.
+finish() {
+	echo "$tests_passed passed, $tests_failed failed"
+	[ "$tests_failed" -eq 0 ] || exit 1
+	[ "$tests_passed" -gt 0 ] || exit 99
+	exit 0
+}
