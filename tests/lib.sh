@@ -19,7 +19,9 @@
 : "${top_builddir:=$(pwd)}"
 
 # The programs under test.
+# shellcheck disable=SC2034 # used by the sourcing test
 MOEPACK=$top_builddir/src/moepack
+# shellcheck disable=SC2034
 MOEPACKFS=$top_builddir/src/moepackfs
 
 TEST_NAME=$(basename "$0" .test)
@@ -188,6 +190,7 @@ file_bytes() {
 # poke FILE OFFSET BYTE: overwrite one byte of FILE in place; BYTE is an
 # octal escape such as '\377' or a single character.
 poke() {
+	# shellcheck disable=SC2059 # the format is the byte, escapes and all
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
