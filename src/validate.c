@@ -401,8 +401,10 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 	if ((rc = mp_manifest_parse(p->manifest_raw, p->manifest_len, p->manifest_path, &root,
 				    err)))
 		goto fail;
-	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err)))
+	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err))) {
+		json_decref(root);
 		goto fail;
+	}
 
 	struct mp_manifest_input in = {
 		.manifest_path = p->manifest_path,
