@@ -703,6 +703,9 @@ START_TEST(test_pack_missing)
 
 	fx_init(&f); /* nothing built */
 	EXPECT_OPEN(&f, NULL, MP_E_PACK_IO, f.pack);
+	/* a directory where the pack should be */
+	ck_assert_int_eq(mkdir(f.pack, 0755), 0);
+	EXPECT_OPEN(&f, NULL, MP_E_PACK_IO, f.pack);
 	fx_cleanup(&f);
 }
 END_TEST
@@ -827,6 +830,24 @@ START_TEST(test_manifest_top_level_array)
 }
 END_TEST
 
+START_TEST(test_manifest_top_level_scalar)
+{
+	static const char *const texts[] = {"\"complete\"", "42", "null", "true"};
+	struct fx f;
+
+	/* valid JSON (RFC 8259 allows any value at the top), but not an object */
+	fx_setup(&f, &small_pack);
+	for (size_t i = 0; i < sizeof texts / sizeof texts[0]; i++) {
+		struct mp_error err;
+
+		fx_write_file(f.manifest, texts[i], strlen(texts[i]));
+		fx_open(&f, NULL, &err);
+		fx_assert_err_labeled(texts[i], &err, MP_E_MANIFEST_TYPE, f.manifest);
+	}
+	fx_cleanup(&f);
+}
+END_TEST
+
 START_TEST(test_order_manifest_before_header)
 {
 	struct fx f;
@@ -880,6 +901,17 @@ START_TEST(test_path_relative_to_manifest)
 	fx_manifest_set_str(&f, "expert_pack.path", "../demo.pack");
 	fx_open(&f, NULL, &err);
 	fx_assert_err(&err, MP_E_PACK_PATH, "expert_pack.path");
+
+	/* pack and manifest named relative to the working directory */
+	fx_manifest_set_str(&f, "expert_pack.path", "demo.pack");
+	ck_assert_int_eq(chdir(f.dir), 0);
+	{
+		struct mp_pack *p = NULL;
+
+		memset(&err, 0, sizeof err);
+		ck_assert_int_eq(mp_pack_open(&p, "demo.pack", NULL, &err), MP_OK);
+		mp_pack_close(p);
+	}
 	ck_assert_int_eq(chdir(cwd), 0);
 	fx_cleanup(&f);
 }
@@ -1984,6 +2016,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_manifest_not_json);
 	tcase_add_test(tc, test_manifest_empty);
 	tcase_add_test(tc, test_manifest_top_level_array);
+	tcase_add_test(tc, test_manifest_top_level_scalar);
 	tcase_add_test(tc, test_order_manifest_before_header);
 	suite_add_tcase(s, tc);
 
