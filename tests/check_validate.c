@@ -168,6 +168,8 @@ static const struct manifest_case manifest_cases[] = {
 	{"num_experts huge", {SET("model.num_experts", "9223372036854775807")},
 	 MP_E_MANIFEST_VALUE, {"model.num_experts"}},
 	/* the manifest alone is fine; the header's index_count disagrees */
+	{"num_experts 65536 is in range", {SET("model.num_experts", "65536")},
+	 MP_E_INDEX_COUNT, {"index_count"}},
 	{"num_experts 3", {SET("model.num_experts", "3")},
 	 MP_E_INDEX_COUNT, {"index_count"}},
 	{"top-k 8", {SET("model.num_experts_per_token", "8")},
