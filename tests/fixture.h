@@ -9,9 +9,10 @@
  *
  * Every helper here fails the running Check test (ck_abort_msg) when its
  * own work goes wrong: a helper's failure is a broken test, not a result.
- * Helpers never touch the code under test except mp_build_demo (to write
- * packs) and mp_pack_open (in fx_open*); digests are recomputed with
- * OpenSSL directly so that the fixture does not trust src/digest.c.
+ * Helpers use the code under test only to write packs (mp_build_demo), to
+ * open them (fx_open*) and to name error codes in failure messages;
+ * digests are recomputed with OpenSSL directly so that the fixture does not
+ * trust src/digest.c.
  *
  * Temporary files live under ${TMPDIR:-/tmp}.  fx_run_suite() points
  * TMPDIR at one directory per run and removes it afterwards, so a test that
