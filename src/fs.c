@@ -1,0 +1,773 @@
+/*
+ * fs.c - FUSE low-level operations over a validated pack.
+ *
+ * The read path.  Pack bytes (the whole-pack file, role and object files)
+ * are answered with fuse_reply_data() on an fd buffer (FUSE_BUF_IS_FD |
+ * FUSE_BUF_FD_SEEK at the payload's absolute offset), with
+ * FUSE_CAP_SPLICE_WRITE wanted in init.  libfuse then vmsplices the reply
+ * header into a per-thread pipe, splices the payload from the pack's page
+ * cache into the same pipe and splices the pipe into /dev/fuse: the daemon
+ * never copies or even maps payload bytes.  libfuse only takes that path
+ * when it can grow its pipe to the reply size plus three pages; if it
+ * cannot (a 1 MiB request needs a 2 MiB pipe, above the default
+ * fs.pipe-max-size of 1 MiB) it silently falls back to read() into a
+ * malloc'd buffer.  So moepackfs.c caps requests (max_write, which sets the
+ * kernel's max_pages) at what fits the pipe limit: 1008 KiB by default.
+ *
+ * Splice rather than replies from an mmap of the pack: the fd path never
+ * touches payload pages in the daemon, so a pack that shrinks while mounted
+ * can never raise SIGBUS here (splice past EOF just returns short), and the
+ * daemon's RSS does not grow with the bytes it serves.  Each read checks
+ * the pack's current size with fstat() first and answers EIO when the
+ * range is gone; a shrink racing that check yields a short reply, never a
+ * crash.  SPLICE_MOVE stays off: it would steal pages from the pack's
+ * page cache.
+ *
+ * Everything else (manifests, status.json) is small and answered from
+ * memory with fuse_reply_buf().  No operation allocates per inode; forget
+ * is a no-op.  Every path ends in exactly one fuse_reply_*.
+ */
+#include "config.h"
+
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <unistd.h>
+
+#define XATTR_PREFIX "user.moepack."
+
+/* The status.json snapshot an open file handle reads from. */
+struct status_snapshot {
+	char *text;
+	size_t len;
+};
+
+static struct mp_fs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+/* Payload range of a role or object file in the pack. */
+static void payload_range(const struct mp_fs *fs, const struct mp_node *n,
+			  uint64_t *offset, uint64_t *nbytes)
+{
+	const struct mp_pack *pack = fs->pack;
+
+	if (n->kind == MP_NODE_ROLE) {
+		mp_pack_role_range(pack, n->object, n->role, offset, nbytes);
+	} else {
+		*offset = pack->object_offset[n->object];
+		*nbytes = pack->m.object_bytes;
+	}
+}
+
+static uint64_t node_size(const struct mp_fs *fs, const struct mp_node *n)
+{
+	uint64_t offset, nbytes;
+
+	switch (n->kind) {
+	case MP_NODE_MANIFEST:
+		return fs->pack->manifest_len;
+	case MP_NODE_PACK:
+		return fs->pack->file_size;
+	case MP_NODE_CLIENT_MANIFEST:
+		return fs->client_manifest_len;
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		payload_range(fs, n, &offset, &nbytes);
+		return nbytes;
+	default:
+		/* status.json is direct_io: readers read to EOF, not to st_size */
+		return 0;
+	}
+}
+
+int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
+{
+	struct mp_node n;
+	uint64_t size;
+
+	if (!mp_tree_node(&fs->tree, ino, &n))
+		return -1;
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino;
+	if (mp_node_is_dir(n.kind))
+		st->st_mode = S_IFDIR | (0555 & ~fs->umask);
+	else
+		st->st_mode = S_IFREG | (0444 & ~fs->umask);
+	st->st_nlink = mp_tree_nlink(&fs->tree, ino);
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	size = node_size(fs, &n);
+	st->st_size = (off_t)size;
+	st->st_blksize = fs->blksize;
+	st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	st->st_atim = fs->mtime;
+	st->st_mtim = fs->mtime;
+	st->st_ctim = fs->mtime;
+	return 0;
+}
+
+static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof *e);
+	e->ino = ino;
+	/* the kernel wants 0 for the root (and warns otherwise) */
+	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.generation;
+	e->attr_timeout = fs->timeout;
+	e->entry_timeout = fs->timeout;
+	mp_fs_stat(fs, ino, &e->attr);
+}
+
+/* ---- init -------------------------------------------------------------- */
+
+static void want(struct fuse_conn_info *conn, unsigned cap)
+{
+	if (conn->capable & cap)
+		conn->want |= cap;
+}
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct mp_fs *fs = userdata;
+
+	/* NFS: the kernel may come back with any nodeid (LOOKUP ino ".") */
+	want(conn, FUSE_CAP_EXPORT_SUPPORT);
+	want(conn, FUSE_CAP_SPLICE_WRITE);
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_MOVE;
+	/*
+	 * Without opendir the kernel neither sends OPENDIR/RELEASEDIR (two
+	 * requests less per directory for `find`) and caches listings itself.
+	 */
+	want(conn, FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/* Always READDIRPLUS: listing a directory also answers its lookups. */
+	want(conn, FUSE_CAP_READDIRPLUS);
+	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
+	/* Nothing ever changes, so there is nothing to invalidate. */
+	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+
+	fs->export_support = !!(conn->want & FUSE_CAP_EXPORT_SUPPORT);
+	fs->splice_write = !!(conn->want & FUSE_CAP_SPLICE_WRITE);
+	fs->no_opendir = !!(conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT);
+
+	if (fs->max_request)
+		conn->max_write = fs->max_request;
+	/* libfuse 3.14 fails init (EPROTO) unless this repeats -o max_read */
+	conn->max_read = fs->max_read;
+	if (fs->readahead)
+		conn->max_readahead = fs->readahead;
+	conn->time_gran = 1;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct mp_node dir;
+	uint64_t ino;
+
+	if (!mp_tree_node(&fs->tree, parent, &dir)) {
+		fuse_reply_err(req, ENOENT); /* a stale NFS handle */
+		return;
+	}
+	/* An NFS handle of any inode, file or not, comes back as (ino, ".") */
+	if (strcmp(name, ".") == 0) {
+		fill_entry(fs, parent, &e);
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (!mp_node_is_dir(dir.kind)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	ino = mp_tree_lookup(&fs->tree, parent, name);
+	if (ino == 0) {
+		/* The tree never changes: let the kernel cache the miss too. */
+		memset(&e, 0, sizeof e);
+		e.entry_timeout = fs->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	fill_entry(fs, ino, &e);
+	fuse_reply_entry(req, &e);
+}
+
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	/* Inodes are arithmetic: there is nothing to release. */
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	fuse_reply_none(req);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct stat st;
+
+	if (mp_fs_stat(fs, ino, &st) != 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fuse_reply_attr(req, &st, fs->timeout);
+}
+
+static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct statvfs sv;
+
+	memset(&sv, 0, sizeof sv);
+	sv.f_bsize = (unsigned long)fs->blksize;
+	sv.f_frsize = (unsigned long)fs->blksize;
+	sv.f_blocks = (fs->pack->file_size + (uint64_t)fs->blksize - 1) /
+		      (uint64_t)fs->blksize;
+	sv.f_files = fs->tree.end_ino - 1;
+	sv.f_namemax = MP_TREE_NAME_MAX - 1;
+	sv.f_flag = ST_RDONLY;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- directories ------------------------------------------------------- */
+
+static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     bool plus)
+{
+	struct mp_fs *fs = fs_of(req);
+	char name[MP_TREE_NAME_MAX];
+	struct mp_node dir;
+	size_t used = 0;
+	uint64_t child;
+	char *buf;
+
+	if (!mp_tree_node(&fs->tree, ino, &dir)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (!mp_node_is_dir(dir.kind)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* An entry's offset is the index of the one after it. */
+	for (uint64_t i = (uint64_t)off;
+	     mp_tree_dirent(&fs->tree, ino, i, &child, name, sizeof name); i++) {
+		size_t len;
+
+		if (plus) {
+			struct fuse_entry_param e;
+
+			fill_entry(fs, child, &e);
+			len = fuse_add_direntry_plus(req, buf + used, size - used,
+						     name, &e, (off_t)(i + 1));
+		} else {
+			struct stat st;
+
+			mp_fs_stat(fs, child, &st);
+			len = fuse_add_direntry(req, buf + used, size - used, name,
+						&st, (off_t)(i + 1));
+		}
+		if (len > size - used)
+			break;
+		used += len;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+
+	/* libfuse answers a missing opendir with success, not ENOSYS */
+	if (fs->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->keep_cache = 1;
+	fi->cache_readdir = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	list_dir(req, ino, size, off, false);
+}
+
+static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	list_dir(req, ino, size, off, true);
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct status_snapshot *snap;
+	struct mp_error err;
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (mp_node_is_dir(n.kind)) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	if (n.kind != MP_NODE_STATUS) {
+		/* The pack is immutable: cached pages stay valid across opens. */
+		fi->keep_cache = 1;
+		fuse_reply_open(req, fi);
+		return;
+	}
+
+	/* status.json: one consistent snapshot per open, read to EOF. */
+	snap = calloc(1, sizeof *snap);
+	if (!snap) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	if (mp_stats_render(&fs->stats, &fs->status, &snap->text, &snap->len, &err)) {
+		free(snap);
+		fuse_reply_err(req, mp_err_errno(err.code));
+		return;
+	}
+	fi->fh = (uint64_t)(uintptr_t)snap;
+	fi->direct_io = 1;
+	fi->keep_cache = 0;
+	if (fuse_reply_open(req, fi) != 0) {
+		/* the open was interrupted: release will never come */
+		free(snap->text);
+		free(snap);
+	}
+}
+
+static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct status_snapshot *snap = (struct status_snapshot *)(uintptr_t)fi->fh;
+
+	if (ino == MP_INO_STATUS && snap) {
+		free(snap->text);
+		free(snap);
+	}
+	fuse_reply_err(req, 0);
+}
+
+/* Reply with bytes [off, off + size) of an in-memory file. */
+static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t size,
+			 off_t off)
+{
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > len - (size_t)off)
+		size = len - (size_t)off;
+	fuse_reply_buf(req, data + off, size);
+}
+
+/*
+ * Reply with bytes [off, off + size) of a file that is the pack range
+ * [start, start + len), by splice from the pack's fd (see the top of this
+ * file).
+ */
+static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+			     uint64_t start, uint64_t len, size_t size, off_t off)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	struct stat st;
+	uint64_t pos;
+
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return;
+	}
+	if (size > len - (uint64_t)off)
+		size = (size_t)(len - (uint64_t)off);
+	pos = start + (uint64_t)off;
+
+	/* A pack cut short while mounted: the missing part is an I/O error. */
+	if (fstat(fs->pack->fd, &st) != 0 || (uint64_t)st.st_size < pos + size) {
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	if (n->kind == MP_NODE_PACK)
+		mp_stats_count_pack(&fs->stats, size);
+	else
+		mp_stats_count_object(&fs->stats, n->object, size);
+
+	bv.buf[0].size = size;
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].pos = (off_t)pos;
+	/* Errors reading the pack come back as an error reply (EIO). */
+	fuse_reply_data(req, &bv, 0);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	const struct status_snapshot *snap;
+	uint64_t start, len;
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	switch (n.kind) {
+	case MP_NODE_MANIFEST:
+		reply_memory(req, fs->pack->manifest_raw, fs->pack->manifest_len, size,
+			     off);
+		return;
+	case MP_NODE_CLIENT_MANIFEST:
+		reply_memory(req, fs->client_manifest, fs->client_manifest_len, size,
+			     off);
+		return;
+	case MP_NODE_STATUS:
+		snap = (const struct status_snapshot *)(uintptr_t)fi->fh;
+		if (!snap) {
+			fuse_reply_err(req, EBADF);
+			return;
+		}
+		reply_memory(req, snap->text, snap->len, size, off);
+		return;
+	case MP_NODE_PACK:
+		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
+		return;
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		payload_range(fs, &n, &start, &len);
+		reply_pack_range(req, fs, &n, start, len, size, off);
+		return;
+	default:
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+}
+
+/* ---- extended attributes ------------------------------------------------ */
+
+enum xattr_id {
+	XA_DTYPE,
+	XA_DTYPE_ID,
+	XA_SHAPE,
+	XA_OFFSET,
+	XA_NBYTES,
+	XA_TENSOR,
+	XA_EXPERT,
+	XA_LAYER,
+	XA_GENERATION,
+	XA_COUNT,
+};
+
+static const char *const xattr_names[XA_COUNT] = {
+	XATTR_PREFIX "dtype",  XATTR_PREFIX "dtype_id", XATTR_PREFIX "shape",
+	XATTR_PREFIX "offset", XATTR_PREFIX "nbytes",   XATTR_PREFIX "tensor",
+	XATTR_PREFIX "expert", XATTR_PREFIX "layer",    XATTR_PREFIX "generation",
+};
+
+/* Longest value: the object's three tensor names or shapes. */
+#define XATTR_VALUE_MAX 1024
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap;
+}
+
+static void append_shape(char *buf, size_t cap, size_t *len,
+			 const struct mp_role_info *r)
+{
+	append(buf, cap, len, "[");
+	for (unsigned i = 0; i < r->shape_len; i++)
+		append(buf, cap, len, "%s%" PRIu64, i ? ", " : "", r->shape[i]);
+	append(buf, cap, len, "]");
+}
+
+/*
+ * The value of one attribute of a role or object file.  Role files carry
+ * their role's facts; object files the three roles' facts joined by ","
+ * in physical order (shape: a JSON list of the three shapes).
+ */
+static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
+			  enum xattr_id id, char *buf, size_t cap)
+{
+	const struct mp_pack *pack = fs->pack;
+	uint32_t layer = pack->m.layer_ids[n->layer_index];
+	unsigned first = n->kind == MP_NODE_ROLE ? n->role : 0;
+	unsigned last = n->kind == MP_NODE_ROLE ? n->role : MP_ROLE_COUNT - 1;
+	uint64_t offset, nbytes;
+	size_t len = 0;
+	char tensor[MP_TREE_NAME_MAX];
+
+	buf[0] = '\0';
+	switch (id) {
+	case XA_DTYPE:
+		for (unsigned r = first; r <= last; r++)
+			append(buf, cap, &len, "%s%s", r > first ? "," : "",
+			       pack->m.roles[r].dtype);
+		break;
+	case XA_DTYPE_ID:
+		for (unsigned r = first; r <= last; r++)
+			append(buf, cap, &len, "%s%d", r > first ? "," : "",
+			       pack->m.roles[r].dtype_id);
+		break;
+	case XA_SHAPE:
+		if (first != last)
+			append(buf, cap, &len, "[");
+		for (unsigned r = first; r <= last; r++) {
+			append(buf, cap, &len, "%s", r > first ? ", " : "");
+			append_shape(buf, cap, &len, &pack->m.roles[r]);
+		}
+		if (first != last)
+			append(buf, cap, &len, "]");
+		break;
+	case XA_OFFSET:
+		payload_range(fs, n, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, offset);
+		break;
+	case XA_NBYTES:
+		payload_range(fs, n, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, nbytes);
+		break;
+	case XA_TENSOR:
+		for (unsigned r = first; r <= last; r++) {
+			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
+			append(buf, cap, &len, "%s%s", r > first ? "," : "", tensor);
+		}
+		break;
+	case XA_EXPERT:
+		append(buf, cap, &len, "%" PRIu64, n->expert);
+		break;
+	case XA_LAYER:
+		append(buf, cap, &len, "%" PRIu32, layer);
+		break;
+	case XA_GENERATION:
+		append(buf, cap, &len, "%" PRIu64,
+		       mp_generation(pack->m.index_sha256, layer, n->expert));
+		break;
+	case XA_COUNT:
+		break;
+	}
+	return len;
+}
+
+static bool has_xattrs(enum mp_node_kind kind)
+{
+	return kind == MP_NODE_ROLE || kind == MP_NODE_OBJECT;
+}
+
+/* The getxattr/listxattr size protocol: 0 asks for the size. */
+static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
+			      size_t size)
+{
+	if (size == 0)
+		fuse_reply_xattr(req, len);
+	else if (size < len)
+		fuse_reply_err(req, ERANGE);
+	else
+		fuse_reply_buf(req, value, len);
+}
+
+static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct mp_fs *fs = fs_of(req);
+	char value[XATTR_VALUE_MAX];
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (has_xattrs(n.kind)) {
+		for (int id = 0; id < XA_COUNT; id++) {
+			if (strcmp(name, xattr_names[id]) == 0) {
+				size_t len = xattr_value(fs, &n, (enum xattr_id)id,
+							 value, sizeof value);
+
+				reply_xattr_bytes(req, value, len, size);
+				return;
+			}
+		}
+	}
+	fuse_reply_err(req, ENODATA);
+}
+
+static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct mp_fs *fs = fs_of(req);
+	char names[XA_COUNT * 32];
+	size_t len = 0;
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (has_xattrs(n.kind)) {
+		for (int id = 0; id < XA_COUNT; id++) {
+			size_t l = strlen(xattr_names[id]) + 1;
+
+			memcpy(names + len, xattr_names[id], l);
+			len += l;
+		}
+	}
+	reply_xattr_bytes(req, names, len, size);
+}
+
+/* ---- everything that would write ---------------------------------------- */
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+		     off_t off, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+			 off_t length, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+/*
+ * Not here on purpose: releasedir (nothing to release), flush and fsync (ENOSYS once, then the kernel stops asking), access
+ * (default_permissions makes the kernel check modes itself).
+ */
+const struct fuse_lowlevel_ops mp_fs_ops = {
+	.init = fs_init,
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.statfs = fs_statfs,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.readdirplus = fs_readdirplus,
+	.open = fs_open,
+	.read = fs_read,
+	.release = fs_release,
+	.getxattr = fs_getxattr,
+	.listxattr = fs_listxattr,
+	.setattr = fs_setattr,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.unlink = fs_unlink,
+	.rmdir = fs_unlink,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.write = fs_write,
+	.setxattr = fs_setxattr,
+	.removexattr = fs_removexattr,
+	.create = fs_create,
+	.fallocate = fs_fallocate,
+};

@@ -1,0 +1,747 @@
+/*
+ * moepackfs.c - validate a pack, then mount it read-only with FUSE.
+ *
+ * The order matters: options, then the same validation as `moepack verify`
+ * (same messages, same exit statuses), and only a valid pack is mounted.
+ * The mount happens before daemonizing, and fuse_daemonize()'s parent
+ * waits for the child, so when `moepackfs PACK MNT` returns 0 the mount
+ * is there (requests wait for the loop, they do not fail).
+ */
+#include "config.h"
+
+#include "fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_opt.h>
+
+#include "manifest.h"
+#include "progress.h"
+
+#define PROG "moepackfs"
+
+/* Exit statuses: the error classes of errors.h, as for `moepack`. */
+enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
+
+/* Entries and attributes never change while mounted. */
+#define CACHE_TIMEOUT (30.0 * 86400.0)
+#define HOTTEST_EXPERTS 16
+#define MAX_REQUEST (1u << 20)
+
+static const char usage_text[] =
+	"Usage: " PROG " [OPTIONS] PACK MOUNTPOINT\n"
+	"Validate an expert pack like `moepack verify` and mount it read-only.\n"
+	"\n"
+	"Pack options (-o NAME=VALUE):\n"
+	"  -o manifest=FILE        the manifest (default: PACK.manifest.json)\n"
+	"  -o expect_layers=N      require model.num_hidden_layers to be N\n"
+	"  -o expect_experts=N     require model.num_experts to be N\n"
+	"  -o config=FILE          require model.config_sha256 to be FILE's SHA-256\n"
+	"  -o verify=index|full    full also checks expert_pack.sha256 (default index)\n"
+	"  -o client_root=PATH     where clients see the mount, for\n"
+	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
+	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
+	"                          largest read request, 1008 KiB; 0: kernel default)\n"
+	"  -o uid=N, -o gid=N      owner of every file (default: the caller)\n"
+	"  -o umask=M              permission bits to remove from 0555/0444\n"
+	"\n"
+	"FUSE options:\n"
+	"  -f                      stay in the foreground\n"
+	"  -d, -o debug            log every request (implies -f)\n"
+	"  -s                      single-threaded\n"
+	"  -o allow_other          let other users in (see fuse(8))\n"
+	"  -o max_threads=N        threads serving requests (default 10)\n"
+	"  -o clone_fd             one /dev/fuse descriptor per thread\n"
+	"  -o max_read=N           largest read request in bytes\n"
+	"  -h, --help              show this help and exit\n"
+	"  -V, --version           show the version and exit\n"
+	"\n"
+	"Exit status: 0 mounted, 1 invalid pack, 2 usage error, 3 a file cannot be\n"
+	"read or the mount failed.  See moepackfs(1).\n";
+
+/* fuse_opt hands out arguments in buffers it reuses: strings are copied. */
+struct options {
+	char *pack;
+	char *manifest;
+	char *config;
+	char *client_root;
+	uint64_t expect_layers;
+	uint64_t expect_experts;
+	bool full;
+	bool readahead_given;
+	unsigned readahead_kb;
+	bool uid_given, gid_given;
+	uid_t uid;
+	gid_t gid;
+	mode_t umask;
+	unsigned max_read;
+	bool has_fsname, has_subtype;
+	bool show_help, show_version;
+	char error[256];          /* the first usage error */
+};
+
+enum {
+	KEY_MANIFEST,
+	KEY_EXPECT_LAYERS,
+	KEY_EXPECT_EXPERTS,
+	KEY_CONFIG,
+	KEY_VERIFY,
+	KEY_CLIENT_ROOT,
+	KEY_READAHEAD,
+	KEY_UID,
+	KEY_GID,
+	KEY_UMASK,
+	KEY_MAX_READ,
+	KEY_FSNAME,
+	KEY_SUBTYPE,
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_DROP,
+};
+
+static const struct fuse_opt option_spec[] = {
+	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
+	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
+	FUSE_OPT_KEY("expect_experts=", KEY_EXPECT_EXPERTS),
+	FUSE_OPT_KEY("config=", KEY_CONFIG),
+	FUSE_OPT_KEY("verify=", KEY_VERIFY),
+	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
+	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
+	FUSE_OPT_KEY("uid=", KEY_UID),
+	FUSE_OPT_KEY("gid=", KEY_GID),
+	FUSE_OPT_KEY("umask=", KEY_UMASK),
+	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	/*
+	 * What mount(8), fstab and mount.fuse3 may hand over that means
+	 * nothing for a read-only FUSE file system (and that libfuse would
+	 * reject as unknown).  "rw" is not here: libfuse knows it, and the
+	 * "ro" added last wins.
+	 */
+	FUSE_OPT_KEY("defaults", KEY_DROP),
+	FUSE_OPT_KEY("auto", KEY_DROP),
+	FUSE_OPT_KEY("noauto", KEY_DROP),
+	FUSE_OPT_KEY("user", KEY_DROP),
+	FUSE_OPT_KEY("nouser", KEY_DROP),
+	FUSE_OPT_KEY("users", KEY_DROP),
+	FUSE_OPT_KEY("owner", KEY_DROP),
+	FUSE_OPT_KEY("group", KEY_DROP),
+	FUSE_OPT_KEY("nofail", KEY_DROP),
+	FUSE_OPT_KEY("_netdev", KEY_DROP),
+	FUSE_OPT_KEY("relatime", KEY_DROP),
+	FUSE_OPT_KEY("norelatime", KEY_DROP),
+	FUSE_OPT_KEY("strictatime", KEY_DROP),
+	FUSE_OPT_KEY("nostrictatime", KEY_DROP),
+	FUSE_OPT_KEY("lazytime", KEY_DROP),
+	FUSE_OPT_KEY("nolazytime", KEY_DROP),
+	FUSE_OPT_KEY("diratime", KEY_DROP),
+	FUSE_OPT_KEY("nodiratime", KEY_DROP),
+	FUSE_OPT_KEY("iversion", KEY_DROP),
+	FUSE_OPT_KEY("noiversion", KEY_DROP),
+	FUSE_OPT_KEY("silent", KEY_DROP),
+	FUSE_OPT_KEY("loud", KEY_DROP),
+	FUSE_OPT_END,
+};
+
+static void usage_error(struct options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void usage_error(struct options *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->error, sizeof o->error, fmt, ap);
+	va_end(ap);
+}
+
+/* Plain decimal (or octal) digits only: no sign, no spaces, no junk. */
+static bool parse_number(const char *text, int base, uint64_t max, uint64_t *out)
+{
+	uint64_t v = 0;
+
+	if (!*text)
+		return false;
+	for (const char *p = text; *p; p++) {
+		unsigned d = (unsigned)(*p - '0');
+
+		if (*p < '0' || *p > '9' || d >= (unsigned)base)
+			return false;
+		if (v > (max - d) / (uint64_t)base)
+			return false;
+		v = v * (uint64_t)base + d;
+	}
+	*out = v;
+	return true;
+}
+
+static const char *value_of(const char *arg)
+{
+	return strchr(arg, '=') + 1;
+}
+
+static void number_option(struct options *o, const char *arg, int base, uint64_t min,
+			  uint64_t max, uint64_t *out)
+{
+	const char *v = value_of(arg);
+	int name_len = (int)(v - arg - 1);
+
+	if (!parse_number(v, base, max, out) || *out < min)
+		usage_error(o, "invalid value '%s' for -o %.*s (%s from %" PRIu64
+			    " to %" PRIu64 ")", v, name_len, arg,
+			    base == 8 ? "an octal number" : "a number", min, max);
+}
+
+static int replace_string(struct options *o, char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+	uint64_t v = 0;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (!o->pack)
+			return replace_string(o, &o->pack, arg);
+		return 1; /* the mount point, for fuse_parse_cmdline */
+	case FUSE_OPT_KEY_OPT:
+		/* fstab-only options (x-systemd.*, comment=...) */
+		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
+			return 0;
+		return 1;
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
+			return -1;
+		if (o->client_root[0] != '/')
+			usage_error(o, "-o client_root must be an absolute path, not '%s'",
+				    o->client_root);
+		return 0;
+	case KEY_VERIFY:
+		if (strcmp(value_of(arg), "full") == 0)
+			o->full = true;
+		else if (strcmp(value_of(arg), "index") == 0)
+			o->full = false;
+		else
+			usage_error(o, "invalid value '%s' for -o verify (index or full)",
+				    value_of(arg));
+		return 0;
+	case KEY_EXPECT_LAYERS:
+		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_layers);
+		return 0;
+	case KEY_EXPECT_EXPERTS:
+		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_experts);
+		return 0;
+	case KEY_READAHEAD:
+		number_option(o, arg, 10, 0, 1u << 20, &v);
+		o->readahead_kb = (unsigned)v;
+		o->readahead_given = true;
+		return 0;
+	case KEY_UID:
+		number_option(o, arg, 10, 0, UINT32_MAX - 1, &v);
+		o->uid = (uid_t)v;
+		o->uid_given = true;
+		return 0;
+	case KEY_GID:
+		number_option(o, arg, 10, 0, UINT32_MAX - 1, &v);
+		o->gid = (gid_t)v;
+		o->gid_given = true;
+		return 0;
+	case KEY_UMASK:
+		number_option(o, arg, 8, 0, 0777, &v);
+		o->umask = (mode_t)v;
+		return 0;
+	case KEY_MAX_READ:
+		/* libfuse needs it too; init must repeat it (fs.c) */
+		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
+		o->max_read = (unsigned)v;
+		return 1;
+	case KEY_FSNAME:
+		o->has_fsname = true;
+		return 1;
+	case KEY_SUBTYPE:
+		o->has_subtype = true;
+		return 1;
+	case KEY_HELP:
+		o->show_help = true;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = true;
+		return 0;
+	case KEY_DROP:
+		return 0;
+	}
+	return 1;
+}
+
+static int usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_failure(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+	return EXIT_USAGE;
+}
+
+static int exit_status(enum mp_err code)
+{
+	switch (mp_err_class(code)) {
+	case MP_CLASS_OK:
+		return 0;
+	case MP_CLASS_INVALID:
+		return EXIT_INVALID;
+	case MP_CLASS_USAGE:
+		return EXIT_USAGE;
+	default:
+		return EXIT_IO;
+	}
+}
+
+/*
+ * Largest read request that libfuse can still answer by splice: it grows
+ * its pipe to the reply plus three pages and falls back to copying when
+ * fs.pipe-max-size forbids that.  At most 1 MiB (the kernel's default
+ * request limit), at least 128 KiB.
+ */
+static unsigned splice_request_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned long pipe_max = 1u << 20;
+	unsigned long cap;
+	char buf[32];
+	FILE *f;
+
+	if (page <= 0)
+		page = 4096;
+	f = fopen("/proc/sys/fs/pipe-max-size", "r");
+	if (f) {
+		if (fgets(buf, sizeof buf, f))
+			pipe_max = strtoul(buf, NULL, 10);
+		fclose(f);
+	}
+	if (pipe_max < 4 * (unsigned long)page + (128u << 10))
+		return 128u << 10;
+	/* the reply header is 16 bytes; it needs its own pipe page too */
+	cap = (pipe_max - 3 * (unsigned long)page - 16) / (unsigned long)page *
+	      (unsigned long)page;
+	return cap > MAX_REQUEST ? MAX_REQUEST : (unsigned)cap;
+}
+
+/* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
+static void unescape_mountinfo(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * major:minor of the FUSE mount at `mountpoint`, from /proc/self/mountinfo.
+ * Never stat() the mount point: nobody answers its requests yet.
+ */
+static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *fields[5], *t, *type = NULL;
+		int n = 0;
+
+		/* id parent major:minor root mountpoint options [optional...] - type */
+		for (t = strtok_r(line, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+			if (n < 5) {
+				fields[n++] = t;
+			} else if (strcmp(t, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				break;
+			}
+		}
+		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0)
+			continue;
+		unescape_mountinfo(fields[4]);
+		if (strcmp(fields[4], mountpoint) != 0)
+			continue;
+		/* the last match is the mount on top */
+		snprintf(dev, dev_len, "%s", fields[2]);
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/*
+ * Buffered reads and mmap faults arrive in read-ahead sized requests, and
+ * a FUSE mount starts at 128 KiB.  The kernel takes the smaller of this
+ * and init's max_readahead, so both are set (fs.c does init).
+ */
+static bool set_readahead(const char *mountpoint, unsigned kb, char *why, size_t why_len)
+{
+	char dev[64], path[128], text[32];
+	int fd, len;
+	ssize_t n;
+
+	if (!find_mount_device(mountpoint, dev, sizeof dev)) {
+		snprintf(why, why_len, "%s not found in /proc/self/mountinfo", mountpoint);
+		return false;
+	}
+	snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
+	fd = open(path, O_WRONLY | O_CLOEXEC);
+	if (fd < 0) {
+		snprintf(why, why_len, "%s: %s", path, strerror(errno));
+		return false;
+	}
+	len = snprintf(text, sizeof text, "%u\n", kb);
+	n = write(fd, text, (size_t)len);
+	if (n != len) {
+		snprintf(why, why_len, "%s: %s", path, n < 0 ? strerror(errno) : "short write");
+		close(fd);
+		return false;
+	}
+	close(fd);
+	return true;
+}
+
+static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
+{
+	if (fuse_opt_add_arg(args, arg) != 0)
+		*ok = false;
+}
+
+/* -o NAME=VALUE with VALUE's commas and backslashes escaped for fuse_opt. */
+static void add_escaped_option(struct fuse_args *args, const char *name,
+			       const char *value, bool *ok)
+{
+	char *text = malloc(strlen(name) + strlen(value) + 1);
+	char *opts = NULL;
+
+	if (!text) {
+		*ok = false;
+		return;
+	}
+	sprintf(text, "%s%s", name, value);
+	if (fuse_opt_add_opt_escaped(&opts, text) != 0) {
+		*ok = false;
+	} else {
+		add_arg(args, "-o", ok);
+		add_arg(args, opts, ok);
+	}
+	free(opts);
+	free(text);
+}
+
+static unsigned blksize_for(uint64_t alignment)
+{
+	/* at least a page; fuse_attr.blksize is 32 bits */
+	if (alignment < MP_PAGE)
+		return MP_PAGE;
+	if (alignment > (1u << 30))
+		return 1u << 30;
+	return (unsigned)alignment;
+}
+
+/* Everything that lives as long as the mount. */
+struct daemon {
+	struct options opt;
+	struct fuse_cmdline_opts cmd;
+	struct mp_pack *pack;
+	struct mp_fs fs;
+	char *client_manifest;
+	char *client_path;
+	char *manifest_real;
+	char *pack_real;
+	bool stats_ok;
+};
+
+static void daemon_free(struct daemon *d)
+{
+	if (d->stats_ok)
+		mp_stats_free(&d->fs.stats);
+	free(d->client_manifest);
+	free(d->client_path);
+	free(d->manifest_real);
+	free(d->pack_real);
+	free(d->opt.pack);
+	free(d->opt.manifest);
+	free(d->opt.config);
+	free(d->opt.client_root);
+	mp_pack_close(d->pack);
+	free(d->cmd.mountpoint);
+}
+
+/* Validate exactly as `moepack verify` does and report the same way. */
+static int open_pack(struct daemon *d)
+{
+	struct mp_open_opts oo = {
+		.manifest_path = d->opt.manifest,
+		.expect_layers = d->opt.expect_layers,
+		.expect_experts = d->opt.expect_experts,
+		.config_path = d->opt.config,
+		.full = d->opt.full,
+	};
+	struct progress_bar bar;
+	struct mp_error err = {0};
+	enum mp_err rc;
+
+	progress_bar_init(&bar, stderr, "sha256", true);
+	oo.progress = progress_bar_update;
+	oo.progress_arg = &bar;
+	rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
+	progress_bar_finish(&bar);
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return exit_status(rc);
+	}
+	for (unsigned i = 0; i < d->pack->nwarnings && i < MP_MAX_WARNINGS; i++)
+		fprintf(stderr, PROG ": warning: %s\n", d->pack->warnings[i]);
+	return 0;
+}
+
+/* Tree, counters, the client manifest and the fixed facts of status.json. */
+static int prepare_fs(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
+	struct mp_error err = {0};
+	size_t root_len = strlen(root);
+	struct stat st;
+	enum mp_err rc;
+
+	fs->pack = pack;
+	rc = mp_tree_init_pack(&fs->tree, pack, &err);
+	if (rc == MP_OK) {
+		rc = mp_stats_init(&fs->stats, pack->m.layer_count, pack->m.num_experts,
+				   &err);
+		d->stats_ok = rc == MP_OK;
+	}
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return exit_status(rc);
+	}
+
+	/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves */
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	d->client_path = malloc(root_len + strlen(fs->tree.pack_name) + 2);
+	if (!d->client_path) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	sprintf(d->client_path, "%.*s/%s", (int)(root_len == 1 ? 0 : root_len), root,
+		fs->tree.pack_name);
+	rc = mp_manifest_with_path(pack->manifest_raw, pack->manifest_len,
+				   d->client_path, &d->client_manifest,
+				   &fs->client_manifest_len, &err);
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
+		return exit_status(rc);
+	}
+	fs->client_manifest = d->client_manifest;
+
+	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
+	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
+	fs->umask = d->opt.umask;
+	fs->blksize = blksize_for(pack->m.alignment);
+	if (fstat(pack->fd, &st) == 0)
+		fs->mtime = st.st_mtim;
+	fs->timeout = CACHE_TIMEOUT;
+	fs->max_request = splice_request_size();
+	fs->max_read = d->opt.max_read;
+	if (!d->opt.readahead_given)
+		d->opt.readahead_kb = fs->max_request / 1024;
+	fs->readahead = d->opt.readahead_kb * 1024u;
+
+	/* after daemonizing the working directory is "/" */
+	d->manifest_real = realpath(pack->manifest_path, NULL);
+	fs->status = (struct mp_status_info){
+		.pack_path = pack->real_path,
+		.manifest_path = d->manifest_real ? d->manifest_real
+						  : pack->manifest_path,
+		.mountpoint = d->cmd.mountpoint,
+		.verify = pack->full_checked ? "full" : "index",
+		.full_digest_checked = pack->full_checked,
+		.index_sha256 = pack->m.index_sha256,
+		.generation = fs->tree.generation,
+		.mounted_at = time(NULL),
+		.layer_ids = pack->m.layer_ids,
+		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings
+							       : MP_MAX_WARNINGS,
+		.warnings = pack->warnings,
+		.hottest = HOTTEST_EXPERTS,
+	};
+	return 0;
+}
+
+/* The mount options moepackfs always wants, after the user's. */
+static bool add_mount_options(struct daemon *d, struct fuse_args *args)
+{
+	bool ok = true;
+
+	if (!d->opt.has_subtype)
+		add_arg(args, "-osubtype=" PROG, &ok);
+	if (!d->opt.has_fsname)
+		add_escaped_option(args, "fsname=" PROG ":",
+				   d->pack_real ? d->pack_real : d->opt.pack, &ok);
+	/* last, so that "rw", "dev" or "suid" from fstab or mount.fuse3 lose */
+	add_arg(args, "-oro,nosuid,nodev,default_permissions", &ok);
+	return ok;
+}
+
+static int run_loop(struct daemon *d, struct fuse_session *se)
+{
+	struct fuse_loop_config *cfg;
+	int rc;
+
+	if (d->cmd.singlethread)
+		return fuse_session_loop(se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)d->cmd.clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, d->cmd.max_threads);
+	if (d->cmd.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(cfg, d->cmd.max_idle_threads);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
+}
+
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct daemon d;
+	struct fuse_session *se = NULL;
+	char why[512];
+	int status = 0;
+
+	memset(&d, 0, sizeof d);
+	if (fuse_opt_parse(&args, &d.opt, option_spec, option_proc) != 0) {
+		status = usage_failure("cannot parse the options");
+		goto out;
+	}
+	if (d.opt.show_help) {
+		fputs(usage_text, stdout);
+		goto out;
+	}
+	if (d.opt.show_version) {
+		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		goto out;
+	}
+	if (d.opt.error[0]) {
+		status = usage_failure("%s", d.opt.error);
+		goto out;
+	}
+	if (fuse_parse_cmdline(&args, &d.cmd) != 0) {
+		status = usage_failure("invalid arguments");
+		goto out;
+	}
+	if (!d.opt.pack || !d.cmd.mountpoint) {
+		status = usage_failure("missing %s", d.opt.pack ? "MOUNTPOINT"
+								 : "PACK and MOUNTPOINT");
+		goto out;
+	}
+
+	/*
+	 * The session first: it rejects unknown options, and that should not
+	 * wait for a full digest of a large pack.
+	 */
+	d.pack_real = realpath(d.opt.pack, NULL);
+	if (!add_mount_options(&d, &args)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		status = EXIT_IO;
+		goto out;
+	}
+	se = fuse_session_new(&args, &mp_fs_ops, sizeof mp_fs_ops, &d.fs);
+	if (!se) {
+		/* libfuse said which option it did not know */
+		status = usage_failure("invalid FUSE options");
+		goto out;
+	}
+	status = open_pack(&d);
+	if (status == 0)
+		status = prepare_fs(&d);
+	if (status != 0)
+		goto out_session;
+	if (fuse_set_signal_handlers(se) != 0) {
+		status = EXIT_IO;
+		goto out_session;
+	}
+	if (fuse_session_mount(se, d.cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d.opt.pack,
+			d.cmd.mountpoint);
+		status = EXIT_IO;
+		goto out_signals;
+	}
+	if (d.fs.readahead &&
+	    !set_readahead(d.cmd.mountpoint, d.opt.readahead_kb, why, sizeof why))
+		fprintf(stderr, PROG ": warning: cannot set the read-ahead window of %s "
+			"to %u KiB (%s); reads arrive in 128 KiB requests\n",
+			d.cmd.mountpoint, d.opt.readahead_kb, why);
+	if (fuse_daemonize(d.cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	if (run_loop(&d, se) < 0)
+		status = EXIT_IO;
+
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+out_session:
+	fuse_session_destroy(se);
+out:
+	daemon_free(&d);
+	fuse_opt_free_args(&args);
+	return status;
+}
