@@ -1,0 +1,306 @@
+#!/usr/bin/env python3
+"""mount_check.py - the checks of tests/mount.test that need system calls
+the shell does not have: mmap, O_DIRECT with aligned buffers, concurrent
+readers, and NFS-style file handles (name_to_handle_at / open_by_handle_at).
+
+Each subcommand prints one line per failure and exits 1 if anything failed,
+0 otherwise.  Reference bytes always come from files written by
+`moepack cat`, never from the mount itself.
+
+  mmap FILE REF             MAP_SHARED and MAP_PRIVATE views equal REF
+  odirect FILE REF          O_DIRECT reads (whole, chunked, 4 threads) equal
+                            REF; reads at and past EOF return 0 bytes
+  concurrent SECONDS FILE REF [FILE REF...]
+                            8 threads read random ranges and compare
+  eio FILE OFFSET           an O_DIRECT read at OFFSET fails with EIO
+  rofs FILE                 opening FILE for writing fails with EROFS
+  blksize FILE N            st_blksize of FILE is N
+  handle-save PATH OUT      write PATH's file handle to OUT (hex)
+  handle-open MOUNT IN KIND REF|NAMES
+                            open the saved handle under MOUNT: KIND "file"
+                            compares the bytes with REF, KIND "dir"
+                            compares the listing with NAMES (comma list)
+  handle-stale MOUNT IN     opening the saved handle fails with ESTALE
+"""
+import ctypes
+import errno
+import mmap
+import os
+import random
+import sys
+import threading
+import time
+
+failures = []
+
+
+def fail(msg):
+    failures.append(msg)
+    print("mount_check: " + msg)
+
+
+def read_ref(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def check_mmap(path, ref_path):
+    ref = read_ref(ref_path)
+    with open(path, "rb") as f:
+        for name, flags, prot in (
+            ("MAP_SHARED", mmap.MAP_SHARED, mmap.PROT_READ),
+            ("MAP_PRIVATE", mmap.MAP_PRIVATE, mmap.PROT_READ),
+        ):
+            m = mmap.mmap(f.fileno(), 0, flags=flags, prot=prot)
+            if len(m) != len(ref):
+                fail("%s %s: %d bytes mapped, expected %d" % (name, path, len(m), len(ref)))
+            elif m[:] != ref:
+                fail("%s %s: bytes differ from the reference" % (name, path))
+            # touch pages out of order too: faults in the middle first
+            for off in range(len(ref) - 1, -1, -65536):
+                if m[off] != ref[off]:
+                    fail("%s %s: byte %d differs" % (name, path, off))
+                    break
+            m.close()
+        # a private writable copy may change; the file must not
+        m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_PRIVATE,
+                      prot=mmap.PROT_READ | mmap.PROT_WRITE)
+        m[0:4] = b"\xde\xad\xbe\xef"
+        m.close()
+        m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+        if m[0:4] != ref[0:4]:
+            fail("MAP_PRIVATE write leaked into %s" % path)
+        m.close()
+
+
+def aligned_buffer(size):
+    # anonymous mappings are page aligned, as O_DIRECT wants
+    return mmap.mmap(-1, size)
+
+
+def check_odirect(path, ref_path):
+    ref = read_ref(ref_path)
+    size = len(ref)
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        buf = aligned_buffer(max(size, 4096) + (1 << 20))
+        n = os.preadv(fd, [buf], 0)
+        if n != size or buf[:n] != ref:
+            fail("O_DIRECT whole read of %s: %d bytes, expected %d%s"
+                 % (path, n, size, "" if n != size else ", bytes differ"))
+        # 4 KiB-aligned chunks of 64 KiB
+        chunk = aligned_buffer(65536)
+        for off in range(0, size, 65536):
+            n = os.preadv(fd, [chunk], off)
+            want = ref[off:off + 65536]
+            if n != len(want) or chunk[:n] != want:
+                fail("O_DIRECT chunk at %d of %s differs" % (off, path))
+                break
+        for off in (size, size + 4096, size + (1 << 20)):
+            n = os.preadv(fd, [chunk], off)
+            if n != 0:
+                fail("O_DIRECT read at %d (EOF %d) of %s returned %d" % (off, size, path, n))
+        # the SGLang way: four concurrent slices of one object
+        quarter = (size // 4 + 4095) // 4096 * 4096
+        results = {}
+
+        def slice_reader(i):
+            b = aligned_buffer(quarter)
+            got = os.preadv(fd, [b], i * quarter)
+            results[i] = bytes(b[:got])
+
+        threads = [threading.Thread(target=slice_reader, args=(i,)) for i in range(4)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        joined = b"".join(results[i] for i in range(4))
+        if joined != ref:
+            fail("concurrent O_DIRECT slices of %s differ" % path)
+    finally:
+        os.close(fd)
+
+
+def check_concurrent(seconds, pairs):
+    refs = [(p, read_ref(r)) for p, r in pairs]
+    deadline = time.monotonic() + seconds
+    lock = threading.Lock()
+    counts = [0]
+
+    def reader(seed):
+        rnd = random.Random(seed)
+        fds = {p: os.open(p, os.O_RDONLY) for p, _ in refs}
+        try:
+            while time.monotonic() < deadline:
+                p, ref = rnd.choice(refs)
+                off = rnd.randrange(0, len(ref))
+                length = rnd.randrange(1, 1 << 20)
+                got = os.pread(fds[p], length, off)
+                if got != ref[off:off + length]:
+                    with lock:
+                        fail("concurrent read of %s at %d+%d differs" % (p, off, length))
+                    return
+                with lock:
+                    counts[0] += 1
+        finally:
+            for fd in fds.values():
+                os.close(fd)
+
+    threads = [threading.Thread(target=reader, args=(i,)) for i in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    if counts[0] == 0:
+        fail("no concurrent read completed")
+
+
+def check_eio(path, offset):
+    fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
+    try:
+        buf = aligned_buffer(65536)
+        try:
+            n = os.preadv(fd, [buf], offset)
+            fail("O_DIRECT read at %d of %s returned %d bytes, expected EIO" % (offset, path, n))
+        except OSError as e:
+            if e.errno != errno.EIO:
+                fail("read at %d of %s: %s, expected EIO" % (offset, path, e))
+    finally:
+        os.close(fd)
+
+
+def check_rofs(path):
+    for flags in (os.O_WRONLY, os.O_RDWR, os.O_RDONLY | os.O_TRUNC,
+                  os.O_WRONLY | os.O_APPEND):
+        try:
+            fd = os.open(path, flags)
+            os.close(fd)
+            fail("open(%s, %#o) succeeded" % (path, flags))
+        except OSError as e:
+            if e.errno != errno.EROFS:
+                fail("open(%s, %#o): %s, expected EROFS" % (path, flags, e))
+
+
+def check_blksize(path, want):
+    got = os.stat(path).st_blksize
+    if got != want:
+        fail("st_blksize of %s is %d, expected %d" % (path, got, want))
+
+
+# ---- file handles (what an NFS server keeps) ---------------------------------
+
+AT_FDCWD = -100
+MAX_HANDLE_SZ = 128
+
+
+class FileHandle(ctypes.Structure):
+    _fields_ = [("handle_bytes", ctypes.c_uint),
+                ("handle_type", ctypes.c_int),
+                ("f_handle", ctypes.c_ubyte * MAX_HANDLE_SZ)]
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+
+
+def handle_save(path, out):
+    fh = FileHandle()
+    fh.handle_bytes = MAX_HANDLE_SZ
+    mount_id = ctypes.c_int()
+    if libc.name_to_handle_at(AT_FDCWD, path.encode(), ctypes.byref(fh),
+                              ctypes.byref(mount_id), 0) != 0:
+        e = ctypes.get_errno()
+        fail("name_to_handle_at(%s): %s" % (path, os.strerror(e)))
+        return
+    raw = bytes(fh.f_handle[:fh.handle_bytes])
+    with open(out, "w") as f:
+        f.write("%d %s\n" % (fh.handle_type, raw.hex()))
+
+
+def handle_load(path):
+    with open(path) as f:
+        kind, data = f.read().split()
+    raw = bytes.fromhex(data)
+    fh = FileHandle()
+    fh.handle_bytes = len(raw)
+    fh.handle_type = int(kind)
+    ctypes.memmove(fh.f_handle, raw, len(raw))
+    return fh
+
+
+def handle_open(mount, saved, flags):
+    fh = handle_load(saved)
+    mfd = os.open(mount, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fd = libc.open_by_handle_at(mfd, ctypes.byref(fh), flags)
+        return fd, ctypes.get_errno()
+    finally:
+        os.close(mfd)
+
+
+def check_handle_open(mount, saved, kind, expect):
+    flags = os.O_RDONLY | (os.O_DIRECTORY if kind == "dir" else 0)
+    fd, err = handle_open(mount, saved, flags)
+    if fd < 0:
+        fail("open_by_handle_at(%s) under %s: %s" % (saved, mount, os.strerror(err)))
+        return
+    try:
+        if kind == "dir":
+            got = sorted(os.listdir(fd))
+            want = sorted(expect.split(","))
+            if got != want:
+                fail("directory by handle lists %s, expected %s" % (got, want))
+        else:
+            ref = read_ref(expect)
+            data = b""
+            while True:
+                chunk = os.read(fd, 1 << 20)
+                if not chunk:
+                    break
+                data += chunk
+            if data != ref:
+                fail("file by handle: %d bytes, differ from %s" % (len(data), expect))
+    finally:
+        os.close(fd)
+
+
+def check_handle_stale(mount, saved):
+    fd, err = handle_open(mount, saved, os.O_RDONLY)
+    if fd >= 0:
+        os.close(fd)
+        fail("open_by_handle_at(%s) succeeded on another pack" % saved)
+    elif err != errno.ESTALE:
+        fail("open_by_handle_at(%s): %s, expected ESTALE" % (saved, os.strerror(err)))
+
+
+def main(argv):
+    if len(argv) < 2:
+        print(__doc__)
+        return 2
+    cmd, args = argv[1], argv[2:]
+    if cmd == "mmap":
+        check_mmap(*args)
+    elif cmd == "odirect":
+        check_odirect(*args)
+    elif cmd == "concurrent":
+        rest = args[1:]
+        check_concurrent(float(args[0]), list(zip(rest[0::2], rest[1::2])))
+    elif cmd == "eio":
+        check_eio(args[0], int(args[1]))
+    elif cmd == "rofs":
+        check_rofs(args[0])
+    elif cmd == "blksize":
+        check_blksize(args[0], int(args[1]))
+    elif cmd == "handle-save":
+        handle_save(*args)
+    elif cmd == "handle-open":
+        check_handle_open(*args)
+    elif cmd == "handle-stale":
+        check_handle_stale(*args)
+    else:
+        print("mount_check: unknown check %s" % cmd)
+        return 2
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
