@@ -68,7 +68,8 @@ enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
 			      json_t **root, struct mp_error *err)
 {
 	json_error_t je;
-	*root = json_loadb(raw, len, JSON_REJECT_DUPLICATES, &je);
+	*root = json_loadb(raw, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	/* JSON_DECODE_ANY: a scalar top level is a type error, not a syntax one. */
 	if (!*root)
 		return mp_fail(err, MP_E_MANIFEST_JSON,
 			       "manifest is not valid JSON: %s:%d:%d: %s", path, je.line,
@@ -478,14 +479,15 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 
 	if ((rc = get_object(root, "model", &v, err)) ||
 	    (rc = get_uint(root, "model.num_hidden_layers", 1, &m->num_hidden_layers, err)) ||
-	    (rc = get_uint(root, "model.num_experts", 1, &m->num_experts, err)) ||
-	    (rc = get_uint(root, "model.num_experts_per_token", 0, &m->top_k, err)))
+	    (rc = get_uint(root, "model.num_experts", 1, &m->num_experts, err)))
 		return rc;
 	if (m->num_experts > MP_MAX_EXPERTS)
 		return mp_fail(err, MP_E_MANIFEST_VALUE,
 			       "manifest value is out of range: model.num_experts is %llu, "
 			       "must be at most %u",
 			       (unsigned long long)m->num_experts, MP_MAX_EXPERTS);
+	if ((rc = get_uint(root, "model.num_experts_per_token", 0, &m->top_k, err)))
+		return rc;
 	if (m->top_k != MP_TOP_K)
 		return mp_fail(err, MP_E_TOP_K,
 			       "top-k must be 16: model.num_experts_per_token is %llu",
