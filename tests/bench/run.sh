@@ -100,13 +100,16 @@ rb() {
 	RB_OUT=$("$READBENCH" "$@") || die "readbench $* failed"
 }
 
-# sample KEY: keep KEY of the last readbench line; take_median: their median.
+# sample SET [KEY]: keep KEY (MBps) of the last readbench line in sample set
+# SET; take_median SET: MEDIAN of the set, which starts over.  FUSE and
+# native runs of a row alternate, so that load from elsewhere on the machine
+# hits both sides alike.
 sample() {
-	kv "$1" "$RB_OUT" >>"$SAMPLES"
+	kv "${2:-MBps}" "$RB_OUT" >>"$SAMPLES.$1"
 }
 take_median() {
-	MEDIAN=$(median <"$SAMPLES") || die "no samples"
-	: >"$SAMPLES"
+	MEDIAN=$(median <"$SAMPLES.$1") || die "no samples in $1"
+	rm -f "$SAMPLES.$1"
 }
 
 # kv KEY LINE: the value of KEY in a readbench line.
@@ -215,14 +218,6 @@ EOF
 	unmount "$2"
 }
 
-# rb3 MODE ARGS...: MEDIAN of the MB/s of 3 runs.
-rb3() {
-	for _ in 1 2 3; do
-		rb "$@"
-		sample MBps
-	done
-	take_median
-}
 
 # The bdi readahead a FUSE mount ended up with (what the kernel asks for).
 mount_readahead() {
@@ -233,7 +228,8 @@ mount_readahead() {
 mkdir -p "$BENCH_DIR"
 : >"$ROWS"
 : >"$NOTES"
-: >"$SAMPLES"
+rm -f "$SAMPLES".*
+echo "load average at start: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
 START=$(date +%s)
 
 #
@@ -277,29 +273,37 @@ fi
 
 if want_row 3 || want_row 4; then
 	warm "$DENSE"
-	rb3 seq "$L.roles.native"
-	native=$MEDIAN
-	# A fresh mount per pass: FUSE's page cache is empty each time.
-	for _ in 1 2 3; do
+	# A fresh mount per FUSE pass: its page cache is empty each time.
+	for i in 1 2 3; do
+		rb seq "$L.roles.native"
+		sample native
 		mount_pack "$DENSE" "$MNT_DENSE"
 		rb seq "$L.roles.fuse"
-		sample MBps
-		unmount "$MNT_DENSE"
+		sample first
+		[ "$i" = 3 ] || unmount "$MNT_DENSE"
 	done
-	take_median
-	first=$MEDIAN
+	take_median native
+	native=$MEDIAN
+	take_median first
 	if want_row 3; then
 		ratio_row "3. seq 1 MiB reads of role files, first read (fresh mount)" \
-			"$first" "$native" 0.25
+			"$MEDIAN" "$native" 0.25
 	fi
 	if want_row 4; then
-		mount_pack "$DENSE" "$MNT_DENSE"
-		rb seq "$L.roles.fuse"
 		echo "seq: FUSE bdi read_ahead_kb=$(mount_readahead "$MNT_DENSE")" >>"$NOTES"
-		rb3 seq "$L.roles.fuse"
-		unmount "$MNT_DENSE"
+		# The last mount's cache is full: re-read it.
+		for _ in 1 2 3; do
+			rb seq "$L.roles.fuse"
+			sample again
+			rb seq "$L.roles.native"
+			sample native
+		done
+		take_median native
+		native=$MEDIAN
+		take_median again
 		ratio_row "4. seq 1 MiB re-read, FUSE page cache kept" "$MEDIAN" "$native" 0.8
 	fi
+	unmount "$MNT_DENSE"
 fi
 
 if want_row 5; then
@@ -309,9 +313,15 @@ if want_row 5; then
 	mount_pack "$DENSE" "$MNT_DENSE"
 	for t in 2 4; do
 		n=$((total / t))
-		rb3 odirect -d -t "$t" -n "$n" -s "$SEED" "$L.objects.fuse"
+		for _ in 1 2 3; do
+			rb odirect -d -t "$t" -n "$n" -s "$SEED" "$L.objects.fuse"
+			sample fuse
+			rb odirect -t "$t" -n "$n" -s "$SEED" "$L.objects.native"
+			sample native
+		done
+		take_median fuse
 		fuse=$MEDIAN
-		rb3 odirect -t "$t" -n "$n" -s "$SEED" "$L.objects.native"
+		take_median native
 		ratio_row "5. O_DIRECT, 12 MiB objects as 4x3 MiB preads, $t readers (native buffered)" \
 			"$fuse" "$MEDIAN" 0.5
 	done
@@ -327,35 +337,38 @@ if want_row 6; then
 	warm "$DENSE"
 	sums=$BENCH_DIR/mmap-sums
 	: >"$sums"
-	for _ in 1 2 3; do
-		rb mmap "$L.roles.native"
-		echo "native $(kv sum "$RB_OUT")" >>"$sums"
-		sample MBps
-	done
-	take_median
-	native=$MEDIAN
 	# Pass 1 on a fresh mount each time; the last mount stays for pass 2.
 	for i in 1 2 3; do
+		rb mmap "$L.roles.native"
+		echo "native $(kv sum "$RB_OUT")" >>"$sums"
+		sample native
 		mount_pack "$DENSE" "$MNT_DENSE"
 		rb mmap "$L.roles.fuse"
 		echo "fuse-first $(kv sum "$RB_OUT")" >>"$sums"
-		sample MBps
+		sample first
 		[ "$i" = 3 ] || unmount "$MNT_DENSE"
 	done
-	take_median
-	first=$MEDIAN
 	for _ in 1 2 3; do
 		rb mmap "$L.roles.fuse"
 		echo "fuse-cached $(kv sum "$RB_OUT")" >>"$sums"
-		sample MBps
+		sample again
+		rb mmap "$L.roles.native"
+		echo "native $(kv sum "$RB_OUT")" >>"$sums"
+		sample native2
 	done
-	take_median
-	again=$MEDIAN
 	unmount "$MNT_DENSE"
+	take_median native
+	native=$MEDIAN
+	take_median first
+	first=$MEDIAN
+	take_median native2
+	native2=$MEDIAN
+	take_median again
+	again=$MEDIAN
 	ratio_row "6. mmap role files, sum every word, first touch (fresh mount)" \
 		"$first" "$native" 0.25
 	ratio_row "6. mmap, pages already in FUSE page cache (second pass)" \
-		"$again" "$native" 0.45
+		"$again" "$native2" 0.45
 	if [ "$(cut -d' ' -f2 "$sums" | sort -u | wc -l)" != 1 ]; then
 		say "FUSE and native word sums differ:"
 		sort "$sums" | uniq -c >&2
@@ -379,6 +392,7 @@ if want_row 7; then
 	: >"$found"
 	: >"$rss"
 	slow_find=no
+	warm_find=
 	for _ in 1 2 3; do
 		unmount "$MNT_K3"
 		mkdir -p "$MNT_K3"
@@ -396,6 +410,11 @@ if want_row 7; then
 			slow_find=$(awk -v s="$seconds" 'BEGIN { print (s > 10) ? "yes" : "no" }')
 			pid=$(daemon_pid "$MNT_K3") || die "no moepackfs process serves $MNT_K3"
 			awk '/^VmHWM:/ { print $2 }' "/proc/$pid/status" >>"$rss"
+			if [ -z "$warm_find" ]; then
+				# For scale: the same walk with the kernel's dentries cached.
+				rb run -n 1 -- find "$MNT_K3/layers"
+				warm_find=$(kv median_seconds "$RB_OUT")
+			fi
 		fi
 		unmount "$MNT_K3"
 	done
@@ -407,13 +426,15 @@ if want_row 7; then
 		"$(calc "$(median <"$found")" 2)" s 3 "-"
 	limit_row "7. K3 sparse: daemon peak RSS (VmHWM) after find, max of $finds" \
 		"$(calc "$(sort -n "$rss" | tail -n1) / 1024" 1)" MB 64 "-"
+	echo "find: a second find on the same mount (dentries cached) took $(calc "$warm_find" 2) s" \
+		>>"$NOTES"
 	if [ "$count" != "$K3_ENTRIES" ]; then
 		row "7. K3 tree entry count" "$count" "-" "-" "= $K3_ENTRIES" "FAIL"
 		FAILED=1
 	fi
 	rm -f "$ready" "$found" "$rss"
 fi
-rm -f "$SAMPLES"
+echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
 
 #
 # The table, for the terminal and for the README.
