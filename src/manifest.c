@@ -27,11 +27,16 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 	if (fd < 0)
 		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
 			       strerror(errno));
-	if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+	if (fstat(fd, &st) < 0) {
 		int e = errno;
 		close(fd);
 		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
-			       S_ISDIR(st.st_mode) ? "is a directory" : strerror(e));
+			       strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
+			       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	}
 	if ((uint64_t)st.st_size > MP_MANIFEST_MAX) {
 		close(fd);

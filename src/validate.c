@@ -338,12 +338,19 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 	enum mp_err rc;
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
 
-	if (fd < 0 || fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
-		int e = fd < 0 ? errno : S_ISDIR(st.st_mode) ? EISDIR : errno;
-		if (fd >= 0)
-			close(fd);
+	if (fd < 0)
+		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+			       strerror(errno));
+	if (fstat(fd, &st) < 0) {
+		int e = errno;
+		close(fd);
 		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
 			       strerror(e));
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+			       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
 	}
 	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, d, err);
 	close(fd);
