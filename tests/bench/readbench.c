@@ -220,8 +220,8 @@ static int pread_full(int fd, void *buf, uint64_t len, uint64_t offset, const ch
 			return fail(err, "pread %s at %" PRIu64 ": %s", path, offset + done,
 				    strerror(errno));
 		if (n == 0)
-			return fail(err, "short read: %s ends at %" PRIu64 ", range wants %" PRIu64,
-				    path, offset + done, offset + len);
+			return fail(err, "short read: %s ends at %" PRIu64 ", before its range does",
+				    path, offset + done);
 		done += (uint64_t)n;
 	}
 	return 0;
@@ -377,43 +377,12 @@ static void *od_worker(void *arg)
 	return NULL;
 }
 
-static int cmp_index_by_path(const void *a, const void *b, void *ranges)
+static int cmp_range_path(const void *a, const void *b)
 {
-	const struct range *r = ranges;
+	const struct range *x = *(const struct range *const *)a;
+	const struct range *y = *(const struct range *const *)b;
 
-	return strcmp(r[*(const size_t *)a].path, r[*(const size_t *)b].path);
-}
-
-/* qsort_r is a GNU extension; a plain insertion-friendly merge keeps C11. */
-static void sort_indices(size_t *idx, size_t count, const struct range *ranges)
-{
-	if (count < 2)
-		return;
-	size_t half = count / 2;
-	sort_indices(idx, half, ranges);
-	sort_indices(idx + half, count - half, ranges);
-	size_t *merged = malloc(count * sizeof(*merged));
-	if (merged == NULL) {
-		/* Fall back to insertion sort: slow but still correct. */
-		for (size_t i = 1; i < count; i++)
-			for (size_t j = i; j > 0 &&
-			     cmp_index_by_path(&idx[j - 1], &idx[j], (void *)ranges) > 0; j--) {
-				size_t tmp = idx[j];
-				idx[j] = idx[j - 1];
-				idx[j - 1] = tmp;
-			}
-		return;
-	}
-	size_t a = 0, b = half, m = 0;
-	while (a < half && b < count)
-		merged[m++] = cmp_index_by_path(&idx[a], &idx[b], (void *)ranges) <= 0 ?
-			idx[a++] : idx[b++];
-	while (a < half)
-		merged[m++] = idx[a++];
-	while (b < count)
-		merged[m++] = idx[b++];
-	memcpy(idx, merged, count * sizeof(*idx));
-	free(merged);
+	return strcmp(x->path, y->path);
 }
 
 /*
@@ -438,37 +407,38 @@ static void close_all(struct fd_table *fds)
 static int open_all(const struct range_list *list, int flags, struct fd_table *fds,
 		    struct rb_error *err)
 {
-	size_t *idx = malloc(list->count * sizeof(*idx));
+	const struct range **by_path = malloc(list->count * sizeof(*by_path));
 
 	fds->by_range = malloc(list->count * sizeof(*fds->by_range));
 	fds->unique = malloc(list->count * sizeof(*fds->unique));
 	fds->nunique = 0;
-	if (idx == NULL || fds->by_range == NULL || fds->unique == NULL) {
-		free(idx);
+	if (by_path == NULL || fds->by_range == NULL || fds->unique == NULL) {
+		free(by_path);
 		close_all(fds);
 		return fail(err, "out of memory");
 	}
 	for (size_t i = 0; i < list->count; i++)
-		idx[i] = i;
-	sort_indices(idx, list->count, list->ranges);
+		by_path[i] = &list->ranges[i];
+	qsort(by_path, list->count, sizeof(*by_path), cmp_range_path);
 	for (size_t k = 0; k < list->count; k++) {
-		const struct range *r = &list->ranges[idx[k]];
-		if (k > 0 && strcmp(r->path, list->ranges[idx[k - 1]].path) == 0) {
-			fds->by_range[idx[k]] = fds->by_range[idx[k - 1]];
+		const struct range *r = by_path[k];
+		size_t i = (size_t)(r - list->ranges);
+		if (k > 0 && strcmp(r->path, by_path[k - 1]->path) == 0) {
+			fds->by_range[i] = fds->by_range[by_path[k - 1] - list->ranges];
 			continue;
 		}
 		int fd = open(r->path, flags | O_CLOEXEC);
 		if (fd < 0) {
 			fail(err, "cannot open %s%s: %s", r->path,
 			     (flags & O_DIRECT) ? " with O_DIRECT" : "", strerror(errno));
-			free(idx);
+			free(by_path);
 			close_all(fds);
 			return -1;
 		}
-		fds->by_range[idx[k]] = fd;
+		fds->by_range[i] = fd;
 		fds->unique[fds->nunique++] = fd;
 	}
-	free(idx);
+	free(by_path);
 	return 0;
 }
 
