@@ -14,6 +14,10 @@
  * malloc'd buffer.  So moepackfs.c caps requests (max_write, which sets the
  * kernel's max_pages) at what fits the pipe limit: 1008 KiB by default.
  *
+ * Replies under two pages (a lone page fault, a 4 KiB O_DIRECT read) are
+ * never spliced by libfuse; those are pread() into a stack buffer instead
+ * of libfuse's malloc'd bounce buffer.  status.json counts both kinds.
+ *
  * Splice rather than replies from an mmap of the pack: the fd path never
  * touches payload pages in the daemon, so a pack that shrinks while mounted
  * can never raise SIGBUS here (splice past EOF just returns short), and the
@@ -154,8 +158,8 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	/* Nothing ever changes, so there is nothing to invalidate. */
 	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
 
-	fs->export_support = !!(conn->want & FUSE_CAP_EXPORT_SUPPORT);
-	fs->splice_write = !!(conn->want & FUSE_CAP_SPLICE_WRITE);
+	fs->status.export_support = !!(conn->want & FUSE_CAP_EXPORT_SUPPORT);
+	fs->status.splice_write = !!(conn->want & FUSE_CAP_SPLICE_WRITE);
 	fs->no_opendir = !!(conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT);
 
 	if (fs->max_request)
@@ -400,6 +404,38 @@ static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t si
 	fuse_reply_buf(req, data + off, size);
 }
 
+/* libfuse copies replies under two pages instead of splicing them. */
+#define SPLICE_MIN (2 * MP_PAGE)
+
+/*
+ * A small read (one page, a page fault without read-ahead): through a
+ * stack buffer, sparing libfuse's malloc'd bounce buffer.  Without
+ * SPLICE_WRITE (an old kernel) larger reads come here too, in pieces.
+ */
+static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+{
+	char small[SPLICE_MIN];
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	ssize_t n;
+
+	mp_stats_count_reply(&fs->stats, false);
+	if (size <= sizeof small) {
+		n = pread(fs->pack->fd, small, size, (off_t)pos);
+		if (n < 0) {
+			mp_stats_count_error(&fs->stats);
+			fuse_reply_err(req, EIO);
+			return;
+		}
+		fuse_reply_buf(req, small, (size_t)n);
+		return;
+	}
+	bv.buf[0].size = size;
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].pos = (off_t)pos;
+	fuse_reply_data(req, &bv, FUSE_BUF_NO_SPLICE);
+}
+
 /*
  * Reply with bytes [off, off + size) of a file that is the pack range
  * [start, start + len), by splice from the pack's fd (see the top of this
@@ -435,6 +471,11 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	else
 		mp_stats_count_object(&fs->stats, n->object, size);
 
+	if (size < SPLICE_MIN || !fs->status.splice_write) {
+		reply_copy(req, fs, pos, size);
+		return;
+	}
+	mp_stats_count_reply(&fs->stats, true);
 	bv.buf[0].size = size;
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
 	bv.buf[0].fd = fs->pack->fd;

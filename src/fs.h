@@ -40,8 +40,6 @@ struct mp_fs {
 	unsigned max_request;          /* largest read request, bytes */
 	unsigned readahead;            /* max_readahead for init, 0: leave */
 	unsigned max_read;             /* -o max_read=N as given, 0: none */
-	int export_support;            /* set by init: FUSE_CAP_EXPORT_SUPPORT */
-	int splice_write;              /* set by init: FUSE_CAP_SPLICE_WRITE */
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
 };
 

@@ -38,6 +38,7 @@ enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 #define CACHE_TIMEOUT (30.0 * 86400.0)
 #define HOTTEST_EXPERTS 16
 #define MAX_REQUEST (1u << 20)
+#define MIN_REQUEST (128u << 10)
 
 static const char usage_text[] =
 	"Usage: " PROG " [OPTIONS] PACK MOUNTPOINT\n"
@@ -333,33 +334,29 @@ static int exit_status(enum mp_err code)
 }
 
 /*
- * Largest read request that libfuse can still answer by splice: it grows
- * its pipe to the reply plus three pages and falls back to copying when
- * fs.pipe-max-size forbids that.  At most 1 MiB (the kernel's default
- * request limit), at least 128 KiB.
+ * Largest read request that libfuse can still answer by splice.  It
+ * vmsplices the 16-byte reply header and splices the payload into one pipe,
+ * which it grows to the reply plus three pages; when the kernel refuses
+ * (fs.pipe-max-size, 1 MiB by default, or the per-user pipe limits) it
+ * silently copies instead.  So try exactly that on a pipe of our own, from
+ * 1 MiB (the kernel's request limit) down: 1008 KiB with the defaults.
  */
 static unsigned splice_request_size(void)
 {
 	long page = sysconf(_SC_PAGESIZE);
-	unsigned long pipe_max = 1u << 20;
-	unsigned long cap;
-	char buf[32];
-	FILE *f;
+	unsigned size = MAX_REQUEST;
+	int fds[2];
 
 	if (page <= 0)
 		page = 4096;
-	f = fopen("/proc/sys/fs/pipe-max-size", "r");
-	if (f) {
-		if (fgets(buf, sizeof buf, f))
-			pipe_max = strtoul(buf, NULL, 10);
-		fclose(f);
-	}
-	if (pipe_max < 4 * (unsigned long)page + (128u << 10))
-		return 128u << 10;
-	/* the reply header is 16 bytes; it needs its own pipe page too */
-	cap = (pipe_max - 3 * (unsigned long)page - 16) / (unsigned long)page *
-	      (unsigned long)page;
-	return cap > MAX_REQUEST ? MAX_REQUEST : (unsigned)cap;
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return MIN_REQUEST;
+	for (; size > MIN_REQUEST; size -= (unsigned)page)
+		if (fcntl(fds[0], F_SETPIPE_SZ, size + 3 * (unsigned)page + 16) >= 0)
+			break;
+	close(fds[0]);
+	close(fds[1]);
+	return size;
 }
 
 /* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
@@ -597,6 +594,9 @@ static int prepare_fs(struct daemon *d)
 	fs->timeout = CACHE_TIMEOUT;
 	fs->max_request = splice_request_size();
 	fs->max_read = d->opt.max_read;
+	/* the kernel sends no more than max_read either */
+	if (fs->max_read && fs->max_read < fs->max_request)
+		fs->max_request = fs->max_read / MP_PAGE * MP_PAGE;
 	if (!d->opt.readahead_given)
 		d->opt.readahead_kb = fs->max_request / 1024;
 	fs->readahead = d->opt.readahead_kb * 1024u;
@@ -618,6 +618,8 @@ static int prepare_fs(struct daemon *d)
 							       : MP_MAX_WARNINGS,
 		.warnings = pack->warnings,
 		.hottest = HOTTEST_EXPERTS,
+		.max_request = fs->max_request,
+		.readahead_kb = d->opt.readahead_kb,
 	};
 	return 0;
 }

@@ -66,6 +66,12 @@ void mp_stats_count_error(struct mp_stats *stats)
 	atomic_fetch_add_explicit(&stats->read_errors, 1, memory_order_relaxed);
 }
 
+void mp_stats_count_reply(struct mp_stats *stats, bool spliced)
+{
+	atomic_fetch_add_explicit(spliced ? &stats->splice_replies : &stats->copy_replies,
+				  1, memory_order_relaxed);
+}
+
 void mp_iso8601_utc(time_t t, char *buf, size_t len)
 {
 	struct tm tm;
@@ -196,7 +202,7 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 	uint64_t reads = 0, bytes = 0;
 	bool ok = true;
 	json_t *root = json_object(), *warnings = json_array();
-	json_t *layers, *hottest, *totals = json_object();
+	json_t *layers, *hottest, *totals = json_object(), *fuse = json_object();
 	char *text;
 
 	*out = NULL;
@@ -207,7 +213,7 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 
 	layers = render_layers(stats, info, &reads, &bytes, &ok);
 	hottest = render_hottest(stats, info, &ok);
-	if (!root || !warnings || !totals)
+	if (!root || !warnings || !totals || !fuse)
 		ok = false;
 	for (unsigned i = 0; ok && i < info->nwarnings; i++)
 		append(warnings, jstr(info->warnings[i]), &ok);
@@ -229,7 +235,14 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 		put(totals, "pack_file_reads", jint(load(&stats->pack_reads)), &ok);
 		put(totals, "pack_file_bytes", jint(load(&stats->pack_bytes)), &ok);
 		put(totals, "read_errors", jint(load(&stats->read_errors)), &ok);
+		put(totals, "splice_replies", jint(load(&stats->splice_replies)), &ok);
+		put(totals, "copy_replies", jint(load(&stats->copy_replies)), &ok);
 		put(root, "counters", json_incref(totals), &ok);
+		put(fuse, "max_request", jint(info->max_request), &ok);
+		put(fuse, "readahead_kb", jint(info->readahead_kb), &ok);
+		put(fuse, "splice_write", json_boolean(info->splice_write), &ok);
+		put(fuse, "export_support", json_boolean(info->export_support), &ok);
+		put(root, "fuse", json_incref(fuse), &ok);
 		put(root, "layers", json_incref(layers), &ok);
 		put(root, "hottest_experts", json_incref(hottest), &ok);
 	}
@@ -237,6 +250,7 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 	json_decref(root);
 	json_decref(warnings);
 	json_decref(totals);
+	json_decref(fuse);
 	json_decref(layers);
 	json_decref(hottest);
 	if (!text)

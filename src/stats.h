@@ -27,6 +27,8 @@ struct mp_stats {
 	_Atomic uint64_t pack_reads;    /* reads of the whole-pack file */
 	_Atomic uint64_t pack_bytes;
 	_Atomic uint64_t read_errors;   /* reads answered with an error */
+	_Atomic uint64_t splice_replies; /* pack bytes handed over as an fd */
+	_Atomic uint64_t copy_replies;   /* small pack reads copied instead */
 };
 
 /* Allocate zeroed counters; MP_E_NOMEM on failure. */
@@ -40,6 +42,8 @@ void mp_stats_count_object(struct mp_stats *stats, uint64_t object, uint64_t byt
 void mp_stats_count_pack(struct mp_stats *stats, uint64_t bytes);
 /* One read answered with an error. */
 void mp_stats_count_error(struct mp_stats *stats);
+/* How a read of pack bytes was answered: spliced from the fd, or copied. */
+void mp_stats_count_reply(struct mp_stats *stats, bool spliced);
 
 /* The facts status.json reports besides the counters. */
 struct mp_status_info {
@@ -55,6 +59,11 @@ struct mp_status_info {
 	unsigned nwarnings;
 	const char (*warnings)[MP_MSG_MAX];
 	unsigned hottest;             /* how many hottest experts to list */
+	/* How the mount talks to the kernel (set when FUSE init is done). */
+	unsigned max_request;         /* largest read request, bytes */
+	unsigned readahead_kb;        /* read-ahead window asked for, 0: kernel's */
+	bool splice_write;            /* libfuse may splice replies */
+	bool export_support;          /* NFS export (lookup of ".") enabled */
 };
 
 #define MP_STATUS_HOTTEST_MAX 64

@@ -571,6 +571,12 @@ START_TEST(test_status_counts)
 	mp_stats_count_object(&s, 1 * 4 + 2, 1);            /* layer 6, expert 2 */
 	mp_stats_count_pack(&s, 1000);
 	mp_stats_count_error(&s);
+	mp_stats_count_reply(&s, true);
+	mp_stats_count_reply(&s, true);
+	mp_stats_count_reply(&s, false);
+	info.max_request = 1032192;
+	info.readahead_kb = 1008;
+	info.splice_write = true;
 
 	root = render(&s, &info);
 	layers = json_object_get(root, "layers");
@@ -600,6 +606,14 @@ START_TEST(test_status_counts)
 	ck_assert_int_eq(geti(counters, "pack_file_reads"), 1);
 	ck_assert_int_eq(geti(counters, "pack_file_bytes"), 1000);
 	ck_assert_int_eq(geti(counters, "read_errors"), 1);
+	ck_assert_int_eq(geti(counters, "splice_replies"), 2);
+	ck_assert_int_eq(geti(counters, "copy_replies"), 1);
+	ck_assert_int_eq(geti(json_object_get(root, "fuse"), "max_request"), 1032192);
+	ck_assert_int_eq(geti(json_object_get(root, "fuse"), "readahead_kb"), 1008);
+	ck_assert(json_is_true(json_object_get(json_object_get(root, "fuse"),
+						"splice_write")));
+	ck_assert(json_is_false(json_object_get(json_object_get(root, "fuse"),
+						 "export_support")));
 	json_decref(root);
 
 	/* asking for more than were read lists only the read ones */
