@@ -284,6 +284,16 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			struct fuse_entry_param e;
 
 			fill_entry(fs, child, &e);
+			/*
+			 * Files of an expert directory go without an entry
+			 * (nodeid 0: the kernel links nothing): `find` only
+			 * needs their names and types, and building four
+			 * inodes per expert was most of its kernel time.
+			 * Directories keep theirs, so that walking into them
+			 * costs no LOOKUP.
+			 */
+			if (dir.kind == MP_NODE_EXPERT && i >= 2)
+				e.ino = 0;
 			len = fuse_add_direntry_plus(req, buf + used, size - used,
 						     name, &e, (off_t)(i + 1));
 		} else {
