@@ -39,6 +39,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,11 +48,33 @@
 
 #define XATTR_PREFIX "user.moepack."
 
-/* The status.json snapshot an open file handle reads from. */
+/*
+ * The status.json snapshot an open file handle reads from.  Counted: the
+ * open holds one reference and every read one more until its reply call
+ * has returned.  The kernel sends RELEASE only after the last read's reply
+ * has arrived, but that can be before the replying thread is done with the
+ * buffer (AddressSanitizer checks a writev buffer after the call), and
+ * freeing it there would pull it from under that thread.
+ */
 struct status_snapshot {
+	atomic_uint refs;
 	char *text;
 	size_t len;
 };
+
+static struct status_snapshot *snapshot_get(struct status_snapshot *snap)
+{
+	atomic_fetch_add_explicit(&snap->refs, 1, memory_order_relaxed);
+	return snap;
+}
+
+static void snapshot_put(struct status_snapshot *snap)
+{
+	if (atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1) {
+		free(snap->text);
+		free(snap);
+	}
+}
 
 static struct mp_fs *fs_of(fuse_req_t req)
 {
@@ -376,24 +399,20 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, mp_err_errno(err.code));
 		return;
 	}
+	atomic_init(&snap->refs, 1);
 	fi->fh = (uint64_t)(uintptr_t)snap;
 	fi->direct_io = 1;
 	fi->keep_cache = 0;
-	if (fuse_reply_open(req, fi) != 0) {
-		/* the open was interrupted: release will never come */
-		free(snap->text);
-		free(snap);
-	}
+	if (fuse_reply_open(req, fi) != 0)
+		snapshot_put(snap); /* the open was interrupted: no release */
 }
 
 static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct status_snapshot *snap = (struct status_snapshot *)(uintptr_t)fi->fh;
 
-	if (ino == MP_INO_STATUS && snap) {
-		free(snap->text);
-		free(snap);
-	}
+	if (ino == MP_INO_STATUS && snap)
+		snapshot_put(snap);
 	fuse_reply_err(req, 0);
 }
 
@@ -498,7 +517,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct mp_fs *fs = fs_of(req);
-	const struct status_snapshot *snap;
+	struct status_snapshot *snap;
 	uint64_t start, len;
 	struct mp_node n;
 
@@ -516,12 +535,14 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			     off);
 		return;
 	case MP_NODE_STATUS:
-		snap = (const struct status_snapshot *)(uintptr_t)fi->fh;
+		snap = (struct status_snapshot *)(uintptr_t)fi->fh;
 		if (!snap) {
 			fuse_reply_err(req, EBADF);
 			return;
 		}
+		snapshot_get(snap);
 		reply_memory(req, snap->text, snap->len, size, off);
+		snapshot_put(snap);
 		return;
 	case MP_NODE_PACK:
 		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
