@@ -811,7 +811,8 @@ static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
 }
 
 /*
- * Not here on purpose: releasedir (nothing to release), flush and fsync (ENOSYS once, then the kernel stops asking), access
+ * Not here on purpose: releasedir (nothing to release), flush and fsync
+ * (ENOSYS once, then the kernel stops asking), access
  * (default_permissions makes the kernel check modes itself).
  */
 const struct fuse_lowlevel_ops mp_fs_ops = {

@@ -245,8 +245,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
 			return -1;
 		if (o->client_root[0] != '/')
-			usage_error(o, "-o client_root must be an absolute path, not '%s'",
-				    o->client_root);
+			usage_error(o, "-o client_root must be an absolute path, "
+				    "not '%s'", o->client_root);
 		return 0;
 	case KEY_VERIFY:
 		if (strcmp(value_of(arg), "full") == 0)
@@ -367,7 +367,8 @@ static void unescape_mountinfo(char *s)
 	for (; *s; s++) {
 		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
 		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 + (s[3] - '0'));
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+					(s[3] - '0'));
 			s += 3;
 		} else {
 			*out++ = *s;
@@ -394,7 +395,8 @@ static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
 		int n = 0;
 
 		/* id parent major:minor root mountpoint options [optional...] - type */
-		for (t = strtok_r(line, " \n", &save); t; t = strtok_r(NULL, " \n", &save)) {
+		for (t = strtok_r(line, " \n", &save); t;
+		     t = strtok_r(NULL, " \n", &save)) {
 			if (n < 5) {
 				fields[n++] = t;
 			} else if (strcmp(t, "-") == 0) {
@@ -428,7 +430,8 @@ static bool set_readahead(const char *mountpoint, unsigned kb, char *why, size_t
 	ssize_t n;
 
 	if (!find_mount_device(mountpoint, dev, sizeof dev)) {
-		snprintf(why, why_len, "%s not found in /proc/self/mountinfo", mountpoint);
+		snprintf(why, why_len, "%s not found in /proc/self/mountinfo",
+			 mountpoint);
 		return false;
 	}
 	snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
@@ -440,7 +443,8 @@ static bool set_readahead(const char *mountpoint, unsigned kb, char *why, size_t
 	len = snprintf(text, sizeof text, "%u\n", kb);
 	n = write(fd, text, (size_t)len);
 	if (n != len) {
-		snprintf(why, why_len, "%s: %s", path, n < 0 ? strerror(errno) : "short write");
+		snprintf(why, why_len, "%s: %s", path,
+			 n < 0 ? strerror(errno) : "short write");
 		close(fd);
 		return false;
 	}

@@ -65,7 +65,8 @@ static uint64_t walk(const struct mp_tree *t, const char *path)
 	uint64_t ino = MP_INO_ROOT;
 
 	snprintf(buf, sizeof buf, "%s", path);
-	for (char *c = strtok_r(buf, "/", &save); c && ino; c = strtok_r(NULL, "/", &save))
+	for (char *c = strtok_r(buf, "/", &save); c && ino;
+	     c = strtok_r(NULL, "/", &save))
 		ino = mp_tree_lookup(t, ino, c);
 	return ino;
 }
@@ -529,7 +530,8 @@ START_TEST(test_status_fresh)
 	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
 	root = render(&s, &info);
 	ck_assert_str_eq(json_string_value(json_object_get(root, "validation")), "ok");
-	ck_assert_str_eq(json_string_value(json_object_get(root, "index_sha256")), "ab12");
+	ck_assert_str_eq(json_string_value(json_object_get(root, "index_sha256")),
+			 "ab12");
 	ck_assert_str_eq(json_string_value(json_object_get(root, "mounted_at")),
 			 "2023-11-14T22:13:20Z");
 	ck_assert_str_eq(json_string_value(json_object_get(root, "generation")),
