@@ -49,6 +49,14 @@
 #define XATTR_PREFIX "user.moepack."
 
 /*
+ * status.json always has this size: the rendered report (about 10 KiB at
+ * Kimi K3 scale) padded with spaces, which JSON ignores.  A fixed, honest
+ * st_size lets readers that trust it (NFS clients, mmap, `head -c`) see the
+ * whole report, which a /proc-style size of 0 would not.
+ */
+#define STATUS_FILE_SIZE (64u << 10)
+
+/*
  * The status.json snapshot an open file handle reads from.  Counted: the
  * open holds one reference and every read one more until its reply call
  * has returned.  The kernel sends RELEASE only after the last read's reply
@@ -111,8 +119,7 @@ static uint64_t node_size(const struct mp_fs *fs, const struct mp_node *n)
 		payload_range(fs, n, &offset, &nbytes);
 		return nbytes;
 	default:
-		/* status.json is direct_io: readers read to EOF, not to st_size */
-		return 0;
+		return STATUS_FILE_SIZE;
 	}
 }
 
@@ -398,6 +405,19 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		free(snap);
 		fuse_reply_err(req, mp_err_errno(err.code));
 		return;
+	}
+	if (snap->len < STATUS_FILE_SIZE) {
+		char *padded = realloc(snap->text, STATUS_FILE_SIZE);
+		if (!padded) {
+			free(snap->text);
+			free(snap);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memset(padded + snap->len, ' ', STATUS_FILE_SIZE - snap->len);
+		padded[STATUS_FILE_SIZE - 1] = '\n';
+		snap->text = padded;
+		snap->len = STATUS_FILE_SIZE;
 	}
 	atomic_init(&snap->refs, 1);
 	fi->fh = (uint64_t)(uintptr_t)snap;
