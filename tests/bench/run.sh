@@ -79,8 +79,10 @@ cleanup() {
 	unmount "$MNT_DENSE"
 	unmount "$MNT_K3"
 	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
-		rm -f "$DENSE" "$DENSE.manifest.json" "$DENSE.args" \
-			"$K3" "$K3.manifest.json" "$K3.args"
+		# Only names this script makes: BENCH_DIR may be a shared directory.
+		rm -f "$DENSE" "$DENSE".* "$K3" "$K3".* "$BENCH_DIR"/dense.* \
+			"$ROWS" "$NOTES" "$SAMPLES".*
+		rmdir "$MNT_DENSE" "$MNT_K3" 2>/dev/null || :
 	fi
 }
 trap cleanup EXIT
