@@ -28,7 +28,8 @@
  * page cache.
  *
  * Everything else (manifests, status.json) is small and answered from
- * memory with fuse_reply_buf().  No operation allocates per inode; forget
+ * memory with fuse_reply_buf().  Files are never opened in the daemon
+ * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.  No operation allocates per inode; forget
  * is a no-op.  Every path ends in exactly one fuse_reply_*.
  */
 #include "config.h"
@@ -39,7 +40,6 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
-#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,34 +55,6 @@
  * whole report, which a /proc-style size of 0 would not.
  */
 #define STATUS_FILE_SIZE (64u << 10)
-
-/*
- * The status.json snapshot an open file handle reads from.  Counted: the
- * open holds one reference and every read one more until its reply call
- * has returned.  The kernel sends RELEASE only after the last read's reply
- * has arrived, but that can be before the replying thread is done with the
- * buffer (AddressSanitizer checks a writev buffer after the call), and
- * freeing it there would pull it from under that thread.
- */
-struct status_snapshot {
-	atomic_uint refs;
-	char *text;
-	size_t len;
-};
-
-static struct status_snapshot *snapshot_get(struct status_snapshot *snap)
-{
-	atomic_fetch_add_explicit(&snap->refs, 1, memory_order_relaxed);
-	return snap;
-}
-
-static void snapshot_put(struct status_snapshot *snap)
-{
-	if (atomic_fetch_sub_explicit(&snap->refs, 1, memory_order_acq_rel) == 1) {
-		free(snap->text);
-		free(snap);
-	}
-}
 
 static struct mp_fs *fs_of(fuse_req_t req)
 {
@@ -146,7 +118,21 @@ int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 	st->st_atim = fs->mtime;
 	st->st_mtim = fs->mtime;
 	st->st_ctim = fs->mtime;
+	/*
+	 * status.json changes with every read served: a new mtime on each
+	 * GETATTR makes the kernel (FUSE_CAP_AUTO_INVAL_DATA) drop its cached
+	 * pages, so every read() of it reaches the daemon and gets a fresh
+	 * report.
+	 */
+	if (n.kind == MP_NODE_STATUS)
+		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
 	return 0;
+}
+
+/* Everything is immutable but status.json, whose attributes say when it changed. */
+static double attr_timeout(const struct mp_fs *fs, fuse_ino_t ino)
+{
+	return ino == MP_INO_STATUS ? 0.0 : fs->timeout;
 }
 
 static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
@@ -156,7 +142,7 @@ static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
 	e->ino = ino;
 	/* the kernel wants 0 for the root (and warns otherwise) */
 	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.generation;
-	e->attr_timeout = fs->timeout;
+	e->attr_timeout = attr_timeout(fs, ino);
 	e->entry_timeout = fs->timeout;
 	mp_fs_stat(fs, ino, &e->attr);
 }
@@ -182,15 +168,27 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	 * requests less per directory for `find`) and caches listings itself.
 	 */
 	want(conn, FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/*
+	 * Likewise for files: an ENOSYS reply to OPEN makes the kernel stop
+	 * sending OPEN and RELEASE and keep every file's page cache
+	 * (FOPEN_KEEP_CACHE is its default then), which is what an immutable
+	 * pack wants: a re-read of a cached role file costs no request at all.
+	 */
+	want(conn, FUSE_CAP_NO_OPEN_SUPPORT);
 	/* Always READDIRPLUS: listing a directory also answers its lookups. */
 	want(conn, FUSE_CAP_READDIRPLUS);
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
-	/* Nothing ever changes, so there is nothing to invalidate. */
-	conn->want &= ~(unsigned)FUSE_CAP_AUTO_INVAL_DATA;
+	/*
+	 * Only status.json changes; its mtime moves with every GETATTR, which
+	 * with this makes the kernel drop its stale pages.  Pack files have
+	 * long attribute timeouts, so this costs them nothing.
+	 */
+	want(conn, FUSE_CAP_AUTO_INVAL_DATA);
 
 	fs->status.export_support = !!(conn->want & FUSE_CAP_EXPORT_SUPPORT);
 	fs->status.splice_write = !!(conn->want & FUSE_CAP_SPLICE_WRITE);
 	fs->no_opendir = !!(conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	fs->no_open = !!(conn->want & FUSE_CAP_NO_OPEN_SUPPORT);
 
 	if (fs->max_request)
 		conn->max_write = fs->max_request;
@@ -257,7 +255,7 @@ static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	fuse_reply_attr(req, &st, fs->timeout);
+	fuse_reply_attr(req, &st, attr_timeout(fs, ino));
 }
 
 static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
@@ -372,8 +370,6 @@ static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
 static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mp_fs *fs = fs_of(req);
-	struct status_snapshot *snap;
-	struct mp_error err;
 	struct mp_node n;
 
 	if (!mp_tree_node(&fs->tree, ino, &n)) {
@@ -388,52 +384,17 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		fuse_reply_err(req, EROFS);
 		return;
 	}
-	if (n.kind != MP_NODE_STATUS) {
-		/* The pack is immutable: cached pages stay valid across opens. */
+	/* See fs_init: no more OPEN or RELEASE requests after this one. */
+	if (fs->no_open) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	/* A kernel without no-open support: the same caching, stated per open. */
+	if (n.kind == MP_NODE_STATUS)
+		fi->direct_io = 1;
+	else
 		fi->keep_cache = 1;
-		fuse_reply_open(req, fi);
-		return;
-	}
-
-	/* status.json: one consistent snapshot per open, read to EOF. */
-	snap = calloc(1, sizeof *snap);
-	if (!snap) {
-		fuse_reply_err(req, ENOMEM);
-		return;
-	}
-	if (mp_stats_render(&fs->stats, &fs->status, &snap->text, &snap->len, &err)) {
-		free(snap);
-		fuse_reply_err(req, mp_err_errno(err.code));
-		return;
-	}
-	if (snap->len < STATUS_FILE_SIZE) {
-		char *padded = realloc(snap->text, STATUS_FILE_SIZE);
-		if (!padded) {
-			free(snap->text);
-			free(snap);
-			fuse_reply_err(req, ENOMEM);
-			return;
-		}
-		memset(padded + snap->len, ' ', STATUS_FILE_SIZE - snap->len);
-		padded[STATUS_FILE_SIZE - 1] = '\n';
-		snap->text = padded;
-		snap->len = STATUS_FILE_SIZE;
-	}
-	atomic_init(&snap->refs, 1);
-	fi->fh = (uint64_t)(uintptr_t)snap;
-	fi->direct_io = 1;
-	fi->keep_cache = 0;
-	if (fuse_reply_open(req, fi) != 0)
-		snapshot_put(snap); /* the open was interrupted: no release */
-}
-
-static void fs_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
-{
-	struct status_snapshot *snap = (struct status_snapshot *)(uintptr_t)fi->fh;
-
-	if (ino == MP_INO_STATUS && snap)
-		snapshot_put(snap);
-	fuse_reply_err(req, 0);
+	fuse_reply_open(req, fi);
 }
 
 /* Reply with bytes [off, off + size) of an in-memory file. */
@@ -452,6 +413,38 @@ static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t si
 		size = len - (size_t)off;
 	fuse_reply_buf(req, data + off, size);
 }
+
+/*
+ * status.json: rendered afresh for every read request and padded to its
+ * fixed size.  One request covers the whole 64 KiB file for readers that
+ * read it in one go (cat, json.load), so what they see is one report.
+ */
+static void reply_status(fuse_req_t req, struct mp_fs *fs, size_t size, off_t off)
+{
+	struct mp_error err;
+	char *text;
+	size_t len;
+
+	if (mp_stats_render(&fs->stats, &fs->status, &text, &len, &err)) {
+		fuse_reply_err(req, mp_err_errno(err.code));
+		return;
+	}
+	if (len < STATUS_FILE_SIZE) {
+		char *padded = realloc(text, STATUS_FILE_SIZE);
+		if (!padded) {
+			free(text);
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		memset(padded + len, ' ', STATUS_FILE_SIZE - len);
+		padded[STATUS_FILE_SIZE - 1] = '\n';
+		text = padded;
+		len = STATUS_FILE_SIZE;
+	}
+	reply_memory(req, text, len, size, off);
+	free(text);
+}
+
 
 /* libfuse copies replies under two pages instead of splicing them. */
 #define SPLICE_MIN (2 * MP_PAGE)
@@ -537,7 +530,6 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
 	struct mp_fs *fs = fs_of(req);
-	struct status_snapshot *snap;
 	uint64_t start, len;
 	struct mp_node n;
 
@@ -555,14 +547,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			     off);
 		return;
 	case MP_NODE_STATUS:
-		snap = (struct status_snapshot *)(uintptr_t)fi->fh;
-		if (!snap) {
-			fuse_reply_err(req, EBADF);
-			return;
-		}
-		snapshot_get(snap);
-		reply_memory(req, snap->text, snap->len, size, off);
-		snapshot_put(snap);
+		reply_status(req, fs, size, off);
 		return;
 	case MP_NODE_PACK:
 		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
@@ -847,7 +832,6 @@ const struct fuse_lowlevel_ops mp_fs_ops = {
 	.readdirplus = fs_readdirplus,
 	.open = fs_open,
 	.read = fs_read,
-	.release = fs_release,
 	.getxattr = fs_getxattr,
 	.listxattr = fs_listxattr,
 	.setattr = fs_setattr,

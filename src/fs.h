@@ -41,6 +41,7 @@ struct mp_fs {
 	unsigned readahead;            /* max_readahead for init, 0: leave */
 	unsigned max_read;             /* -o max_read=N as given, 0: none */
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
+	int no_open;                   /* set by init: FUSE_CAP_NO_OPEN_SUPPORT */
 };
 
 /* The operations table (only the operations moepackfs implements). */
