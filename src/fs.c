@@ -37,6 +37,7 @@
 #include "fs.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -397,21 +398,31 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	fuse_reply_open(req, fi);
 }
 
+/*
+ * Clip a read of [off, off + *size) to a file of len bytes.  False when the
+ * request is already answered: a negative offset, or nothing left to read.
+ */
+static bool clip_read(fuse_req_t req, uint64_t len, size_t *size, off_t off)
+{
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return false;
+	}
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return false;
+	}
+	if (*size > len - (uint64_t)off)
+		*size = (size_t)(len - (uint64_t)off);
+	return true;
+}
+
 /* Reply with bytes [off, off + size) of an in-memory file. */
 static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t size,
 			 off_t off)
 {
-	if (off < 0) {
-		fuse_reply_err(req, EINVAL);
-		return;
-	}
-	if ((uint64_t)off >= len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > len - (size_t)off)
-		size = len - (size_t)off;
-	fuse_reply_buf(req, data + off, size);
+	if (clip_read(req, len, &size, off))
+		fuse_reply_buf(req, data + off, size);
 }
 
 /*
@@ -490,16 +501,8 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	struct stat st;
 	uint64_t pos;
 
-	if (off < 0) {
-		fuse_reply_err(req, EINVAL);
+	if (!clip_read(req, len, &size, off))
 		return;
-	}
-	if ((uint64_t)off >= len) {
-		fuse_reply_buf(req, NULL, 0);
-		return;
-	}
-	if (size > len - (uint64_t)off)
-		size = (size_t)(len - (uint64_t)off);
 	pos = start + (uint64_t)off;
 
 	/* A pack cut short while mounted: the missing part is an I/O error. */
