@@ -105,6 +105,15 @@ enum mp_err_class {
 	  "full SHA-256 requested but the manifest has no expert_pack.sha256")   \
 	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                      \
 	  "pack SHA-256 does not match manifest")                                 \
+	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, "cannot read GGUF file")          \
+	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID,                      \
+	  "not a valid GGUF file")                                                \
+	X(MP_E_GGUF_MLA_K, "gguf_mla_k", MP_CLASS_INVALID,                        \
+	  "Kimi-K3 MLA K projection must remain GGUF Q4_0")                       \
+	X(MP_E_GGUF_MLA_V, "gguf_mla_v", MP_CLASS_INVALID,                        \
+	  "Kimi-K3 MLA V projection must remain GGUF Q2_K")                       \
+	X(MP_E_GGUF_EXPERT_TYPE, "gguf_expert_type", MP_CLASS_INVALID,            \
+	  "routed expert tensor has the wrong quant type")                        \
 	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, "no such entry")
 
 enum mp_err {
