@@ -36,6 +36,7 @@ int cmd_info(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
 int cmd_mkdemo(int argc, char **argv);
+int cmd_check_gguf(int argc, char **argv);
 
 /* The exit status for a library error code (by its class). */
 int cli_exit_status(enum mp_err code);

@@ -18,6 +18,7 @@ static const struct command commands[] = {
 	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)"},
 	{"cat", cmd_cat, "write one expert payload to standard output"},
 	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
+	{"check-gguf", cmd_check_gguf, "check the tensor quant types of Kimi-K3 GGUF files"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -29,7 +30,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n", out);
 	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		fprintf(out, "  %-8s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
 	fputs("\n"
 	      "Run 'moepack COMMAND --help' or 'moepack help COMMAND' for a command's\n"
 	      "options.\n"
