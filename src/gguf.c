@@ -422,7 +422,7 @@ static const struct type_rule *rule_for(const struct mp_gguf_tensor *t)
 	return NULL;
 }
 
-/* "Q4_K (12)" for types we know, "type 8" for the others. */
+/* "Q4_K (12)" for types we know, "type 20" for the others. */
 static const char *type_text(char *buf, size_t len, uint32_t id)
 {
 	const struct mp_quant_type *q = id <= INT32_MAX ? mp_quant_by_id((int)id) : NULL;

@@ -13,11 +13,16 @@
 
 static const struct mp_quant_type quant_types[] = {
 	{"Q4_0", MP_GGML_Q4_0, 32, 18},
+	{"Q4_1", MP_GGML_Q4_1, 32, 20},
+	{"Q5_0", MP_GGML_Q5_0, 32, 22},
+	{"Q5_1", MP_GGML_Q5_1, 32, 24},
+	{"Q8_0", MP_GGML_Q8_0, 32, 34},
 	{"Q2_K", MP_GGML_Q2_K, 256, 84},
 	{"Q3_K", MP_GGML_Q3_K, 256, 110},
 	{"Q4_K", MP_GGML_Q4_K, 256, 144},
 	{"Q5_K", MP_GGML_Q5_K, 256, 176},
 	{"Q6_K", MP_GGML_Q6_K, 256, 210},
+	{"Q8_K", MP_GGML_Q8_K, 256, 292},
 };
 
 #define QUANT_TYPE_COUNT (sizeof quant_types / sizeof quant_types[0])

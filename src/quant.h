@@ -12,11 +12,16 @@
 
 enum mp_ggml_type {
 	MP_GGML_Q4_0 = 2,
+	MP_GGML_Q4_1 = 3,
+	MP_GGML_Q5_0 = 6,
+	MP_GGML_Q5_1 = 7,
+	MP_GGML_Q8_0 = 8,
 	MP_GGML_Q2_K = 10,
 	MP_GGML_Q3_K = 11,
 	MP_GGML_Q4_K = 12,
 	MP_GGML_Q5_K = 13,
 	MP_GGML_Q6_K = 14,
+	MP_GGML_Q8_K = 15,
 };
 
 struct mp_quant_type {

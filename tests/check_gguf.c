@@ -214,7 +214,7 @@ static const struct bad_fixture {
 	 "Kimi-K3 MLA V projection must remain GGUF Q2_K: blk.2.attn_v_b.weight is Q4_K (12)",
 	 7},
 	{"k_b_q8_0.gguf", MP_E_GGUF_MLA_K,
-	 "Kimi-K3 MLA K projection must remain GGUF Q4_0: blk.1.attn_k_b.weight is type 8", 1},
+	 "Kimi-K3 MLA K projection must remain GGUF Q4_0: blk.1.attn_k_b.weight is Q8_0 (8)", 1},
 	{"down_q2_k.gguf", MP_E_GGUF_EXPERT_TYPE,
 	 "routed expert tensor has the wrong quant type: blk.1.ffn_down_exps.weight is Q2_K "
 	 "(10), must be Q3_K (11)",
