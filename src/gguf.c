@@ -35,6 +35,10 @@
 #define STRING_MIN_BYTES 8
 #define ARRAY_MIN_BYTES (4 + 8)
 
+/* The one KV pair the reader needs: where the data section starts. */
+#define ALIGNMENT_KEY "general.alignment"
+#define DEFAULT_ALIGNMENT 32
+
 enum gguf_value_type {
 	GGUF_U8 = 0,
 	GGUF_I8 = 1,
@@ -68,7 +72,19 @@ struct reader {
 	size_t buf_len;
 	unsigned char *buf;
 	char where[64];     /* "KV pair 3", "tensor info 7": prefixes format errors */
+	uint32_t alignment; /* of the data section and of every tensor's offset */
+	int alignment_seen;
 	struct mp_error *err;
+};
+
+/*
+ * The furthest end of tensor data seen so far, relative to the data
+ * section: its start is only known once every tensor info is read.
+ */
+struct data_extent {
+	int any;           /* a tensor of a known type was seen */
+	uint64_t max_end;
+	char name[MP_GGUF_NAME_MAX + 1]; /* the first tensor ending at max_end */
 };
 
 static enum mp_err corrupt(struct reader *r, const char *fmt, ...)
@@ -276,19 +292,57 @@ static enum mp_err read_header(struct reader *r, struct mp_gguf_header *h)
 	return MP_OK;
 }
 
+/* Read a key, setting *is_alignment when it is general.alignment. */
+static enum mp_err read_key(struct reader *r, int *is_alignment)
+{
+	char key[sizeof ALIGNMENT_KEY - 1];
+	uint64_t len;
+	enum mp_err rc = read_u64(r, &len, "key");
+
+	*is_alignment = 0;
+	if (rc)
+		return rc;
+	if (len != sizeof key)
+		return skip_bytes(r, len, "key");
+	rc = read_bytes(r, key, sizeof key, "key");
+	*is_alignment = !rc && memcmp(key, ALIGNMENT_KEY, sizeof key) == 0;
+	return rc;
+}
+
+static enum mp_err read_alignment(struct reader *r, uint32_t type)
+{
+	uint32_t value;
+	enum mp_err rc;
+
+	if (r->alignment_seen)
+		return corrupt(r, "%s appears twice", ALIGNMENT_KEY);
+	if (type != GGUF_U32)
+		return corrupt(r, "%s has value type %u, must be u32 (%d)", ALIGNMENT_KEY,
+			       type, GGUF_U32);
+	rc = read_u32(r, &value, ALIGNMENT_KEY);
+	if (rc)
+		return rc;
+	if (value == 0 || (value & (value - 1)) != 0)
+		return corrupt(r, "%s is %u, must be a power of two", ALIGNMENT_KEY, value);
+	r->alignment = value;
+	r->alignment_seen = 1;
+	return MP_OK;
+}
+
 static enum mp_err skip_kv_pairs(struct reader *r, uint64_t kv_count)
 {
 	enum mp_err rc = MP_OK;
 
 	for (uint64_t i = 0; i < kv_count && !rc; i++) {
 		uint32_t type;
+		int is_alignment;
 
 		snprintf(r->where, sizeof r->where, "KV pair %llu", (unsigned long long)i);
-		rc = skip_string(r, "key");
+		rc = read_key(r, &is_alignment);
 		if (!rc)
 			rc = read_u32(r, &type, "value type");
 		if (!rc)
-			rc = skip_value(r, type, 0);
+			rc = is_alignment ? read_alignment(r, type) : skip_value(r, type, 0);
 	}
 	r->where[0] = '\0';
 	return rc;
@@ -339,12 +393,86 @@ static enum mp_err read_tensor_info(struct reader *r, struct mp_gguf_tensor *t,
 	return rc;
 }
 
+/* Types with one weight per block, which quant.h does not list. */
+static const struct mp_quant_type plain_types[] = {
+	{"F32", 0, 1, 4},
+	{"F16", 1, 1, 2},
+	{"BF16", 30, 1, 2},
+};
+
+static const struct mp_quant_type *tensor_type(uint32_t id)
+{
+	for (size_t i = 0; i < sizeof plain_types / sizeof plain_types[0]; i++)
+		if ((uint32_t)plain_types[i].id == id)
+			return &plain_types[i];
+	return id <= INT32_MAX ? mp_quant_by_id((int)id) : NULL;
+}
+
+/*
+ * Check what can be checked of a tensor's data before the data section's
+ * start is known, and fold its end into *ext.  Tensors of types we do not
+ * know have a size we cannot compute; they are left alone.
+ */
+static enum mp_err note_tensor_data(struct reader *r, const struct mp_gguf_tensor *t,
+				    struct data_extent *ext)
+{
+	const struct mp_quant_type *q = tensor_type(t->type);
+	uint64_t elements = 1, nbytes, end;
+
+	if (!q)
+		return MP_OK;
+	if (t->offset % r->alignment)
+		return corrupt(r, "tensor %s data offset %llu is not a multiple of the "
+			       "alignment %u", t->name, (unsigned long long)t->offset,
+			       r->alignment);
+	if (t->dims[0] % q->block_weights)
+		return corrupt(r, "tensor %s row of %llu weights is not a whole number of "
+			       "%s blocks of %u", t->name, (unsigned long long)t->dims[0],
+			       q->name, q->block_weights);
+	/* read_tensor_info bounded this product by INT64_MAX */
+	for (unsigned d = 0; d < MP_GGUF_MAX_DIMS; d++)
+		elements *= t->dims[d];
+	if (__builtin_mul_overflow(elements / q->block_weights, (uint64_t)q->block_bytes,
+				   &nbytes) ||
+	    __builtin_add_overflow(t->offset, nbytes, &end))
+		return corrupt(r, "tensor %s data at offset %llu overflows the file offsets",
+			       t->name, (unsigned long long)t->offset);
+	if (!ext->any || end > ext->max_end) {
+		size_t kept = t->name_len < MP_GGUF_NAME_MAX ? (size_t)t->name_len
+							     : MP_GGUF_NAME_MAX;
+
+		ext->any = 1;
+		ext->max_end = end;
+		memcpy(ext->name, t->name, kept + 1);
+	}
+	return MP_OK;
+}
+
+static enum mp_err check_data_extent(struct reader *r, const struct data_extent *ext)
+{
+	uint64_t data_start, end;
+
+	if (!ext->any)
+		return MP_OK;
+	/* pos <= size < 2^63 and the alignment fits 32 bits: no overflow */
+	data_start = (r->pos + r->alignment - 1) / r->alignment * r->alignment;
+	if (__builtin_add_overflow(data_start, ext->max_end, &end))
+		return corrupt(r, "tensor %s data ends past byte %llu, the file has %llu bytes",
+			       ext->name, (unsigned long long)UINT64_MAX,
+			       (unsigned long long)r->size);
+	if (end > r->size)
+		return corrupt(r, "tensor %s data ends at byte %llu, the file has %llu bytes",
+			       ext->name, (unsigned long long)end, (unsigned long long)r->size);
+	return MP_OK;
+}
+
 enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 			 mp_gguf_tensor_fn fn, void *ctx, struct mp_error *err)
 {
-	struct reader r = {.fd = fd, .path = path, .err = err};
+	struct reader r = {.fd = fd, .path = path, .err = err, .alignment = DEFAULT_ALIGNMENT};
 	struct mp_gguf_header h = {0};
 	char name[MP_GGUF_NAME_MAX + 1];
+	struct data_extent ext = {0};
 	struct stat st;
 	enum mp_err rc;
 
@@ -371,9 +499,14 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 
 		snprintf(r.where, sizeof r.where, "tensor info %llu", (unsigned long long)i);
 		rc = read_tensor_info(&r, &t, name);
+		if (!rc)
+			rc = note_tensor_data(&r, &t, &ext);
 		if (!rc && fn)
 			rc = fn(&t, ctx, err);
 	}
+	r.where[0] = '\0';
+	if (!rc)
+		rc = check_data_extent(&r, &ext);
 	free(r.buf);
 	if (hdr)
 		*hdr = h;

@@ -46,6 +46,10 @@ typedef enum mp_err (*mp_gguf_tensor_fn)(const struct mp_gguf_tensor *t, void *c
 /*
  * Read the GGUF metadata of fd (opened on `path`, used only in messages):
  * fill *hdr (may be NULL) and call fn (may be NULL) for each tensor.
+ * The data of every tensor of a type whose size is known (F32, F16, BF16
+ * and the types of quant.h) must be whole blocks aligned to
+ * general.alignment, checked before fn sees the tensor, and lie inside the
+ * file, checked once all tensor infos are read (what fn returned comes first).
  * Returns MP_OK, MP_E_GGUF_FORMAT when the file is not a valid GGUF,
  * MP_E_GGUF_IO when it cannot be read, or what fn returned.
  */

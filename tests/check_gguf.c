@@ -377,6 +377,132 @@ START_TEST(test_truncated)
 }
 END_TEST
 
+/*
+ * The data section of a hand-made GGUF whose tensor infos end at `at`:
+ * zeros up to the default alignment, then room for one block of any type.
+ */
+static size_t add_data(unsigned char *out, size_t cap, size_t at)
+{
+	size_t end = (at + 31) / 32 * 32 + 256;
+
+	ck_assert_uint_le(end, cap);
+	memset(out + at, 0, end - at);
+	return end;
+}
+
+/* Offset of a tensor info's field, found through the tensor's name. */
+static size_t tensor_field(const struct bytes *b, const char *name, unsigned n_dims,
+			   int want_offset)
+{
+	size_t dims = find(b, name) + strlen(name) + 4;
+
+	return want_offset ? dims + 8 * n_dims + 4 : dims;
+}
+
+START_TEST(test_data_past_end)
+{
+	struct bytes b = load_fixture("valid.gguf");
+	struct mp_gguf_check_result res;
+	struct mp_error err = {0};
+	char words[160];
+
+	/* ggml writes tensor data in info order: output_norm.weight's is last */
+	snprintf(words, sizeof words,
+		 "not a valid GGUF file: tensor output_norm.weight data ends at byte %zu, "
+		 "the file has %zu bytes", b.len, b.len - 1);
+	expect_format_error(&b, b.len - 1, words);
+	ck_assert_int_eq(check_bytes(b.data, b.len - 1, &res, &err), MP_E_GGUF_FORMAT);
+	ck_assert_str_eq(err.msg, words);
+	ck_assert_uint_eq(res.tensors_checked, 10);
+	ck_assert_int_eq(check_bytes(b.data, b.len, &res, &err), MP_OK);
+
+	/* a type without a known size is not checked: the rest then fits */
+	put_u32(&b, tensor_field(&b, "output_norm.weight", 1, 1) - 4, 200);
+	ck_assert_msg(check_bytes(b.data, b.len - 1, &res, &err) == MP_OK, "%s", err.msg);
+	/* but blk.2.ffn_down_exps.weight's data, just before, must be there */
+	expect_format_error(&b, b.len - 129, "tensor blk.2.ffn_down_exps.weight data ends");
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_rule_before_data_range)
+{
+	struct bytes b = load_fixture("down_q2_k.gguf");
+	struct mp_gguf_check_result res;
+	struct mp_error err = {0};
+
+	/* the type violation, met while the infos are read, is what is reported */
+	ck_assert_int_eq(check_bytes(b.data, b.len - 1, &res, &err), MP_E_GGUF_EXPERT_TYPE);
+	ck_assert_msg(strstr(err.msg, "blk.1.ffn_down_exps.weight is Q2_K"), "%s", err.msg);
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_bad_alignment)
+{
+	static const uint32_t bad[] = {0, 3, 48, UINT32_MAX};
+	struct bytes b = load_fixture("valid.gguf");
+	const char *key = "general.alignment";
+	size_t type_at = find(&b, key) + strlen(key);
+	struct mp_gguf_check_result res;
+	struct mp_error err = {0};
+	char words[80];
+
+	ck_assert_uint_eq(b.data[type_at], 4); /* u32, as mkfixtures.py wrote it */
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		put_u32(&b, type_at + 4, bad[i]);
+		snprintf(words, sizeof words, "general.alignment is %u, must be a power of two",
+			 bad[i]);
+		expect_format_error(&b, b.len, words);
+	}
+	/* 1 is a power of two: the data then starts right after the infos,
+	 * before where ggml put it, so everything still fits */
+	put_u32(&b, type_at + 4, 1);
+	ck_assert_msg(check_bytes(b.data, b.len, &res, &err) == MP_OK, "%s", err.msg);
+	/* as a u64 it is not the alignment ggml reads */
+	put_u32(&b, type_at, 10);
+	expect_format_error(&b, b.len, "general.alignment has value type 10, must be u32");
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_misaligned_offset)
+{
+	struct bytes b = load_fixture("valid.gguf");
+	size_t off_at = tensor_field(&b, "blk.1.attn_k_b.weight", 3, 1);
+	uint64_t offset = 0;
+	char words[160];
+
+	for (int i = 7; i >= 0; i--)
+		offset = offset << 8 | b.data[off_at + i];
+	ck_assert_uint_eq(offset % 32, 0);
+	put_u64(&b, off_at, offset + 16);
+	snprintf(words, sizeof words,
+		 "tensor info 2: tensor blk.1.attn_k_b.weight data offset %llu is not a "
+		 "multiple of the alignment 32", (unsigned long long)offset + 16);
+	expect_format_error(&b, b.len, words);
+	/* aligned, but so far out that offset + size overflows */
+	put_u64(&b, off_at, UINT64_MAX - 31);
+	expect_format_error(&b, b.len, "blk.1.attn_k_b.weight data at offset");
+	expect_format_error(&b, b.len, "overflows");
+	/* aligned and inside 64 bits, but far past the end */
+	put_u64(&b, off_at, UINT64_C(1) << 62);
+	expect_format_error(&b, b.len, "tensor blk.1.attn_k_b.weight data ends at byte");
+	free(b.data);
+}
+END_TEST
+
+START_TEST(test_partial_block_row)
+{
+	struct bytes b = load_fixture("valid.gguf");
+
+	put_u64(&b, tensor_field(&b, "blk.1.attn_v_b.weight", 3, 0), 255);
+	expect_format_error(&b, b.len, "tensor blk.1.attn_v_b.weight row of 255 weights is "
+				       "not a whole number of Q2_K blocks of 256");
+	free(b.data);
+}
+END_TEST
+
 /* A hand-made GGUF: one KV pair holding an array of arrays, then one tensor. */
 static size_t nested_gguf(unsigned char *out, size_t cap, unsigned depth, uint32_t type)
 {
@@ -408,7 +534,7 @@ static size_t nested_gguf(unsigned char *out, size_t cap, unsigned depth, uint32
 	put_u64(&b, at + 4, 256);
 	put_u32(&b, at + 12, type);
 	put_u64(&b, at + 16, 0);
-	return at + 24;
+	return add_data(out, cap, at + 24);
 }
 
 START_TEST(test_nested_arrays)
@@ -440,7 +566,7 @@ START_TEST(test_rule_names)
 		"blk.attn_v_b.weight", "blk.x.attn_v_b.weight", "blk.1.attn_v_b.weight.bak",
 		"xblk.1.attn_v_b.weight", "blk.1.attn_v_b", "blk.-1.attn_v_b.weight",
 	};
-	unsigned char buf[256];
+	unsigned char buf[512];
 
 	for (size_t i = 0; i < sizeof unjudged / sizeof unjudged[0]; i++) {
 		struct bytes b = {buf, sizeof buf};
@@ -459,8 +585,9 @@ START_TEST(test_rule_names)
 		put_u64(&b, at + 4, 256);
 		put_u32(&b, at + 12, GGML_Q4_K);
 		put_u64(&b, at + 16, 0);
-		ck_assert_msg(check_bytes(buf, at + 24, &res, &err) == MP_OK, "%s: %s",
-			      unjudged[i], err.msg);
+		ck_assert_msg(check_bytes(buf, add_data(buf, sizeof buf, at + 24), &res,
+					  &err) == MP_OK,
+			      "%s: %s", unjudged[i], err.msg);
 		ck_assert_uint_eq(res.tensors_checked, 0);
 		ck_assert_uint_eq(res.tensor_count, 1);
 	}
@@ -534,6 +661,11 @@ static Suite *gguf_suite(void)
 	tcase_add_test(corrupt, test_too_many_dims);
 	tcase_add_test(corrupt, test_dims_overflow);
 	tcase_add_test(corrupt, test_truncated);
+	tcase_add_test(corrupt, test_data_past_end);
+	tcase_add_test(corrupt, test_rule_before_data_range);
+	tcase_add_test(corrupt, test_bad_alignment);
+	tcase_add_test(corrupt, test_misaligned_offset);
+	tcase_add_test(corrupt, test_partial_block_row);
 	tcase_add_test(corrupt, test_nested_arrays);
 	tcase_add_test(corrupt, test_rule_names);
 	tcase_add_test(corrupt, test_unreadable);
