@@ -29,8 +29,9 @@
  *
  * Everything else (manifests, status.json) is small and answered from
  * memory with fuse_reply_buf().  Files are never opened in the daemon
- * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.  No operation allocates per inode; forget
- * is a no-op.  Every path ends in exactly one fuse_reply_*.
+ * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.
+ * No operation allocates per inode; forget is a no-op.  Every path ends in
+ * exactly one fuse_reply_*.
  */
 #include "config.h"
 

@@ -3,8 +3,8 @@
  *
  * A thin layer: every operation decodes its inode with tree.h, finds bytes
  * with pack.h, counts with stats.h and ends in exactly one fuse_reply_*.
- * Nothing is allocated per inode; the only per-open allocation is the
- * status.json snapshot.
+ * Nothing is allocated per inode or per open; status.json is rendered
+ * into a buffer that lives for one read request.
  */
 #ifndef MOEPACK_FS_H
 #define MOEPACK_FS_H
