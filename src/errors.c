@@ -6,6 +6,8 @@
 #include <errno.h>
 #include <stdio.h>
 
+#include "text.h"
+
 struct mp_err_desc {
 	const char *name;
 	enum mp_err_class cls;
@@ -53,6 +55,8 @@ enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...
 		va_start(ap, fmt);
 		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
 		va_end(ap);
+		/* Messages quote untrusted names and paths: keep them one safe line. */
+		mp_text_sanitize(err->msg, sizeof err->msg);
 	}
 	return code;
 }

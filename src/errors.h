@@ -143,6 +143,9 @@ int mp_err_errno(enum mp_err code);
 /*
  * Fill *err (which may be NULL) with code and a printf-style message and
  * return code, so that failure sites read `return mp_fail(err, CODE, ...)`.
+ * The message is passed through mp_text_sanitize(): control characters and
+ * invalid UTF-8 from untrusted names and paths come out as \xNN, so every
+ * message is one line of valid UTF-8, safe for a terminal and for JSON.
  */
 enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));

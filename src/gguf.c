@@ -19,6 +19,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "quant.h"
 
 /* Bytes fetched per pread: the metadata of a real checkpoint (a vocabulary
@@ -602,14 +603,14 @@ enum mp_err mp_gguf_check_fd(int fd, const char *path, struct mp_gguf_check_resu
 enum mp_err mp_gguf_check_file(const char *path, struct mp_gguf_check_result *res,
 			       struct mp_error *err)
 {
+	struct stat st;
 	enum mp_err rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
 
-	if (fd < 0) {
+	if ((rc = mp_open_regular(path, "GGUF file", MP_E_GGUF_IO, &fd, &st, err))) {
 		if (res)
 			*res = (struct mp_gguf_check_result){0};
-		return mp_fail(err, MP_E_GGUF_IO, "cannot read GGUF file %s: %s", path,
-			       strerror(errno));
+		return rc;
 	}
 	rc = mp_gguf_check_fd(fd, path, res, err);
 	close(fd);

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "file.h"
 #include "quant.h"
 
 enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
@@ -20,24 +21,13 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 	struct stat st;
 	char *buf;
 	size_t done = 0;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
+	enum mp_err rc;
 
 	*raw = NULL;
 	*len = 0;
-	if (fd < 0)
-		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
-			       strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
-			       strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s", path,
-			       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-	}
+	if ((rc = mp_open_regular(path, "manifest", MP_E_MANIFEST_IO, &fd, &st, err)))
+		return rc;
 	if ((uint64_t)st.st_size > MP_MANIFEST_MAX) {
 		close(fd);
 		return mp_fail(err, MP_E_MANIFEST_IO,

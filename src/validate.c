@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "digest.h"
+#include "file.h"
 #include "index.h"
 #include "manifest.h"
 #include "pack.h"
@@ -336,22 +337,10 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 	unsigned char d[MP_SHA256_LEN];
 	struct stat st;
 	enum mp_err rc;
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	int fd;
 
-	if (fd < 0)
-		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-			       strerror(errno));
-	if (fstat(fd, &st) < 0) {
-		int e = errno;
-		close(fd);
-		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-			       strerror(e));
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-			       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
-	}
+	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
+		return rc;
 	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, d, err);
 	close(fd);
 	if (rc == MP_E_PACK_IO)
@@ -365,6 +354,7 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 			      const struct mp_open_opts *o, struct mp_error *err)
 {
 	struct stat st;
+	enum mp_err rc;
 
 	p->path = strdup(pack_path);
 	if (o->manifest_path)
@@ -373,13 +363,8 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 		p->manifest_path = NULL;
 	if (!p->path || !p->manifest_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	p->fd = open(pack_path, O_RDONLY | O_CLOEXEC);
-	if (p->fd < 0 || fstat(p->fd, &st) < 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: %s", pack_path,
-			       strerror(errno));
-	if (!S_ISREG(st.st_mode))
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: %s", pack_path,
-			       S_ISDIR(st.st_mode) ? "is a directory" : "not a regular file");
+	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
+		return rc;
 	p->file_size = (uint64_t)st.st_size;
 	p->real_path = realpath(pack_path, NULL);
 	if (!p->real_path)

@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -20,9 +21,11 @@
 
 #include "digest.h"
 #include "errors.h"
+#include "file.h"
 #include "fixture.h"
 #include "pack.h"
 #include "quant.h"
+#include "text.h"
 
 /* FIPS 180-2 test vectors */
 #define SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"
@@ -667,6 +670,109 @@ START_TEST(test_generation_zero_becomes_one)
 }
 END_TEST
 
+/* mp_text_escape: printable UTF-8 passes, everything a terminal acts on does not. */
+START_TEST(test_text_escape)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} cases[] = {
+		{"plain", 5, "plain"},
+		{"caf\xc3\xa9", 5, "caf\xc3\xa9"},               /* valid UTF-8 kept */
+		{"\x1b[2J", 4, "\\x1b[2J"},                      /* ESC */
+		{"a\nb\rc\x7f", 6, "a\\x0ab\\x0dc\\x7f"},        /* C0 and DEL */
+		{"\xc2\x9b" "31m", 5, "\\xc2\\x9b31m"},          /* C1 CSI */
+		{"\xff\xfe", 2, "\\xff\\xfe"},                   /* not UTF-8 */
+		{"\xc0\xaf", 2, "\\xc0\\xaf"},                   /* overlong '/' */
+		{"\xed\xa0\x80", 3, "\\xed\\xa0\\x80"},          /* a surrogate */
+		{"\xf4\x90\x80\x80", 4, "\\xf4\\x90\\x80\\x80"}, /* past U+10FFFF */
+		{"\xe2\x82", 2, "\\xe2\\x82"},                   /* cut sequence */
+		{"a\0b", 3, "a\\x00b"},
+	};
+	char buf[64];
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		mp_text_escape(buf, sizeof buf, cases[i].in, cases[i].n, 0);
+		ck_assert_msg(strcmp(buf, cases[i].out) == 0, "case %zu: got %s", i, buf);
+		ck_assert(mp_text_is_utf8(buf, strlen(buf)));
+	}
+	mp_text_escape(buf, sizeof buf, "a\\b", 3, 0);
+	ck_assert_str_eq(buf, "a\\b");
+	mp_text_escape(buf, sizeof buf, "a\\b", 3, MP_TEXT_BACKSLASH);
+	ck_assert_str_eq(buf, "a\\\\b");
+}
+END_TEST
+
+/* Output that does not fit ends in "..." and never splits a character. */
+START_TEST(test_text_escape_truncates)
+{
+	char in[200], buf[16];
+
+	for (size_t i = 0; i < sizeof in; i += 2)
+		memcpy(in + i, "\xc3\xa9", 2);
+	for (size_t len = 1; len <= sizeof buf; len++) {
+		size_t n = mp_text_escape(buf, len, in, sizeof in, 0);
+		ck_assert_uint_lt(n, len);
+		ck_assert_uint_eq(strlen(buf), n);
+		ck_assert(mp_text_is_utf8(buf, n));
+	}
+	ck_assert_str_eq(buf, "\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9\xc3\xa9...");
+}
+END_TEST
+
+/* mp_fail keeps every message one line of valid UTF-8, whatever it quotes. */
+START_TEST(test_mp_fail_escapes)
+{
+	struct mp_error e;
+
+	mp_fail(&e, MP_E_PACK_IO, "cannot read pack %s: x", "/tmp/\x1b[2J\n\xffOK");
+	ck_assert_str_eq(e.msg, "cannot read pack /tmp/\\x1b[2J\\x0a\\xffOK: x");
+}
+END_TEST
+
+/* FIFOs, directories and missing files are refused at once, never waited on. */
+START_TEST(test_open_regular)
+{
+	char dir[] = "/tmp/mp-open-XXXXXX", path[64];
+	struct mp_error e;
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/fifo", dir);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(mp_open_regular(path, "manifest", MP_E_MANIFEST_IO, &fd, &st, &e),
+			 MP_E_MANIFEST_IO);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_msg(strstr(e.msg, "not a regular file (a FIFO)"), "%s", e.msg);
+	ck_assert(strncmp(e.msg, "cannot read manifest ", 21) == 0);
+	unlink(path);
+
+	ck_assert_int_eq(mp_open_regular(dir, "pack", MP_E_PACK_IO, &fd, &st, &e),
+			 MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "is a directory"), "%s", e.msg);
+	ck_assert_int_eq(mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &e),
+			 MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "No such file"), "%s", e.msg);
+	ck_assert_int_eq(mp_open_regular("/dev/null", "config file", MP_E_CONFIG_IO, &fd, &st,
+					 &e),
+			 MP_E_CONFIG_IO);
+	ck_assert_msg(strstr(e.msg, "(a character device)"), "%s", e.msg);
+
+	snprintf(path, sizeof path, "%s/file", dir);
+	fd = open(path, O_CREAT | O_WRONLY, 0600);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &e), MP_OK);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -704,6 +810,13 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_tensor_name);
 	tcase_add_test(tc, test_generation_matches_reference);
 	tcase_add_test(tc, test_generation_zero_becomes_one);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("text");
+	tcase_add_test(tc, test_text_escape);
+	tcase_add_test(tc, test_text_escape_truncates);
+	tcase_add_test(tc, test_mp_fail_escapes);
+	tcase_add_test(tc, test_open_regular);
 	suite_add_tcase(s, tc);
 	return s;
 }

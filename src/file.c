@@ -1,0 +1,59 @@
+/* file.c - opening untrusted input files without blocking on FIFOs. */
+#include "config.h"
+
+#include "file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+
+const char *mp_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
+			    struct stat *st, struct mp_error *err)
+{
+	/* O_NONBLOCK: open() of a FIFO with no writer would otherwise wait forever. */
+	int f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int flags;
+
+	*fd = -1;
+	if (f < 0)
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(errno));
+	if (fstat(f, st) < 0) {
+		int e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(f);
+		if (S_ISDIR(st->st_mode))
+			return mp_fail(err, code, "cannot read %s %s: is a directory", what, path);
+		return mp_fail(err, code, "cannot read %s %s: not a regular file (%s)", what, path,
+			       mp_file_kind(st->st_mode));
+	}
+	/* Regular files never block; clear the flag so later reads behave normally. */
+	flags = fcntl(f, F_GETFL);
+	if (flags < 0 || fcntl(f, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
+	}
+	*fd = f;
+	return MP_OK;
+}

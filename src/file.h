@@ -1,0 +1,29 @@
+/*
+ * file.h - opening files named by untrusted input.
+ *
+ * A pack, manifest, config or GGUF path may name a FIFO, a device or a
+ * directory.  A plain open() of a FIFO blocks until a writer appears, so every
+ * input file is opened here: without blocking, without becoming a controlling
+ * terminal, and refused unless it is a regular file.
+ */
+#ifndef MOEPACK_FILE_H
+#define MOEPACK_FILE_H
+
+#include <sys/stat.h>
+
+#include "errors.h"
+
+/*
+ * Open path read-only as a regular file.  On success *fd is a blocking
+ * descriptor (O_CLOEXEC) and *st its fstat().  On failure nothing stays open,
+ * *fd is -1, and err gets code with "cannot read WHAT PATH: REASON" (e.g.
+ * what = "manifest", code = MP_E_MANIFEST_IO); a FIFO, socket or device is
+ * refused with "not a regular file (a FIFO)" and the like.
+ */
+enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
+			    struct stat *st, struct mp_error *err);
+
+/* "a FIFO", "a directory", "a socket", ...: for messages. */
+const char *mp_file_kind(mode_t mode);
+
+#endif

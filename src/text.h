@@ -1,0 +1,41 @@
+/*
+ * text.h - untrusted bytes made safe for a terminal, a log line or JSON.
+ *
+ * Names, keys and paths come from files an attacker may have written.  Before
+ * any of them reaches a terminal they go through mp_text_escape(): valid UTF-8
+ * that prints passes unchanged; control characters (C0, DEL, C1), and every
+ * byte that is not part of a valid UTF-8 sequence become \xNN.  The result is
+ * one line of valid UTF-8, so it can also go into a JSON string as it is.
+ */
+#ifndef MOEPACK_TEXT_H
+#define MOEPACK_TEXT_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/* Escape backslashes too (\\), so that the escaped text is unambiguous. */
+#define MP_TEXT_BACKSLASH 1u
+
+/*
+ * Write the escaped form of s[0..n) into buf (always NUL-terminated when
+ * len > 0).  Output that does not fit is cut at a character boundary and ends
+ * in "...".  Returns the length written.
+ */
+size_t mp_text_escape(char *buf, size_t len, const char *s, size_t n, unsigned flags);
+
+/*
+ * Escape the string in s in place, within a buffer of cap bytes (backslashes
+ * are left alone, so text escaped before stays as it was).
+ */
+void mp_text_sanitize(char *s, size_t cap);
+
+/* True when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
+bool mp_text_is_utf8(const char *s, size_t n);
+
+/*
+ * Length of the valid UTF-8 sequence at s[0..n) (1..4), or 0 when the bytes
+ * there do not start one.
+ */
+size_t mp_utf8_seq_len(const unsigned char *s, size_t n);
+
+#endif
