@@ -170,8 +170,11 @@ static enum mp_err scan_text(const char *raw, size_t len, const char *path, stru
 			if (depth)
 				depth--;
 		} else if (c == ':') {
-			/* a key: counted as a string above, but not a value */
-			sc->values--;
+			/* a key: counted as a string above, but not a value (in
+			 * text that is not JSON there may be more colons than
+			 * strings; jansson reports that) */
+			if (sc->values)
+				sc->values--;
 			sc->cost += COST_MEMBER;
 		} else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
 			   c == 'E' || (c >= 'a' && c <= 'z')) {

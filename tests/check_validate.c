@@ -1174,6 +1174,19 @@ START_TEST(test_path_surrogates_and_private_use)
 }
 END_TEST
 
+/* More colons than strings: a syntax error, not a miscount of values. */
+START_TEST(test_manifest_colons_not_json)
+{
+	struct fx f;
+	static const char text[] = "{\"format\": :::::::}\n";
+
+	fx_setup(&f, &small_pack);
+	fx_write_file(f.manifest, text, sizeof text - 1);
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_JSON, f.manifest, ":1:");
+	fx_cleanup(&f);
+}
+END_TEST
+
 START_TEST(test_manifest_not_json)
 {
 	struct fx f;
@@ -2409,6 +2422,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_manifest_too_large);
 	tcase_add_test(tc, test_manifest_16mib_accepted);
 	tcase_add_test(tc, test_manifest_too_deep);
+	tcase_add_test(tc, test_manifest_colons_not_json);
 	tcase_add_test(tc, test_manifest_too_many_values);
 	tcase_add_test(tc, test_manifest_tree_too_large);
 	tcase_add_test(tc, test_manifest_real_inventory_accepted);
