@@ -16,9 +16,10 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # Packages: build tools, the four libraries, and what the tests drive
-# (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks).
+# (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks, mandoc
+# for the manual pages' lint).
 PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
-libjansson-dev libssl-dev check attr xxd python3 man-db
+libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils"
 
 say() { printf '\n==> %s\n' "$*"; }

@@ -13,6 +13,8 @@
 #include "build.h"
 
 #include "digest.h"
+#include "file.h"
+#include "jsonstr.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -20,6 +22,7 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -34,12 +37,12 @@
 
 /* Limits that keep all arithmetic far from overflow and reject nonsense
  * early with a message instead of a failed multi-terabyte write. */
-#define MAX_EXPERTS (1u << 20)
 #define MAX_DIM (1u << 24)
 #define MAX_ALIGNMENT (1u << 30)
 #define MAX_PACK_SIZE (1ULL << 50) /* 1 PiB */
 
 #define WRITE_BUF (8u << 20)
+#define PATH_PLACEHOLDER "\001"
 #define PROGRESS_STEP (8u << 20)
 
 static const unsigned char zeros[64 * 1024];
@@ -163,10 +166,11 @@ enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --out is required");
 	if (o->experts == 0)
 		o->experts = DEFAULT_EXPERTS;
-	if (o->experts > MAX_EXPERTS)
+	/* The validator's limit: mkdemo never writes a pack verify refuses. */
+	if (o->experts > MP_MAX_EXPERTS)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --experts %" PRIu64
-			       " is too large (at most %u)", o->experts, MAX_EXPERTS);
+			       " is too large (at most %u)", o->experts, MP_MAX_EXPERTS);
 	if (o->alignment == 0)
 		o->alignment = DEFAULT_ALIGNMENT;
 	if (!is_pow2(o->alignment))
@@ -226,7 +230,47 @@ struct outfile {
 	char *path;   /* the target */
 	char *tmp;    /* the sibling being written; NULL once renamed */
 	int fd;
+	int slot;     /* in the temporaries table, or -1 */
 };
+
+/*
+ * The temporaries being written, for mp_build_remove_temporaries() in a
+ * signal handler: the one piece of global state, because a handler has no
+ * other way to find them.  A slot's name is complete before it is marked
+ * live, and it is unmarked only once the file is gone or renamed.
+ */
+#define MAX_TEMPORARIES 3
+static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
+static volatile sig_atomic_t temporary_live[MAX_TEMPORARIES];
+
+void mp_build_remove_temporaries(void)
+{
+	for (int i = 0; i < MAX_TEMPORARIES; i++)
+		if (temporary_live[i])
+			unlink(temporary_name[i]);
+}
+
+static void temporary_track(struct outfile *f)
+{
+	f->slot = -1;
+	if (strlen(f->tmp) >= PATH_MAX)
+		return; /* cannot happen: open() refused it */
+	for (int i = 0; i < MAX_TEMPORARIES; i++) {
+		if (!temporary_live[i]) {
+			strcpy(temporary_name[i], f->tmp);
+			temporary_live[i] = 1;
+			f->slot = i;
+			return;
+		}
+	}
+}
+
+static void temporary_untrack(struct outfile *f)
+{
+	if (f->slot >= 0)
+		temporary_live[f->slot] = 0;
+	f->slot = -1;
+}
 
 static void split_path(const char *path, char **dir, const char **base)
 {
@@ -254,6 +298,7 @@ static enum mp_err outfile_create(struct outfile *f, const char *path, const cha
 
 	f->fd = -1;
 	f->tmp = NULL;
+	f->slot = -1;
 	f->path = strdup(path);
 	split_path(path, &dir, &base);
 	if (!f->path || !dir) {
@@ -265,6 +310,12 @@ static enum mp_err outfile_create(struct outfile *f, const char *path, const cha
 		free(dir);
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s %s is a directory", option,
 			       path);
+	}
+	/* Replacing a FIFO, socket or device would surprise whoever made it. */
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		free(dir);
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: not a regular file (%s)",
+			       path, mp_file_kind(st.st_mode));
 	}
 	len = strlen(dir) + strlen(base) + 64;
 	f->tmp = malloc(len);
@@ -287,6 +338,7 @@ static enum mp_err outfile_create(struct outfile *f, const char *path, const cha
 		f->tmp = NULL;
 		return code;
 	}
+	temporary_track(f);
 	return MP_OK;
 }
 
@@ -298,6 +350,7 @@ static void outfile_discard(struct outfile *f)
 	f->fd = -1;
 	if (f->tmp)
 		unlink(f->tmp);
+	temporary_untrack(f);
 	free(f->tmp);
 	free(f->path);
 	f->tmp = NULL;
@@ -322,6 +375,7 @@ static enum mp_err outfile_commit(struct outfile *f, struct mp_error *err)
 	if (rename(f->tmp, f->path) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", f->tmp,
 			       f->path, strerror(errno));
+	temporary_untrack(f);
 	free(f->tmp);
 	f->tmp = NULL;
 	return MP_OK;
@@ -706,7 +760,9 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 		put(role, "logical_shape", shape, bad);
 		put(roles, name, role, bad);
 	}
-	put(pack, "path", json_string(abs_path), bad);
+	/* A placeholder: the path may not be UTF-8, see manifest_text(). */
+	(void)abs_path;
+	put(pack, "path", json_string(PATH_PLACEHOLDER), bad);
 	put(pack, "size", uint_json(g->size), bad);
 	put(pack, "physical_role_order", order, bad);
 	put(pack, "roles", roles, bad);
@@ -719,40 +775,87 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 	return pack;
 }
 
+/*
+ * The checkpoint inventory that source.inventory_sha256 covers.  A demo has
+ * no checkpoint: no shards and no tensors, and a summary that says so.
+ */
+static json_t *inventory_json(int *bad)
+{
+	json_t *inv = json_object();
+	json_t *summary = json_object();
+
+	put(summary, "architecture", json_string("moepack-demo"), bad);
+	put(summary, "full_source_hashes", json_false(), bad);
+	put(summary, "shard_count", json_integer(0), bad);
+	put(summary, "tensor_count", json_integer(0), bad);
+	put(summary, "total_bytes", json_integer(0), bad);
+	put(inv, "summary", summary, bad);
+	put(inv, "shards", json_array(), bad);
+	put(inv, "tensors", json_array(), bad);
+	return inv;
+}
+
+/*
+ * SHA-256 of the inventory's canonical JSON, as the reference builder
+ * hashes it: keys sorted, no white space, non-ASCII as it is.
+ */
+static int inventory_digest(char hex[MP_SHA256_HEX])
+{
+	unsigned char digest[MP_SHA256_LEN];
+	int bad = 0;
+	json_t *inv = inventory_json(&bad);
+	char *text = bad ? NULL : json_dumps(inv, JSON_COMPACT | JSON_SORT_KEYS);
+
+	json_decref(inv);
+	if (!text)
+		return -1;
+	mp_sha256_buf(text, strlen(text), digest);
+	mp_sha256_hex(digest, hex);
+	free(text);
+	return 0;
+}
+
 static char *manifest_text(const struct mp_build_opts *o, const struct geometry *g,
 			   const char *abs_path, const struct digests *d)
 {
+	static const char placeholder[] = "\"\\u0001\"";
 	json_t *root = json_object();
-	json_t *source = json_object();
+	json_t *source;
 	int bad = !root;
-	char *text;
+	char *text, *quoted, *out = NULL, *at;
+	size_t qlen;
 
 	put(root, "format", json_string(MP_FORMAT), &bad);
 	put(root, "complete", json_true(), &bad);
 	put(root, "hard_constraints", hard_constraints_json(&bad), &bad);
 	put(root, "model", model_json(o, d, &bad), &bad);
 	put(root, "expert_pack", expert_pack_json(o, g, abs_path, d, &bad), &bad);
+	source = inventory_json(&bad);
 	put(source, "inventory_sha256", json_string(d->inventory), &bad);
 	put(root, "source", source, &bad);
 	text = bad ? NULL : dump_json(root);
 	json_decref(root);
-	return text;
-}
+	if (!text)
+		return NULL;
+	/*
+	 * jansson cannot carry a path that is not UTF-8, so the path goes in
+	 * by hand where the placeholder (the only U+0001 in the text) is.
+	 */
+	at = strstr(text, placeholder);
+	quoted = mp_json_quote(abs_path, strlen(abs_path), &qlen);
+	if (at && quoted) {
+		size_t head = (size_t)(at - text), tail = strlen(at + sizeof placeholder - 1);
 
-/* A demo has no checkpoint; its "inventory" is the text that defines it. */
-static void inventory_digest(const struct mp_build_opts *o, char hex[MP_SHA256_HEX])
-{
-	unsigned char digest[MP_SHA256_LEN];
-	char text[512];
-	int n = snprintf(text, sizeof text,
-			 "moepack demo inventory v1\nexperts %" PRIu64 "\nhidden %" PRIu64
-			 "\ninter %" PRIu64 "\nalignment %" PRIu64 "\ngap %" PRIu64
-			 "\nseed %" PRIu64 "\nsparse %d\n",
-			 o->experts, o->hidden, o->inter, o->alignment, o->gap, o->seed,
-			 (int)o->sparse);
-
-	mp_sha256_buf(text, (size_t)n, digest);
-	mp_sha256_hex(digest, hex);
+		out = malloc(head + qlen + tail + 1);
+		if (out) {
+			memcpy(out, text, head);
+			memcpy(out + head, quoted, qlen);
+			memcpy(out + head + qlen, at + sizeof placeholder - 1, tail + 1);
+		}
+	}
+	free(quoted);
+	free(text);
+	return out;
 }
 
 static void text_digest(const char *text, char hex[MP_SHA256_HEX])
@@ -809,7 +912,8 @@ static char *concat(const char *a, const char *b)
 enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err)
 {
 	struct mp_build_opts o = *opts;
-	struct outfile pack = {.fd = -1}, config = {.fd = -1}, manifest = {.fd = -1};
+	struct outfile pack = {.fd = -1, .slot = -1}, config = {.fd = -1, .slot = -1},
+		       manifest = {.fd = -1, .slot = -1};
 	char *manifest_path = NULL, *config_path = NULL, *abs_path = NULL;
 	char *config_json = NULL, *manifest_json = NULL;
 	struct digests d;
@@ -853,7 +957,10 @@ enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err
 		goto out;
 	}
 	text_digest(config_json, d.config);
-	inventory_digest(&o, d.inventory);
+	if (inventory_digest(d.inventory) != 0) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		goto out;
+	}
 
 	rc = write_pack(&pack, &o, &g, d.index, d.full, err);
 	if (rc)

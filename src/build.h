@@ -44,4 +44,12 @@ enum mp_err mp_build_resolve(struct mp_build_opts *opts, struct mp_error *err);
  */
 enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err);
 
+/*
+ * Remove the temporary files mp_build_demo() is writing, if any.  Async-
+ * signal-safe (unlink(2) only): a SIGINT or SIGTERM handler calls it and then
+ * re-raises the signal, so that an interrupted run leaves nothing behind.
+ */
+void mp_build_remove_temporaries(void);
+
+
 #endif

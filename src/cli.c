@@ -9,6 +9,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text.h"
+
+const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
+{
+	mp_text_escape(buf, CLI_TEXT_MAX, s, strlen(s), 0);
+	return buf;
+}
+
 int cli_exit_status(enum mp_err code)
 {
 	switch (mp_err_class(code)) {
@@ -26,26 +34,33 @@ int cli_exit_status(enum mp_err code)
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
 {
+	char msg[CLI_TEXT_MAX];
 	va_list ap;
 
-	fprintf(stderr, "moepack %s: ", cmd);
+	/* Usage errors echo arguments, which may hold anything. */
 	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
+	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'moepack %s --help' for more information.\n", cmd);
+	mp_text_sanitize(msg, sizeof msg);
+	fprintf(stderr, "moepack %s: %s\nTry 'moepack %s --help' for more information.\n",
+		cmd, msg, cmd);
 	return CLI_EXIT_USAGE;
 }
 
 int cli_report(const char *pack, const struct mp_error *err)
 {
-	fprintf(stderr, "moepack: %s: %s\n", pack, err->msg);
+	char shown[CLI_TEXT_MAX];
+
+	fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, pack), err->msg);
 	return cli_exit_status(err->code);
 }
 
 void cli_print_warnings(const struct mp_pack *pack)
 {
+	char shown[CLI_TEXT_MAX];
+
 	for (unsigned i = 0; i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		fprintf(stderr, "moepack: warning: %s\n", pack->warnings[i]);
+		fprintf(stderr, "moepack: warning: %s\n", cli_text(shown, pack->warnings[i]));
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
@@ -76,6 +91,46 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		return '?';
 	}
 	return c;
+}
+
+static bool is_negative_number(const char *a)
+{
+	return a[0] == '-' && a[1] >= '0' && a[1] <= '9' &&
+	       strspn(a + 1, "0123456789") == strlen(a + 1);
+}
+
+int cli_negative_operand(int argc, char **argv, const char *shortopts,
+			 const struct option *longopts, const char **text)
+{
+	int operand = 0;
+
+	for (int i = 1; i < argc; i++) {
+		const char *a = argv[i];
+
+		if (strcmp(a, "--") == 0)
+			break; /* what follows is operands: cli_parse_u64 words it */
+		if (is_negative_number(a)) {
+			*text = a;
+			return operand;
+		}
+		if (strncmp(a, "--", 2) == 0) {
+			for (const struct option *o = longopts; o->name; o++)
+				if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument)
+					i++; /* "--manifest FILE": FILE is not an operand */
+		} else if (a[0] == '-' && a[1]) {
+			for (const char *c = a + 1; *c; c++) {
+				const char *spec = strchr(shortopts, *c);
+				if (spec && spec[1] == ':') {
+					if (!c[1])
+						i++; /* "-m FILE" */
+					break;   /* "-mFILE" */
+				}
+			}
+		} else {
+			operand++;
+		}
+	}
+	return -1;
 }
 
 enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, uint64_t min,
@@ -182,21 +237,20 @@ enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_
 
 json_t *cli_json_text(const char *s)
 {
-	json_t *v = json_string(s);
-	char *copy;
+	char *shown;
+	json_t *v;
 
-	if (v || !s)
-		return v;
-	/* Not UTF-8 (a file name can be anything): JSON cannot carry it
-	 * as is, so say something readable rather than nothing. */
-	copy = strdup(s);
-	if (!copy)
+	if (!s)
 		return NULL;
-	for (char *p = copy; *p; p++)
-		if ((unsigned char)*p >= 0x80)
-			*p = '?';
-	v = json_string(copy);
-	free(copy);
+	if (mp_text_is_utf8(s, strlen(s)))
+		return json_string(s);
+	/* Not UTF-8 (a file name can be anything): JSON cannot carry it as
+	 * it is, so it goes as the terminal sees it. */
+	shown = malloc(CLI_TEXT_MAX);
+	if (!shown)
+		return NULL;
+	v = json_string(cli_text(shown, s));
+	free(shown);
 	return v;
 }
 

@@ -38,6 +38,19 @@ int cmd_cat(int argc, char **argv);
 int cmd_mkdemo(int argc, char **argv);
 int cmd_check_gguf(int argc, char **argv);
 
+/*
+ * Room for any file name or argument after escaping: mp_text_escape()
+ * writes at most 4 bytes per input byte; longer text is cut with "...".
+ */
+#define CLI_TEXT_MAX (4 * 4096 + 16)
+
+/*
+ * s as it may be shown on a terminal (mp_text_escape: control characters
+ * and bytes that are not UTF-8 as \xNN), in buf[CLI_TEXT_MAX]; returns buf.
+ * Every file name, argument or manifest string printed goes through it.
+ */
+const char *cli_text(char buf[CLI_TEXT_MAX], const char *s);
+
 /* The exit status for a library error code (by its class). */
 int cli_exit_status(enum mp_err code);
 
@@ -60,6 +73,15 @@ void cli_print_warnings(const struct mp_pack *pack);
  */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);
+
+/*
+ * getopt would take a negative number such as "-1" for options ("invalid
+ * option -- '1'").  Before option parsing, find the first argument that is
+ * '-' and digits only and not an option's argument; return its position
+ * among the operands (0 for the first) and set *text, or return -1.
+ */
+int cli_negative_operand(int argc, char **argv, const char *shortopts,
+			 const struct option *longopts, const char **text);
 
 /* Number parsing flags. */
 #define CLI_NUM_SUFFIX 1u /* accept K, M, G, T (binary) suffixes */
@@ -93,8 +115,9 @@ enum mp_err cli_layer_arg(const struct mp_pack *pack, const char *text, uint64_t
 enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_t *expert,
 			   struct mp_error *err);
 
-/* A JSON string for any C string, bytes that are not UTF-8 replaced by
- * '?'; NULL only when out of memory or s is NULL. */
+/* A JSON string for any C string: valid UTF-8 as it is (jansson escapes
+ * control characters), anything else as cli_text() shows it; NULL only when
+ * out of memory or s is NULL. */
 json_t *cli_json_text(const char *s);
 
 /* Dump a jansson value to stdout followed by a newline and release it;

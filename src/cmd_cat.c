@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,7 +126,7 @@ static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
 			/* sendfile does not say which side failed. */
 			*error = errno;
 			rc = errno == EPIPE || errno == ENOSPC || errno == EDQUOT ||
-			     errno == EFBIG ? COPY_WRITE : COPY_READ;
+			     errno == EFBIG || errno == EBADF ? COPY_WRITE : COPY_READ;
 			break;
 		}
 		if (n == 0) {
@@ -149,8 +150,14 @@ int cmd_cat(int argc, char **argv)
 	enum copy_failure failure;
 	bool force = false, whole_object;
 	enum mp_role role;
+	char shown[CLI_TEXT_MAX];
 	int c, rc, error = 0;
+	const char *negative;
 
+	c = cli_negative_operand(argc, argv, "fm:h", long_options, &negative);
+	if (c >= 0 && c < 3)
+		return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer",
+				       c == 0 ? "PACK" : c == 1 ? "LAYER" : "EXPERT", negative);
 	while ((c = cli_getopt(cmd, argc, argv, "fm:h", long_options)) != -1) {
 		switch (c) {
 		case 'f':
@@ -182,6 +189,14 @@ int cmd_cat(int argc, char **argv)
 	if (cli_parse_u64(argv[optind + 1], "LAYER", 0, 0, UINT64_MAX, &layer_id, &err) ||
 	    cli_parse_u64(argv[optind + 2], "EXPERT", 0, 0, UINT64_MAX, &expert, &err))
 		return cli_usage_error(cmd, "%s", err.msg);
+	/* A closed or read-only stdout would otherwise look like a read error
+	 * of the pack, since sendfile() says EBADF for either side. */
+	c = fcntl(STDOUT_FILENO, F_GETFL);
+	if (c < 0 || (c & O_ACCMODE) == O_RDONLY) {
+		fprintf(stderr, "moepack %s: cannot write to stdout: %s\n", cmd,
+			strerror(c < 0 ? errno : EBADF));
+		return CLI_EXIT_IO;
+	}
 	if (!force && isatty(STDOUT_FILENO))
 		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
 				       "(redirect it, or use --force)");
@@ -208,17 +223,18 @@ int cmd_cat(int argc, char **argv)
 		/* The reader went away: nothing worth saying, as for cat(1)
 		 * killed by SIGPIPE. */
 		if (error != EPIPE)
-			fprintf(stderr, "moepack %s: write error: %s\n", cmd, strerror(error));
+			fprintf(stderr, "moepack %s: cannot write to stdout: %s\n", cmd,
+				strerror(error));
 		return CLI_EXIT_IO;
 	case COPY_SHORT:
 		fprintf(stderr, "moepack: %s: cannot read pack: unexpected end of file at "
 			"offset %" PRIu64 " (the pack changed after validation?)\n",
-			pack_path, stopped);
+			cli_text(shown, pack_path), stopped);
 		return CLI_EXIT_IO;
 	case COPY_READ:
 		break;
 	}
-	fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n", pack_path,
-		stopped, strerror(error));
+	fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
+		cli_text(shown, pack_path), stopped, strerror(error));
 	return CLI_EXIT_IO;
 }

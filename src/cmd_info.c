@@ -39,12 +39,12 @@ static void format_shape(char *buf, size_t len, const struct mp_role_info *ri)
 static void print_text(const struct mp_pack *p)
 {
 	const struct mp_manifest *m = &p->m;
-	char size[32], shape[96];
+	char size[32], shape[96], shown[CLI_TEXT_MAX];
 
-	printf("pack              %s\n", p->path);
+	printf("pack              %s\n", cli_text(shown, p->path));
 	if (strcmp(p->path, p->real_path) != 0)
-		printf("real path         %s\n", p->real_path);
-	printf("manifest          %s\n", p->manifest_path);
+		printf("real path         %s\n", cli_text(shown, p->real_path));
+	printf("manifest          %s\n", cli_text(shown, p->manifest_path));
 	printf("format            %s\n", MP_FORMAT);
 	printf("hidden layers     %llu\n", (unsigned long long)m->num_hidden_layers);
 	printf("MoE layers        %zu (%u..%u)\n", m->layer_count, m->layer_ids[0],

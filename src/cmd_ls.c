@@ -138,8 +138,13 @@ int cmd_ls(int argc, char **argv)
 	struct selection sel;
 	const char *pack_path;
 	bool json = false;
+	const char *negative;
 	int c, rc, nargs;
 
+	c = cli_negative_operand(argc, argv, "jm:h", long_options, &negative);
+	if (c >= 0)
+		return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer",
+				       c == 0 ? "PACK" : c == 1 ? "LAYER" : "EXPERT", negative);
 	while ((c = cli_getopt(cmd, argc, argv, "jm:h", long_options)) != -1) {
 		switch (c) {
 		case 'j':

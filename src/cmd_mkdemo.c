@@ -1,6 +1,7 @@
 /* cmd_mkdemo.c - `moepack mkdemo`: write a valid demo pack for tests and benchmarks. */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -137,7 +138,7 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 
 static void print_result(const struct mp_build_opts *o)
 {
-	char human[32], manifest[4096];
+	char human[32], manifest[4096], shown[CLI_TEXT_MAX];
 	struct stat st;
 	const struct mp_quant_type *q2 = mp_quant_by_id(MP_GGML_Q2_K);
 	const struct mp_quant_type *q3 = mp_quant_by_id(MP_GGML_Q3_K);
@@ -149,11 +150,12 @@ static void print_result(const struct mp_build_opts *o)
 		snprintf(manifest, sizeof manifest, "%s.manifest.json", o->out);
 	if (stat(o->out, &st) != 0)
 		st.st_size = 0;
-	printf("pack       %s (%llu bytes, %s%s)\n", o->out, (unsigned long long)st.st_size,
+	printf("pack       %s (%llu bytes, %s%s)\n", cli_text(shown, o->out),
+	       (unsigned long long)st.st_size,
 	       format_bytes(human, sizeof human, (uint64_t)st.st_size),
 	       o->sparse ? ", sparse" : "");
-	printf("manifest   %s\n", manifest);
-	printf("config     %s.config.json\n", o->out);
+	printf("manifest   %s\n", cli_text(shown, manifest));
+	printf("config     %s.config.json\n", cli_text(shown, o->out));
 	printf("geometry   %d MoE layers x %llu experts, hidden %llu, inter %llu\n",
 	       MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1, (unsigned long long)o->experts,
 	       (unsigned long long)o->hidden, (unsigned long long)o->inter);
@@ -184,6 +186,38 @@ static int build_error(const char *cmd, const struct mp_error *err)
 	return cli_exit_status(err->code);
 }
 
+/*
+ * An interrupted run must leave no temporary files (a K3-sized sparse pack
+ * is 918 GiB apparent): remove them, then die of the same signal so that
+ * the caller sees how we ended.  SA_RESETHAND restores the default action,
+ * and the re-raised signal is delivered when the handler returns.
+ */
+static void on_fatal_signal(int sig)
+{
+	mp_build_remove_temporaries();
+	raise(sig);
+}
+
+static void catch_fatal_signals(void)
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = on_fatal_signal;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		/* A signal ignored by whoever started us (nohup, a background
+		 * job) stays ignored. */
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
+}
+
 int cmd_mkdemo(int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -204,6 +238,7 @@ int cmd_mkdemo(int argc, char **argv)
 	if (code)
 		return build_error(cmd, &err);
 
+	catch_fatal_signals();
 	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
 	o.progress = progress_bar_update;
 	o.progress_arg = &bar;

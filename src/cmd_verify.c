@@ -128,6 +128,7 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 
 static void print_summary(const struct mp_pack *pack)
 {
+	char shown[CLI_TEXT_MAX];
 	const char *full;
 
 	if (pack->full_checked)
@@ -137,7 +138,7 @@ static void print_summary(const struct mp_pack *pack)
 	else
 		full = "no full sha256 in manifest";
 	printf("%s: valid (%zu layers x %llu experts, index sha256 %.16s..., %s)\n",
-	       pack->path, pack->m.layer_count, (unsigned long long)pack->m.num_experts,
+	       cli_text(shown, pack->path), pack->m.layer_count, (unsigned long long)pack->m.num_experts,
 	       pack->m.index_sha256, full);
 }
 

@@ -32,6 +32,8 @@ enum mp_err_class {
 	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO, "cannot read pack")               \
 	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO, "cannot read manifest")   \
 	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO, "cannot read config file")    \
+	X(MP_E_MANIFEST_LIMIT, "manifest_limit", MP_CLASS_INVALID,                \
+	  "manifest exceeds a limit")                                             \
 	X(MP_E_MANIFEST_JSON, "manifest_json", MP_CLASS_INVALID,                  \
 	  "manifest is not valid JSON")                                           \
 	X(MP_E_MANIFEST_MISSING, "manifest_missing_key", MP_CLASS_INVALID,       \

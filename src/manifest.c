@@ -59,11 +59,207 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 	return MP_OK;
 }
 
-enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
-			      json_t **root, struct mp_error *err)
+/*
+ * What the pre-parse pass learns about the text.  The estimate weights are
+ * what jansson 2.14 takes per item on glibc, allocator overhead included,
+ * rounded up (measured with 10^6 of each): an object 232 bytes, an array
+ * 140, an object member 100 on top of its value, a string 90 plus its
+ * length, a number or literal 40.
+ */
+#define COST_OBJECT 256u
+#define COST_ARRAY 160u
+#define COST_MEMBER 112u
+#define COST_STRING 96u
+#define COST_SCALAR 48u
+
+struct scan {
+	uint64_t values, cost;
+	uint64_t lone_surrogates; /* \udc80..\udcff not after a high surrogate */
+	bool private_use;         /* U+F780..U+F7FF, raw or escaped */
+	unsigned char *mark;      /* second pass: a bit per byte to rewrite */
+};
+
+static int hexval(unsigned char c)
 {
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+/* The \uXXXX escape at s (s[0] == '\\'), or -1. */
+static long u_escape(const unsigned char *s, size_t left)
+{
+	long v = 0;
+
+	if (left < 6 || s[1] != 'u')
+		return -1;
+	for (int k = 2; k < 6; k++) {
+		int h = hexval(s[k]);
+		if (h < 0)
+			return -1;
+		v = v * 16 + h;
+	}
+	return v;
+}
+
+/*
+ * One pass over the bytes that counts what jansson would build.  Only
+ * brackets, colons, string quotes and escapes matter; jansson reports any
+ * syntax error afterwards.  Stops at the first limit exceeded.
+ */
+static enum mp_err scan_text(const char *raw, size_t len, const char *path, struct scan *sc,
+			     struct mp_error *err)
+{
+	const unsigned char *u = (const unsigned char *)raw;
+	unsigned depth = 0;
+	bool in_scalar = false;
+
+	for (size_t i = 0; i < len; i++) {
+		unsigned char c = u[i];
+
+		if (c == '"') {
+			size_t start = ++i;
+			long prev = -1; /* the code of the escape just before */
+
+			for (; i < len && u[i] != '"'; i++) {
+				long v;
+
+				if (u[i] == 0xef && i + 2 < len && (u[i + 1] == 0x9e || u[i + 1] == 0x9f) &&
+				    u[i + 2] >= 0x80 && u[i + 2] <= 0xbf)
+					sc->private_use = true;
+				if (u[i] != '\\') {
+					prev = -1;
+					continue;
+				}
+				v = u_escape(u + i, len - i);
+				if (v < 0) {
+					i++; /* a two-character escape such as \" or \\ */
+					prev = -1;
+					continue;
+				}
+				if (v >= 0xdc80 && v <= 0xdcff && !(prev >= 0xd800 && prev <= 0xdbff)) {
+					sc->lone_surrogates++;
+					if (sc->mark) { /* "dc" of \udcXX becomes "f7" */
+						sc->mark[(i + 2) >> 3] |= (unsigned char)(1u << ((i + 2) & 7));
+						sc->mark[(i + 3) >> 3] |= (unsigned char)(1u << ((i + 3) & 7));
+					}
+				}
+				if (v >= 0xf780 && v <= 0xf7ff)
+					sc->private_use = true;
+				prev = v;
+				i += 5;
+			}
+			sc->values++;
+			sc->cost += COST_STRING + (i - start);
+			in_scalar = false;
+			continue;
+		}
+		if (c == '{' || c == '[') {
+			sc->values++;
+			sc->cost += c == '{' ? COST_OBJECT : COST_ARRAY;
+			if (++depth > MP_MANIFEST_MAX_DEPTH)
+				return mp_fail(err, MP_E_MANIFEST_LIMIT,
+					       "manifest exceeds a limit: %s nests objects and "
+					       "arrays deeper than %u levels",
+					       path, MP_MANIFEST_MAX_DEPTH);
+		} else if (c == '}' || c == ']') {
+			if (depth)
+				depth--;
+		} else if (c == ':') {
+			/* a key: counted as a string above, but not a value (in
+			 * text that is not JSON there may be more colons than
+			 * strings; jansson reports that) */
+			if (sc->values)
+				sc->values--;
+			sc->cost += COST_MEMBER;
+		} else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
+			   c == 'E' || (c >= 'a' && c <= 'z')) {
+			if (!in_scalar) {
+				sc->values++;
+				sc->cost += COST_SCALAR;
+			}
+			in_scalar = true;
+			continue;
+		}
+		in_scalar = false;
+		if (sc->values > MP_MANIFEST_MAX_VALUES)
+			return mp_fail(err, MP_E_MANIFEST_LIMIT,
+				       "manifest exceeds a limit: %s has more than %u JSON "
+				       "values",
+				       path, MP_MANIFEST_MAX_VALUES);
+	}
+	if (sc->values > MP_MANIFEST_MAX_VALUES)
+		return mp_fail(err, MP_E_MANIFEST_LIMIT,
+			       "manifest exceeds a limit: %s has more than %u JSON values", path,
+			       MP_MANIFEST_MAX_VALUES);
+	if (sc->cost > MP_MANIFEST_MAX_TREE)
+		return mp_fail(err, MP_E_MANIFEST_LIMIT,
+			       "manifest exceeds a limit: %s would take about %llu MiB to "
+			       "parse, more than %u MiB",
+			       path, (unsigned long long)(sc->cost >> 20),
+			       MP_MANIFEST_MAX_TREE >> 20);
+	return MP_OK;
+}
+
+/* Feeds jansson the text with the marked "dc" of each lone \udcXX as "f7". */
+struct rewrite {
+	const unsigned char *raw;
+	const unsigned char *mark;
+	size_t len, pos;
+};
+
+static size_t rewrite_chunk(void *buf, size_t size, void *arg)
+{
+	struct rewrite *rw = arg;
+	unsigned char *out = buf;
+	size_t n = rw->len - rw->pos < size ? rw->len - rw->pos : size;
+
+	memcpy(out, rw->raw + rw->pos, n);
+	for (size_t k = 0; k < n; k++)
+		if (rw->mark[(rw->pos + k) >> 3] & (1u << ((rw->pos + k) & 7)))
+			out[k] = (out[k] == 'd' || out[k] == 'D') ? 'f' : '7';
+	rw->pos += n;
+	return n;
+}
+
+enum mp_err mp_manifest_parse_ex(const char *raw, size_t len, const char *path,
+				 json_t **root, bool *surrogates, struct mp_error *err)
+{
+	const size_t flags = JSON_REJECT_DUPLICATES | JSON_DECODE_ANY;
+	struct scan sc = {0};
 	json_error_t je;
-	*root = json_loadb(raw, len, JSON_REJECT_DUPLICATES | JSON_DECODE_ANY, &je);
+	enum mp_err rc;
+
+	*root = NULL;
+	*surrogates = false;
+	if ((rc = scan_text(raw, len, path, &sc, err)))
+		return rc;
+	if (sc.lone_surrogates && sc.private_use)
+		return mp_fail(err, MP_E_MANIFEST_JSON,
+			       "manifest is not valid JSON: %s has both lone \\udcXX escapes "
+			       "(bytes of a file name that is not UTF-8) and characters "
+			       "U+F780..U+F7FF, which moepack reads them as",
+			       path);
+	if (sc.lone_surrogates) {
+		struct scan again = {0};
+		struct rewrite rw = {(const unsigned char *)raw, NULL, len, 0};
+
+		/* A bit per byte: 1/8 of the text, far less than a copy of it. */
+		again.mark = calloc(len / 8 + 1, 1);
+		if (!again.mark)
+			return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s", path);
+		scan_text(raw, len, path, &again, NULL);
+		rw.mark = again.mark;
+		*root = json_load_callback(rewrite_chunk, &rw, flags, &je);
+		free(again.mark);
+		*surrogates = true;
+	} else {
+		*root = json_loadb(raw, len, flags, &je);
+	}
 	/* JSON_DECODE_ANY: a scalar top level is a type error, not a syntax one. */
 	if (!*root)
 		return mp_fail(err, MP_E_MANIFEST_JSON,
@@ -78,6 +274,14 @@ enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
 			       path);
 	}
 	return MP_OK;
+}
+
+enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
+			      json_t **root, struct mp_error *err)
+{
+	bool surrogates;
+
+	return mp_manifest_parse_ex(raw, len, path, root, &surrogates, err);
 }
 
 /* "an integer", "a string"...: for messages. */
@@ -296,6 +500,31 @@ static enum mp_err check_active_layers(json_t *root, struct mp_manifest *m,
 	return MP_OK;
 }
 
+/*
+ * A copy of s with each U+F780..U+F7FF (what mp_manifest_parse_ex() made of
+ * a lone \udcXX escape) turned back into the byte 0xXX.
+ */
+static char *unescape_bytes(const char *s)
+{
+	const unsigned char *u = (const unsigned char *)s;
+	char *out = malloc(strlen(s) + 1), *o = out;
+
+	if (!out)
+		return NULL;
+	while (*u) {
+		if (u[0] == 0xef && (u[1] == 0x9e || u[1] == 0x9f) && u[2] >= 0x80 &&
+		    u[2] <= 0xbf) {
+			unsigned cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
+			*o++ = (char)(cp & 0xff);
+			u += 3;
+		} else {
+			*o++ = (char)*u++;
+		}
+	}
+	*o = '\0';
+	return out;
+}
+
 /* Resolve expert_pack.path the way a loader would, relative to the manifest. */
 static enum mp_err check_pack_path(json_t *root, const struct mp_manifest_input *in,
 				   struct mp_manifest *m, struct mp_error *err)
@@ -306,9 +535,10 @@ static enum mp_err check_pack_path(json_t *root, const struct mp_manifest_input 
 
 	if (rc)
 		return rc;
-	m->pack_path = strdup(path);
+	m->pack_path = in->surrogate_escapes ? unescape_bytes(path) : strdup(path);
 	if (!m->pack_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	path = m->pack_path;
 	if (path[0] != '/') {
 		const char *slash = strrchr(in->manifest_path, '/');
 		int dirlen = slash ? (int)(slash - in->manifest_path) : 1;
@@ -451,6 +681,7 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 	json_t *v;
 	const char *s;
 	uint64_t sum = 0;
+	bool wrapped = false;
 	enum mp_err rc;
 
 	memset(m, 0, sizeof *m);
@@ -507,12 +738,9 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 				       "config SHA-256 does not match manifest: computed %s, "
 				       "model.config_sha256 %s",
 				       in->config_sha256, m->config_sha256);
-	} else if (json_object_get(json_object_get(root, "model"), "config_sha256") &&
-		   (rc = get_string(root, "model.config_sha256", &s, err)) == MP_OK) {
-		snprintf(m->config_sha256, sizeof m->config_sha256, "%s", s);
-	} else if (rc) {
-		return rc;
 	}
+	/* Without --config, model.config_sha256 is checked last, where the
+	 * reference loader reads it: mp_manifest_check_recorded(). */
 
 	if ((rc = check_active_layers(root, m, err)))
 		return rc;
@@ -536,10 +764,18 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 		if ((rc = check_role_shape(root, r, &m->roles[r], err)))
 			return rc;
 		m->roles[r].role_offset = sum;
-		sum += m->roles[r].expert_bytes; /* each is < 2^60: no overflow */
+		/* One Q3_K role alone can reach 2^62.9 bytes: the sum can wrap. */
+		if (__builtin_add_overflow(sum, m->roles[r].expert_bytes, &sum))
+			wrapped = true;
 	}
 	if ((rc = get_uint(root, "expert_pack.object_bytes", 0, &m->object_bytes, err)))
 		return rc;
+	if (wrapped)
+		return mp_fail(err, MP_E_OBJECT_BYTES,
+			       "object bytes is not the sum of the role sizes: "
+			       "expert_pack.object_bytes is %llu, up+gate+down is more than "
+			       "2^64-1",
+			       (unsigned long long)m->object_bytes);
 	if (m->object_bytes != sum)
 		return mp_fail(err, MP_E_OBJECT_BYTES,
 			       "object bytes is not the sum of the role sizes: "
@@ -568,10 +804,21 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 	if (json_object_get(json_object_get(root, "expert_pack"), "sha256") &&
 	    (rc = get_digest(root, "expert_pack.sha256", m->sha256, err)))
 		return rc;
-	if ((v = json_object_get(root, "source")) && json_object_get(v, "inventory_sha256") &&
-	    (rc = get_string(root, "source.inventory_sha256", &s, err)) == MP_OK)
-		snprintf(m->inventory_sha256, sizeof m->inventory_sha256, "%s", s);
-	return rc;
+	return MP_OK;
+}
+
+enum mp_err mp_manifest_check_recorded(json_t *root, struct mp_manifest *m,
+				       struct mp_error *err)
+{
+	enum mp_err rc;
+
+	/* The reference loader records both (a KeyError when absent) and never
+	 * recomputes them. */
+	if ((rc = get_digest(root, "model.config_sha256", m->config_sha256, err)) ||
+	    (rc = get_object(root, "source", &(json_t *){NULL}, err)) ||
+	    (rc = get_digest(root, "source.inventory_sha256", m->inventory_sha256, err)))
+		return rc;
+	return MP_OK;
 }
 
 void mp_manifest_free(struct mp_manifest *m)

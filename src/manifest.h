@@ -9,13 +9,25 @@
 #define MOEPACK_MANIFEST_H
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "errors.h"
 #include "pack.h"
 
-/* Manifests larger than this are refused before they are read. */
-#define MP_MANIFEST_MAX (64u << 20)
+/*
+ * Limits on the manifest, far above any real one (a manifest listing 10,000
+ * checkpoint tensors is about 3 MiB and 100,000 JSON values, nesting depth 4)
+ * and low enough that reading and parsing any manifest stays well under
+ * 64 MB of memory: the file is held whole (at most MP_MANIFEST_MAX) and
+ * jansson needs 40 to 250 bytes per value, so the values are counted and
+ * their tree's size estimated in one pass over the text before any tree is
+ * built.
+ */
+#define MP_MANIFEST_MAX (16u << 20)        /* bytes; refused before reading */
+#define MP_MANIFEST_MAX_VALUES 500000u     /* JSON values (keys not counted) */
+#define MP_MANIFEST_MAX_DEPTH 64u          /* nested objects and arrays */
+#define MP_MANIFEST_MAX_TREE (32u << 20)   /* estimated bytes of the parsed tree */
 
 /* What the manifest is checked against. */
 struct mp_manifest_input {
@@ -25,15 +37,42 @@ struct mp_manifest_input {
 	uint64_t expect_layers;     /* 0: none */
 	uint64_t expect_experts;    /* 0: none */
 	const char *config_sha256;  /* hex digest of --config, or NULL */
+	bool surrogate_escapes;     /* the text had lone \udcXX escapes (see
+	                               mp_manifest_parse_ex) */
 };
 
 /* Read a manifest file whole (NUL-terminated).  MP_E_MANIFEST_IO on failure. */
 enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 			     struct mp_error *err);
 
-/* Parse JSON text; MP_E_MANIFEST_JSON with line and column on failure. */
+/*
+ * Parse JSON text; MP_E_MANIFEST_JSON with line and column on failure,
+ * MP_E_MANIFEST_LIMIT (naming the limit) before any tree is built when the
+ * text has too many values, nests too deep or would parse into too large a
+ * tree.
+ */
 enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
 			      json_t **root, struct mp_error *err);
+
+/*
+ * The same, for text that may carry a file name that is not UTF-8 written
+ * in Python's surrogateescape convention: each such byte 0xXX as a lone
+ * "\udcXX" escape, which jansson refuses.  Such escapes are read as the
+ * private-use characters U+F780..U+F7FF instead and *surrogates is set;
+ * mp_manifest_check() then turns them back into bytes in expert_pack.path.
+ * Text that has both such escapes and U+F780..U+F7FF of its own is refused
+ * (MP_E_MANIFEST_JSON), since the two could not be told apart.
+ */
+enum mp_err mp_manifest_parse_ex(const char *raw, size_t len, const char *path,
+				 json_t **root, bool *surrogates, struct mp_error *err);
+
+/*
+ * The keys the reference loader reads only after every other check, the
+ * pack's index included: model.config_sha256 and source.inventory_sha256,
+ * each a string of 64 lowercase hex digits.  Fills m's copies of them.
+ */
+enum mp_err mp_manifest_check_recorded(json_t *root, struct mp_manifest *m,
+				       struct mp_error *err);
 
 /*
  * Run every manifest check in order and fill *m.  On failure *m may be

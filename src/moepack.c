@@ -48,8 +48,10 @@ static const struct command *find_command(const char *name)
 
 static int unknown_command(const char *name)
 {
+	char shown[CLI_TEXT_MAX];
+
 	fprintf(stderr, "moepack: unknown command '%s'\n"
-		"Try 'moepack --help' for a list of commands.\n", name);
+		"Try 'moepack --help' for a list of commands.\n", cli_text(shown, name));
 	return CLI_EXIT_USAGE;
 }
 
@@ -87,8 +89,10 @@ int main(int argc, char **argv)
 		return cmd ? cmd->run(2, help_argv) : unknown_command(argv[2]);
 	}
 	if (arg[0] == '-') {
+		char shown[CLI_TEXT_MAX];
+
 		fprintf(stderr, "moepack: unrecognized option '%s'\n"
-			"Try 'moepack --help' for more information.\n", arg);
+			"Try 'moepack --help' for more information.\n", cli_text(shown, arg));
 		return CLI_EXIT_USAGE;
 	}
 	cmd = find_command(arg);

@@ -68,7 +68,7 @@ struct mp_manifest {
 	uint64_t alignment;
 	char index_sha256[MP_SHA256_HEX];
 	char sha256[MP_SHA256_HEX]; /* "" when the manifest has none */
-	char inventory_sha256[MP_SHA256_HEX]; /* "" when absent */
+	char inventory_sha256[MP_SHA256_HEX]; /* source.inventory_sha256 */
 };
 
 /* Called during long work (the full digest) with bytes done and total. */

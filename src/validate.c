@@ -331,20 +331,55 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 	return MP_OK;
 }
 
+/*
+ * A config file is small, but its size cannot be trusted: a sysfs or procfs
+ * file reports 4096 bytes whatever it holds.  So it is read to end of file,
+ * whatever st_size says, and hashed as read; more than MP_CONFIG_MAX bytes
+ * is not a model config.
+ */
+#define MP_CONFIG_MAX (16u << 20)
+
 static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 				 struct mp_error *err)
 {
-	unsigned char d[MP_SHA256_LEN];
+	unsigned char d[MP_SHA256_LEN], buf[64 * 1024];
+	struct mp_sha256 *h;
+	uint64_t total = 0;
 	struct stat st;
-	enum mp_err rc;
+	enum mp_err rc = MP_OK;
 	int fd;
 
 	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
 		return rc;
-	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, d, err);
+	h = mp_sha256_new();
+	if (!h) {
+		close(fd);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof buf);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+				     strerror(errno));
+			break;
+		}
+		if (got == 0)
+			break;
+		total += (uint64_t)got;
+		if (total > MP_CONFIG_MAX) {
+			rc = mp_fail(err, MP_E_CONFIG_IO,
+				     "cannot read config file %s: larger than %u MiB", path,
+				     MP_CONFIG_MAX >> 20);
+			break;
+		}
+		mp_sha256_update(h, buf, (size_t)got);
+	}
 	close(fd);
-	if (rc == MP_E_PACK_IO)
-		err->code = rc = MP_E_CONFIG_IO;
+	mp_sha256_final(h, d);
+	mp_sha256_free(h);
 	if (!rc)
 		mp_sha256_hex(d, hex);
 	return rc;
@@ -382,6 +417,7 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 	char config_hex[MP_SHA256_HEX];
 	unsigned char header[MP_HEADER_SIZE];
 	json_t *root = NULL;
+	bool surrogates = false;
 	enum mp_err rc;
 
 	*out = NULL;
@@ -390,13 +426,11 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 	p->fd = -1;
 	if ((rc = open_files(p, pack_path, o, err)))
 		goto fail;
-	if ((rc = mp_manifest_parse(p->manifest_raw, p->manifest_len, p->manifest_path, &root,
-				    err)))
+	if ((rc = mp_manifest_parse_ex(p->manifest_raw, p->manifest_len, p->manifest_path,
+				       &root, &surrogates, err)))
 		goto fail;
-	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err))) {
-		json_decref(root);
+	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err)))
 		goto fail;
-	}
 
 	struct mp_manifest_input in = {
 		.manifest_path = p->manifest_path,
@@ -405,19 +439,21 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 		.expect_layers = o->expect_layers,
 		.expect_experts = o->expect_experts,
 		.config_sha256 = o->config_path ? config_hex : NULL,
+		.surrogate_escapes = surrogates,
 	};
-	rc = mp_manifest_check(root, &in, &p->m, p->warnings, &p->nwarnings, err);
+	if ((rc = mp_manifest_check(root, &in, &p->m, p->warnings, &p->nwarnings, err)) ||
+	    (rc = check_header(p, header, err)) || (rc = check_index(p, header, err)) ||
+	    (rc = mp_manifest_check_recorded(root, &p->m, err)))
+		goto fail;
 	json_decref(root);
-	if (rc)
-		goto fail;
-	if ((rc = check_header(p, header, err)) || (rc = check_index(p, header, err)))
-		goto fail;
+	root = NULL;
 	if (o->full && (rc = check_full(p, o, err)))
 		goto fail;
 	p->page_aligned = p->m.alignment >= MP_PAGE;
 	*out = p;
 	return MP_OK;
 fail:
+	json_decref(root);
 	mp_pack_close(p);
 	return rc;
 }

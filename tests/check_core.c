@@ -23,6 +23,7 @@
 #include "errors.h"
 #include "file.h"
 #include "fixture.h"
+#include "jsonstr.h"
 #include "pack.h"
 #include "quant.h"
 #include "text.h"
@@ -89,7 +90,7 @@ START_TEST(test_err_classes)
 	ck_assert_int_eq(mp_err_class(MP_E_MANIFEST_IO), MP_CLASS_IO);
 	ck_assert_int_eq(mp_err_class(MP_E_CONFIG_IO), MP_CLASS_IO);
 	/* every check of the pack's contents is an invalid pack, exit 1 */
-	for (int c = MP_E_MANIFEST_JSON; c <= MP_E_INDEX_DIGEST; c++)
+	for (int c = MP_E_MANIFEST_LIMIT; c <= MP_E_INDEX_DIGEST; c++)
 		ck_assert_msg(mp_err_class(c) == MP_CLASS_INVALID, "%s is not invalid",
 			      mp_err_name(c));
 	ck_assert_int_eq(mp_err_class(MP_E_FULL_DIGEST), MP_CLASS_INVALID);
@@ -670,6 +671,41 @@ START_TEST(test_generation_zero_becomes_one)
 }
 END_TEST
 
+/*
+ * mp_json_quote: what Python's json.dumps(ensure_ascii=False) writes for a
+ * file name decoded with surrogateescape.
+ */
+START_TEST(test_json_quote)
+{
+	static const struct {
+		const char *in;
+		size_t n;
+		const char *out;
+	} cases[] = {
+		{"/srv/pack", 9, "\"/srv/pack\""},
+		{"a\"b\\c", 5, "\"a\\\"b\\\\c\""},
+		{"\b\t\n\f\r\001\037\177", 8, "\"\\b\\t\\n\\f\\r\\u0001\\u001f\177\""},
+		{"caf\xc3\xa9", 5, "\"caf\xc3\xa9\""},          /* UTF-8 as it is */
+		{"dir\xff/p", 6, "\"dir\\udcff/p\""},            /* not UTF-8 */
+		{"\xc3(", 2, "\"\\udcc3(\""},                    /* cut sequence */
+		{"\xed\xa0\x80", 3, "\"\\udced\\udca0\\udc80\""}, /* encoded surrogate */
+		{"\xc0\xaf", 2, "\"\\udcc0\\udcaf\""},           /* overlong */
+		{"a\0b", 3, "\"a\\u0000b\""},
+		{"", 0, "\"\""},
+	};
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		size_t len = 0;
+		char *q = mp_json_quote(cases[i].in, cases[i].n, &len);
+
+		ck_assert_ptr_nonnull(q);
+		ck_assert_msg(strcmp(q, cases[i].out) == 0, "case %zu: %s, expected %s", i, q,
+			      cases[i].out);
+		ck_assert_uint_eq(len, strlen(cases[i].out));
+		free(q);
+	}
+}
+END_TEST
+
 /* mp_text_escape: printable UTF-8 passes, everything a terminal acts on does not. */
 START_TEST(test_text_escape)
 {
@@ -814,6 +850,7 @@ static Suite *core_suite(void)
 
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_escape);
+	tcase_add_test(tc, test_json_quote);
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_mp_fail_escapes);
 	tcase_add_test(tc, test_open_regular);

@@ -26,6 +26,8 @@
 #include <jansson.h>
 
 #include "fixture.h"
+#include "jsonstr.h"
+#include "manifest.h"
 #include "pack.h"
 
 /* The demo pack most tests start from: 92 layers x 2 experts, alignment
@@ -457,6 +459,32 @@ static const struct manifest_case manifest_cases[] = {
 	{"order: manifest data_start value before the header's",
 	 {ADD("expert_pack.data_start", 256), SET("expert_pack.index_sha256", "\"x\"")},
 	 MP_E_MANIFEST_VALUE, {"expert_pack.index_sha256"}},
+	/* Keys the reference loader reads last, after the index: required. */
+	{"config_sha256 missing", {DEL("model.config_sha256")},
+	 MP_E_MANIFEST_MISSING, {"model.config_sha256"}},
+	{"config_sha256 as integer", {SET("model.config_sha256", "1")},
+	 MP_E_MANIFEST_TYPE, {"model.config_sha256"}},
+	{"config_sha256 null", {SET("model.config_sha256", "null")},
+	 MP_E_MANIFEST_TYPE, {"model.config_sha256"}},
+	{"config_sha256 not hex", {SET("model.config_sha256", "\"" UPPER_HEX "\"")},
+	 MP_E_MANIFEST_VALUE, {"model.config_sha256"}},
+	{"source missing", {DEL("source")}, MP_E_MANIFEST_MISSING, {"source"}},
+	{"source as array", {SET("source", "[]")}, MP_E_MANIFEST_TYPE, {"source"}},
+	{"inventory_sha256 missing", {DEL("source.inventory_sha256")},
+	 MP_E_MANIFEST_MISSING, {"source.inventory_sha256"}},
+	{"inventory_sha256 as object", {SET("source.inventory_sha256", "{}")},
+	 MP_E_MANIFEST_TYPE, {"source.inventory_sha256"}},
+	{"inventory_sha256 63 digits", {SET("source.inventory_sha256", "\"" HEX_63 "\"")},
+	 MP_E_MANIFEST_VALUE, {"source.inventory_sha256"}},
+	{"order: index digest before config_sha256",
+	 {DEL("model.config_sha256"), SET("expert_pack.index_sha256", "\"0000000000000000000000000000000000000000000000000000000000000000\"")},
+	 MP_E_INDEX_DIGEST, {"expert_pack.index_sha256"}},
+	{"order: config_sha256 before inventory_sha256",
+	 {DEL("source.inventory_sha256"), SET("model.config_sha256", "7")},
+	 MP_E_MANIFEST_TYPE, {"model.config_sha256"}},
+	{"order: alignment before config_sha256",
+	 {DEL("model.config_sha256"), SET("expert_pack.alignment", "3")},
+	 MP_E_ALIGNMENT, {"expert_pack.alignment"}},
 };
 
 #define N_MANIFEST_CASES ((int)(sizeof manifest_cases / sizeof manifest_cases[0]))
@@ -697,6 +725,113 @@ START_TEST(test_order_config_before_active_layers)
 }
 END_TEST
 
+/*
+ * A config file whose size says nothing of its contents: procfs reports 0
+ * bytes, sysfs 4096 whatever it holds.  Read to end of file, it is hashed
+ * as it reads; and a NULL error pointer is allowed throughout.
+ */
+static void check_config_file_as_read(const char *path)
+{
+	unsigned char buf[65536];
+	size_t len = 0;
+	ssize_t n;
+	char hex[MP_SHA256_HEX];
+	struct mp_open_opts o = {.config_path = path};
+	struct fx f;
+	struct mp_pack *p = NULL;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return; /* not on this system */
+	while ((n = read(fd, buf + len, sizeof buf - len)) > 0)
+		len += (size_t)n;
+	close(fd);
+	fx_sha256_hex_of(buf, len, hex);
+	fx_setup(&f, &small_pack);
+	fx_manifest_set_str(&f, "model.config_sha256", hex);
+	ck_assert_msg(mp_pack_open(&p, f.pack, &o, NULL) == MP_OK, "config %s", path);
+	mp_pack_close(p);
+	EXPECT_OPEN(&f, &o, MP_OK, "");
+	/* and a mismatch is still reported, with no error to fill */
+	fx_manifest_set_str(&f, "model.config_sha256", SHA256_ABC);
+	ck_assert_int_eq(mp_pack_open(&p, f.pack, &o, NULL), MP_E_CONFIG_DIGEST);
+	ck_assert_ptr_null(p);
+	fx_cleanup(&f);
+}
+
+START_TEST(test_config_size_untrusted)
+{
+	check_config_file_as_read("/proc/version");
+	check_config_file_as_read("/sys/kernel/mm/transparent_hugepage/enabled");
+}
+END_TEST
+
+START_TEST(test_config_errors_without_error_pointer)
+{
+	struct fx f;
+	char cfg[PATH_MAX];
+	struct mp_open_opts o = {.config_path = cfg};
+	struct mp_pack *p = NULL;
+
+	fx_setup(&f, &small_pack);
+	fx_path(&f, "no-such-config.json", cfg, sizeof cfg);
+	ck_assert_int_eq(mp_pack_open(&p, f.pack, &o, NULL), MP_E_CONFIG_IO);
+	o.config_path = f.dir;
+	ck_assert_int_eq(mp_pack_open(&p, f.pack, &o, NULL), MP_E_CONFIG_IO);
+	ck_assert_ptr_null(p);
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_config_too_large)
+{
+	struct fx f;
+	char cfg[PATH_MAX];
+	struct mp_open_opts o = {.config_path = cfg};
+
+	fx_setup(&f, &small_pack);
+	fx_path(&f, "huge-config.json", cfg, sizeof cfg);
+	fx_write_file(cfg, "{}", 2);
+	ck_assert_int_eq(truncate(cfg, (16 << 20) + 1), 0);
+	EXPECT_OPEN(&f, &o, MP_E_CONFIG_IO, "cannot read config file", cfg, "16 MiB");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * Roles that each pass their shape check but whose sum passes 2^64: the
+ * sum must not wrap into a value that object_bytes could match.
+ */
+START_TEST(test_role_sizes_sum_wraps)
+{
+	struct fx f;
+	/* [256 (2^24 - 1), 256 (2^24 + 1)]: both multiples of the block, and
+	 * 2^56 - 256 super-blocks of 256 weights */
+	const uint64_t blocks = (1ULL << 56) - 256;
+	const uint64_t q2 = blocks * 84, q3 = blocks * 110;
+	json_t *root, *shape;
+
+	fx_setup(&f, &small_pack);
+	root = fx_manifest_load(&f);
+	shape = json_pack("[II]", (json_int_t)(256 * ((1LL << 24) - 1)),
+			  (json_int_t)(256 * ((1LL << 24) + 1)));
+	fx_json_set(root, "expert_pack.roles.up.logical_shape", json_deep_copy(shape));
+	fx_json_set(root, "expert_pack.roles.gate.logical_shape", json_deep_copy(shape));
+	fx_json_set(root, "expert_pack.roles.down.logical_shape", shape);
+	fx_json_set(root, "expert_pack.roles.up.expert_bytes", json_integer((json_int_t)q2));
+	fx_json_set(root, "expert_pack.roles.gate.expert_bytes", json_integer((json_int_t)q2));
+	fx_json_set(root, "expert_pack.roles.down.expert_bytes", json_integer((json_int_t)q3));
+	/* what a wrapping sum gives, so that only the overflow check sees it */
+	fx_json_set(root, "expert_pack.object_bytes",
+		    json_integer((json_int_t)(q2 + q2 + q3)));
+	fx_manifest_save(&f, root);
+	json_decref(root);
+	ck_assert_uint_lt(q2 + q2 + q3, q3); /* it does wrap */
+	EXPECT_OPEN(&f, NULL, MP_E_OBJECT_BYTES, "expert_pack.object_bytes", "2^64");
+	fx_cleanup(&f);
+}
+END_TEST
+
 /* ---- files --------------------------------------------------------------- */
 
 START_TEST(test_pack_missing)
@@ -755,12 +890,13 @@ START_TEST(test_manifest_too_large)
 	fx_setup(&f, &small_pack);
 	/* a hole: costs nothing, and must not be read to be refused */
 	ck_assert_int_eq(truncate(f.manifest, (64 << 20) + 1), 0);
-	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_IO, f.manifest, "64 MiB");
+	ck_assert_int_eq(truncate(f.manifest, MP_MANIFEST_MAX + 1), 0);
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_IO, f.manifest, "16 MiB");
 	fx_cleanup(&f);
 }
 END_TEST
 
-START_TEST(test_manifest_64mib_accepted)
+START_TEST(test_manifest_16mib_accepted)
 {
 	struct fx f;
 	struct mp_error err;
@@ -773,7 +909,7 @@ START_TEST(test_manifest_64mib_accepted)
 	/* exactly at the limit: valid JSON followed by white space */
 	ck_assert_ptr_nonnull(spaces);
 	memset(spaces, ' ', chunk);
-	left = (64u << 20) - (size_t)fx_file_size(f.manifest);
+	left = MP_MANIFEST_MAX - (size_t)fx_file_size(f.manifest);
 	fd = open(f.manifest, O_WRONLY | O_APPEND);
 	ck_assert_int_ge(fd, 0);
 	while (left) {
@@ -784,9 +920,269 @@ START_TEST(test_manifest_64mib_accepted)
 	}
 	close(fd);
 	free(spaces);
-	ck_assert_uint_eq(fx_file_size(f.manifest), 64u << 20);
+	ck_assert_uint_eq(fx_file_size(f.manifest), MP_MANIFEST_MAX);
 	fx_open(&f, NULL, &err);
 	fx_assert_err(&err, MP_OK, "");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* ---- manifest limits ---------------------------------------------------- */
+
+/*
+ * Rewrite the manifest as it is plus a top-level "junk" member: head, then
+ * count copies of unit separated by sep, then tail.  Returns its size.
+ */
+static size_t add_junk(const struct fx *f, const char *head, const char *unit,
+		       const char *sep, size_t count, const char *tail)
+{
+	size_t len, ulen = strlen(unit), slen = strlen(sep);
+	char *text = fx_read_file(f->manifest, &len);
+	char *end = strrchr(text, '}');
+	FILE *out;
+
+	ck_assert_ptr_nonnull(end);
+	out = fopen(f->manifest, "w");
+	ck_assert_ptr_nonnull(out);
+	fwrite(text, 1, (size_t)(end - text), out);
+	fprintf(out, ",\n  \"junk\": %s", head);
+	for (size_t i = 0; i < count; i++) {
+		if (i)
+			fwrite(sep, 1, slen, out);
+		fwrite(unit, 1, ulen, out);
+	}
+	fprintf(out, "%s\n}\n", tail);
+	ck_assert_int_eq(fclose(out), 0);
+	free(text);
+	return (size_t)fx_file_size(f->manifest);
+}
+
+/* JSON values in a tree, keys not counted: what the limit counts. */
+static size_t count_values(json_t *v)
+{
+	size_t n = 1, i;
+	const char *key;
+	json_t *item;
+
+	if (json_is_object(v))
+		json_object_foreach(v, key, item)
+			n += count_values(item);
+	else if (json_is_array(v))
+		json_array_foreach(v, i, item)
+			n += count_values(item);
+	return n;
+}
+
+static char *repeat(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+	char *out = malloc(len * n + 1);
+
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * len, s, len);
+	out[len * n] = '\0';
+	return out;
+}
+
+START_TEST(test_manifest_too_deep)
+{
+	struct fx f;
+	/* the top level is depth 1: 64 arrays under it make 65 */
+	char *open_ = repeat("[", 64), *close_ = repeat("]", 64);
+
+	fx_setup(&f, &small_pack);
+	add_junk(&f, open_, "", "", 0, close_);
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_LIMIT, f.manifest, "deeper than 64");
+	free(open_);
+	free(close_);
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_manifest_too_many_values)
+{
+	struct fx f;
+
+	fx_setup(&f, &small_pack);
+	add_junk(&f, "[", "0", ",", MP_MANIFEST_MAX_VALUES, "]");
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_LIMIT, f.manifest, "more than 500000 JSON values");
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_manifest_tree_too_large)
+{
+	struct fx f;
+
+	/* 150,000 empty objects: few values and bytes, but a large tree */
+	fx_setup(&f, &small_pack);
+	ck_assert_uint_lt(add_junk(&f, "[", "{}", ",", 150000, "]"), 1u << 20);
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_LIMIT, f.manifest, "more than 32 MiB");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * What the reference builder writes: every checkpoint tensor in
+ * source.tensors, indented.  10,000 tensors (Kimi K3 has about 3,000) must
+ * pass with room to spare.
+ */
+START_TEST(test_manifest_real_inventory_accepted)
+{
+	struct fx f;
+	struct mp_error err;
+	json_t *root, *tensors = json_array();
+	size_t values;
+
+	fx_setup(&f, &small_pack);
+	root = fx_manifest_load(&f);
+	for (int i = 0; i < 10000; i++) {
+		char name[64];
+		json_t *t = json_object();
+
+		snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", i);
+		json_object_set_new(t, "name", json_string(name));
+		json_object_set_new(t, "shape", json_pack("[iii]", 3584, 3072, 896));
+		json_object_set_new(t, "dtype", json_string("Q3_K"));
+		json_object_set_new(t, "dtype_id", json_integer(11));
+		json_object_set_new(t, "shard_index", json_integer(i / 100));
+		json_object_set_new(t, "data_offset", json_integer(1000000000LL + i));
+		json_object_set_new(t, "nbytes", json_integer(1234567890));
+		json_array_append_new(tensors, t);
+	}
+	fx_json_set(root, "source.tensors", tensors);
+	values = count_values(root);
+	fx_manifest_save(&f, root);
+	json_decref(root);
+	ck_assert_uint_gt(values, 100000);
+	ck_assert_uint_lt(fx_file_size(f.manifest), MP_MANIFEST_MAX / 2);
+	fx_open(&f, NULL, &err);
+	fx_assert_err(&err, MP_OK, "");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* Exactly at the depth and value limits passes. */
+START_TEST(test_manifest_limits_at_the_edge)
+{
+	struct fx f;
+	struct mp_error err;
+	json_t *root;
+	size_t base;
+	char *open_ = repeat("[", 63), *close_ = repeat("]", 63);
+
+	fx_setup(&f, &small_pack);
+	root = fx_manifest_load(&f);
+	base = count_values(root);
+	json_decref(root);
+	add_junk(&f, "[", "0", ",", MP_MANIFEST_MAX_VALUES - base - 1, "]");
+	fx_open(&f, NULL, &err);
+	fx_assert_err(&err, MP_OK, "");
+	fx_build(&f, &small_pack);
+	add_junk(&f, open_, "", "", 0, close_);
+	fx_open(&f, NULL, &err);
+	fx_assert_err(&err, MP_OK, "");
+	free(open_);
+	free(close_);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * A pack in a directory whose name is not UTF-8, its path written the way
+ * Python writes it (each such byte as a lone surrogate escape \udcXX).
+ */
+static void move_pack_to_latin1_dir(struct fx *f, char *pack, size_t len)
+{
+	char dir[PATH_MAX], *text, *at, *quoted, *old;
+	json_t *jold;
+	size_t tlen, qlen;
+	FILE *out;
+
+	fx_path(f, "caf\xe9", dir, sizeof dir);
+	ck_assert_int_eq(mkdir(dir, 0755), 0);
+	ck_assert_uint_lt(strlen(dir) + 11, len);
+	memcpy(pack, dir, strlen(dir));
+	strcpy(pack + strlen(dir), "/demo.pack");
+	ck_assert_int_eq(rename(f->pack, pack), 0);
+	jold = json_string(f->pack);
+	old = json_dumps(jold, JSON_ENCODE_ANY);
+	json_decref(jold);
+	quoted = mp_json_quote(pack, strlen(pack), &qlen);
+	ck_assert_ptr_nonnull(strstr(quoted, "caf\\udce9"));
+	text = fx_read_file(f->manifest, &tlen);
+	at = strstr(text, old);
+	ck_assert_ptr_nonnull(at);
+	out = fopen(f->manifest, "w");
+	ck_assert_ptr_nonnull(out);
+	fwrite(text, 1, (size_t)(at - text), out);
+	fwrite(quoted, 1, qlen, out);
+	fputs(at + strlen(old), out);
+	ck_assert_int_eq(fclose(out), 0);
+	free(text);
+	free(old);
+	free(quoted);
+}
+
+START_TEST(test_path_surrogate_escapes)
+{
+	struct fx f;
+	struct mp_error err;
+	struct mp_open_opts o;
+	struct mp_pack *p = NULL;
+	char pack[PATH_MAX];
+
+	fx_setup(&f, &small_pack);
+	move_pack_to_latin1_dir(&f, pack, sizeof pack);
+	o = (struct mp_open_opts){.manifest_path = f.manifest};
+	ck_assert_int_eq(mp_pack_open(&p, pack, &o, &err), MP_OK);
+	ck_assert_str_eq(p->m.pack_path, pack);
+	mp_pack_close(p);
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_path_surrogates_and_private_use)
+{
+	struct fx f;
+	struct mp_error err;
+	struct mp_open_opts o;
+	struct mp_pack *p = NULL;
+	char pack[PATH_MAX];
+
+	fx_setup(&f, &small_pack);
+	/* U+F7E9 is what a lone \udce9 is read as: ambiguous, so refused */
+	move_pack_to_latin1_dir(&f, pack, sizeof pack);
+	{
+		size_t len;
+		char *text = fx_read_file(f.manifest, &len);
+		char *end = strrchr(text, '}');
+		FILE *out = fopen(f.manifest, "w");
+
+		ck_assert_ptr_nonnull(out);
+		fwrite(text, 1, (size_t)(end - text), out);
+		fputs(",\n  \"note\": \"\\uf7e9\"\n}\n", out);
+		ck_assert_int_eq(fclose(out), 0);
+		free(text);
+	}
+	o = (struct mp_open_opts){.manifest_path = f.manifest};
+	ck_assert_int_eq(mp_pack_open(&p, pack, &o, &err), MP_E_MANIFEST_JSON);
+	fx_assert_err(&err, MP_E_MANIFEST_JSON, "\\udcXX", "U+F780");
+	ck_assert_ptr_null(p);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* More colons than strings: a syntax error, not a miscount of values. */
+START_TEST(test_manifest_colons_not_json)
+{
+	struct fx f;
+	static const char text[] = "{\"format\": :::::::}\n";
+
+	fx_setup(&f, &small_pack);
+	fx_write_file(f.manifest, text, sizeof text - 1);
+	EXPECT_OPEN(&f, NULL, MP_E_MANIFEST_JSON, f.manifest, ":1:");
 	fx_cleanup(&f);
 }
 END_TEST
@@ -1913,9 +2309,15 @@ START_TEST(test_accept_optional_keys_absent)
 	struct fx f;
 	struct mp_error err;
 
+	json_t *root;
+
+	/* expert_pack.sha256 is the one optional key the validator reads;
+	 * of source, only inventory_sha256 is read. */
 	fx_setup(&f, &small_pack);
-	fx_manifest_remove(&f, "model.config_sha256");
-	fx_manifest_remove(&f, "source");
+	root = fx_manifest_load(&f);
+	ck_assert_ptr_null(fx_json_get(root, "expert_pack.sha256"));
+	json_decref(root);
+	fx_manifest_remove(&f, "source.summary");
 	fx_open(&f, NULL, &err);
 	fx_assert_err(&err, MP_OK, "");
 	fx_cleanup(&f);
@@ -2003,6 +2405,10 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_config_digest_required);
 	tcase_add_test(tc, test_config_unreadable);
 	tcase_add_test(tc, test_order_config_before_active_layers);
+	tcase_add_test(tc, test_config_size_untrusted);
+	tcase_add_test(tc, test_config_errors_without_error_pointer);
+	tcase_add_test(tc, test_config_too_large);
+	tcase_add_test(tc, test_role_sizes_sum_wraps);
 	tcase_add_test(tc, test_path_elsewhere);
 	tcase_add_test(tc, test_path_relative_to_manifest);
 	tcase_add_test(tc, test_path_through_symlinks);
@@ -2014,7 +2420,15 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_manifest_explicit_path_missing);
 	tcase_add_test(tc, test_manifest_is_directory);
 	tcase_add_test(tc, test_manifest_too_large);
-	tcase_add_test(tc, test_manifest_64mib_accepted);
+	tcase_add_test(tc, test_manifest_16mib_accepted);
+	tcase_add_test(tc, test_manifest_too_deep);
+	tcase_add_test(tc, test_manifest_colons_not_json);
+	tcase_add_test(tc, test_manifest_too_many_values);
+	tcase_add_test(tc, test_manifest_tree_too_large);
+	tcase_add_test(tc, test_manifest_real_inventory_accepted);
+	tcase_add_test(tc, test_manifest_limits_at_the_edge);
+	tcase_add_test(tc, test_path_surrogate_escapes);
+	tcase_add_test(tc, test_path_surrogates_and_private_use);
 	tcase_add_test(tc, test_manifest_not_json);
 	tcase_add_test(tc, test_manifest_empty);
 	tcase_add_test(tc, test_manifest_top_level_array);
