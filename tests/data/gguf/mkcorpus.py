@@ -242,6 +242,11 @@ case("dup_name.gguf", "gguf_format",
 case("dup_name_nul.gguf", "gguf_format",
      "duplicate tensor name output_norm.weight",
      variant(lambda g: add_tensor(g, NORM + b"\0.bak", 0, [32], 1)))
+# names reach messages: control bytes and invalid UTF-8 must come out escaped
+case("dup_ctrl_name.gguf", "gguf_format",
+     "duplicate tensor name evil\\x1b[2J\\xff\\x07.weight (tensor info 14 has it too)",
+     variant(lambda g: (add_tensor(g, b"evil\x1b[2J\xff\x07.weight", 0, [32]),
+                        add_tensor(g, b"evil\x1b[2J\xff\x07.weight", 0, [32]))))
 case("dup_key.gguf", "gguf_format",
      "KV pair 11: duplicate key \"general.name\" (KV pair 1 has it too)",
      variant(lambda g: g["kvs"].append((b"general.name", 8, gstr(b"again")))))
