@@ -127,7 +127,11 @@ struct reader {
 	uint64_t buf_start; /* file offset of buf[0] */
 	size_t buf_len;
 	unsigned char *buf;
-	char where[64];     /* "KV pair 3", "tensor info 7": prefixes format errors */
+	/* "KV pair 3", "tensor info 7": prefixes format errors.  Kept as a
+	 * label and a number, formatted only on error: a million snprintf()
+	 * calls would be a tenth of the time a million tensor infos take. */
+	const char *where;
+	uint64_t where_index;
 	uint32_t alignment; /* of the data section and of every tensor's offset */
 	int alignment_seen;
 	uint64_t array_elements; /* of all arrays so far */
@@ -158,9 +162,10 @@ static enum mp_err corrupt(struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof detail, fmt, ap);
 	va_end(ap);
-	if (r->where[0])
-		return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s: %s",
-			       mp_err_summary(MP_E_GGUF_FORMAT), r->where, detail);
+	if (r->where)
+		return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s %llu: %s",
+			       mp_err_summary(MP_E_GGUF_FORMAT), r->where,
+			       (unsigned long long)r->where_index, detail);
 	return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s", mp_err_summary(MP_E_GGUF_FORMAT),
 		       detail);
 }
@@ -220,7 +225,17 @@ static enum mp_err fill(struct reader *r)
 static enum mp_err read_bytes(struct reader *r, void *dst, uint64_t n, const char *what)
 {
 	unsigned char *out = dst;
-	enum mp_err rc = need(r, n, what);
+	enum mp_err rc;
+
+	/* the common case, a few bytes already buffered: 16M string lengths
+	 * of a crafted array must cost little more than a memcpy each */
+	if (r->pos >= r->buf_start && r->pos - r->buf_start <= r->buf_len &&
+	    n <= r->buf_len - (r->pos - r->buf_start) && n <= metadata_left(r)) {
+		memcpy(out, r->buf + (r->pos - r->buf_start), (size_t)n);
+		r->pos += n;
+		return MP_OK;
+	}
+	rc = need(r, n, what);
 
 	while (!rc && n) {
 		size_t avail, take;
@@ -532,7 +547,8 @@ static enum mp_err check_duplicate_keys(struct reader *r)
 		return rc;
 	/* a key may hold any byte, NUL included: escape it with its length */
 	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, MP_TEXT_BACKSLASH);
-	snprintf(r->where, sizeof r->where, "KV pair %u", b.index);
+	r->where = "KV pair";
+	r->where_index = b.index;
 	return corrupt(r, "duplicate key \"%s\" (KV pair %u has it too)", key, a.index);
 }
 
@@ -544,7 +560,8 @@ static enum mp_err read_kv_pairs(struct reader *r, uint64_t kv_count)
 		uint32_t type;
 		int is_alignment;
 
-		snprintf(r->where, sizeof r->where, "KV pair %llu", (unsigned long long)i);
+		r->where = "KV pair";
+		r->where_index = i;
 		rc = read_key(r, i, &is_alignment);
 		if (!rc)
 			rc = read_u32(r, &type, "value type");
@@ -553,7 +570,7 @@ static enum mp_err read_kv_pairs(struct reader *r, uint64_t kv_count)
 	}
 	if (!rc)
 		rc = check_duplicate_keys(r);
-	r->where[0] = '\0';
+	r->where = NULL;
 	return rc;
 }
 
@@ -761,7 +778,8 @@ static enum mp_err check_duplicate_names(struct reader *r)
 		return rc;
 	memcpy(name, r->names.arena + b.off, b.len);
 	name[b.len] = '\0';
-	snprintf(r->where, sizeof r->where, "tensor info %u", b.index);
+	r->where = "tensor info";
+	r->where_index = b.index;
 	return corrupt(r, "duplicate tensor name %s (tensor info %u has it too)", name,
 		       a.index);
 }
@@ -780,7 +798,8 @@ static enum mp_err read_tensor_infos(struct reader *r, uint64_t count, mp_gguf_t
 	for (uint64_t i = 0; !rc && i < count; i++) {
 		struct mp_gguf_tensor t = {.index = i};
 
-		snprintf(r->where, sizeof r->where, "tensor info %llu", (unsigned long long)i);
+		r->where = "tensor info";
+		r->where_index = i;
 		rc = read_tensor_info(r, &t, name);
 		if (!rc)
 			rc = name_set_reserve(r, &r->names, t.name_len);
@@ -795,7 +814,7 @@ static enum mp_err read_tensor_infos(struct reader *r, uint64_t count, mp_gguf_t
 	}
 	if (!rc)
 		rc = check_duplicate_names(r);
-	r->where[0] = '\0';
+	r->where = NULL;
 	return rc;
 }
 
