@@ -601,10 +601,9 @@ static enum mp_err read_tensor_info(struct reader *r, struct mp_gguf_tensor *t,
 {
 	enum mp_err rc = read_u64(r, &t->name_bytes, "name length");
 
-	if (!rc)
-		rc = need(r, t->name_bytes, "name");
 	if (rc)
 		return rc;
+	/* ggml counts every byte, those after a NUL too */
 	if (t->name_bytes > MP_GGUF_NAME_MAX)
 		return corrupt(r, "name of %llu bytes is too long, ggml takes at most %d",
 			       (unsigned long long)t->name_bytes, MP_GGUF_NAME_MAX);
