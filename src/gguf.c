@@ -299,7 +299,8 @@ static void name_set_free(struct name_set *s)
  */
 static enum mp_err name_set_reserve(struct reader *r, struct name_set *s, uint64_t n)
 {
-	if (s->arena_len + n > s->arena_cap) {
+	/* allocated even for n == 0: memcpy() wants a real pointer */
+	if (!s->arena || s->arena_len + n > s->arena_cap) {
 		uint64_t cap = s->arena_cap ? s->arena_cap : 4096;
 		char *grown;
 
