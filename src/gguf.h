@@ -8,8 +8,9 @@
  * below, before it is used, so a crafted header of any apparent size costs
  * neither memory nor time.
  *
- * The reader refuses whatever ggml's gguf_init_from_file() refuses, so that a
- * file it passes is one ggml loads, under the same names and types.
+ * The reader refuses whatever ggml's gguf_init_from_file() (ggml 0.23.0)
+ * refuses, so that a file it passes is one ggml loads, under the same names
+ * and types; where matching ggml exactly would cost, it is stricter.
  */
 #ifndef MOEPACK_GGUF_H
 #define MOEPACK_GGUF_H
