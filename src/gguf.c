@@ -374,16 +374,10 @@ static enum mp_err find_duplicate(struct reader *r, const struct name_set *s, in
 
 		if (a->len != b->len || memcmp(s->arena + a->off, s->arena + b->off, a->len))
 			continue;
-		/* sorted by index within a run: a is the run's earlier entry only
-		 * when it is the run's first, which is the one ggml names */
+		/* a run of equal entries is in file order, so its first pair,
+		 * the only one that can win here, is its first two entries */
 		if (!*found || b->index < second->index) {
-			size_t j = i - 1;
-
-			while (j > 0 && v[j - 1].ref.len == b->len &&
-			       memcmp(s->arena + v[j - 1].ref.off, s->arena + b->off,
-				      b->len) == 0)
-				j--;
-			*first = v[j].ref;
+			*first = *a;
 			*second = *b;
 			*found = 1;
 		}

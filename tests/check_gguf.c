@@ -902,6 +902,42 @@ START_TEST(test_million_tensors)
 }
 END_TEST
 
+/* Empty F32 tensors (ne = [0]: all at offset 0) named names[0..n). */
+static size_t empty_tensors(unsigned char *buf, size_t cap, const char *const *names, size_t n)
+{
+	struct bytes b = header(buf, cap, n, 0);
+	size_t at = 24;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		put_u64(&b, at, len);
+		memcpy(buf + at + 8, names[i], len);
+		at += 8 + len;
+		put_u32(&b, at, 1);
+		put_u64(&b, at + 4, 0);
+		put_u32(&b, at + 12, GGML_F32);
+		put_u64(&b, at + 16, 0);
+		at += 24;
+	}
+	return at;
+}
+
+START_TEST(test_duplicate_reported_as_ggml_does)
+{
+	/* ggml compares each name with all before it: the first repeat it
+	 * meets is b at 2 (of 1), though a's pair (0, 3) sorts first */
+	static const char *const names[] = {"a", "b", "b", "a"};
+	unsigned char buf[256];
+	struct mp_error err = {0};
+	size_t len = empty_tensors(buf, sizeof buf, names, 4);
+
+	ck_assert_int_eq(check_bytes(buf, len, NULL, &err), MP_E_GGUF_FORMAT);
+	ck_assert_str_eq(err.msg, "not a valid GGUF file: tensor info 2: duplicate tensor "
+				  "name b (tensor info 1 has it too)");
+}
+END_TEST
+
 /* ---- the crafted corpus, against ggml's own verdicts ---------------------- */
 
 /*
@@ -1131,6 +1167,7 @@ static Suite *gguf_suite(void)
 	tcase_add_test(corrupt, test_nested_arrays);
 	tcase_add_test(corrupt, test_rule_names);
 	tcase_add_test(corrupt, test_unreadable);
+	tcase_add_test(corrupt, test_duplicate_reported_as_ggml_does);
 	suite_add_tcase(s, corrupt);
 
 	/* each must finish in about a second; a file that took hours fails */
