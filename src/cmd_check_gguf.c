@@ -2,8 +2,15 @@
  * checked before a loader spends hours finding them. */
 #include "config.h"
 
+#include <limits.h>
+#include <string.h>
+
 #include "cli.h"
 #include "gguf.h"
+#include "text.h"
+
+/* A path escaped for the terminal: each byte may become \xNN. */
+#define SAFE_PATH_MAX (PATH_MAX * 4 + 1)
 
 static const char usage_text[] =
 	"Usage: moepack check-gguf [OPTIONS] FILE.gguf...\n"
@@ -11,8 +18,10 @@ static const char usage_text[] =
 	"of a split one) and check the quant types the Kimi-K3 loader requires:\n"
 	"blk.N.attn_k_b.weight Q4_0, blk.N.attn_v_b.weight Q2_K,\n"
 	"blk.N.ffn_up_exps.weight and blk.N.ffn_gate_exps.weight Q2_K,\n"
-	"blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  The first\n"
-	"violation in each file is reported.\n"
+	"blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  A file\n"
+	"ggml's own GGUF reader would refuse (duplicate names or keys, data not at\n"
+	"the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
+	"reads them, up to a NUL.  The first violation in each file is reported.\n"
 	"\n"
 	"  -j, --json               print one JSON object per file, one per line\n"
 	"  -h, --help               show this help and exit\n"
@@ -26,12 +35,18 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-static int report_json(const char *path, enum mp_err rc, const struct mp_error *err,
+/*
+ * Everything printed comes escaped: a path (any bytes) goes through
+ * mp_text_escape here, a message (naming tensors and keys from the file)
+ * through mp_fail.  Both are then one line of valid UTF-8, which JSON
+ * carries as it is.
+ */
+static int report_json(const char *safe_path, enum mp_err rc, const struct mp_error *err,
 		       const struct mp_gguf_check_result *res)
 {
 	json_t *o = json_object();
 
-	json_object_set_new(o, "file", cli_json_text(path));
+	json_object_set_new(o, "file", cli_json_text(safe_path));
 	json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
 	json_object_set_new(o, "code", json_string(mp_err_name(rc)));
 	json_object_set_new(o, "message", cli_json_text(rc ? err->msg : "ok"));
@@ -45,15 +60,17 @@ static int check_one(const char *path, bool json)
 	struct mp_gguf_check_result res = {0};
 	struct mp_error err = {0};
 	enum mp_err rc = mp_gguf_check_file(path, &res, &err);
+	char safe[SAFE_PATH_MAX];
 
+	mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
 	if (json) {
-		int out = report_json(path, rc, &err, &res);
+		int out = report_json(safe, rc, &err, &res);
 
 		return out ? out : cli_exit_status(rc);
 	}
 	if (rc)
-		return cli_report(path, &err);
-	printf("%s: ok (%llu of %llu tensors checked)\n", path,
+		return cli_report(safe, &err);
+	printf("%s: ok (%llu of %llu tensors checked)\n", safe,
 	       (unsigned long long)res.tensors_checked, (unsigned long long)res.tensor_count);
 	return CLI_EXIT_OK;
 }

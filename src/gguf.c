@@ -3,8 +3,16 @@
  *
  * A GGUF file is read front to back through a small buffered reader that
  * knows the file's size: every read or skip is checked against the bytes
- * left first, and every count is checked against what those bytes could
- * hold before anything loops on it.  Nothing is allocated from a count.
+ * left and the metadata limit first, and every count is checked against
+ * the limits of gguf.h and what the bytes left could hold before anything
+ * loops on it.  Memory grows only with bytes actually read (keys and tensor
+ * names, to find duplicates), never with a count.
+ *
+ * What is refused follows ggml's gguf_init_from_file() (ggml 0.23.0): a
+ * file this reader passes must be one ggml loads, with the same tensor names
+ * and types, or check-gguf would vouch for a file the loader rejects, or
+ * judge a tensor under a name the loader does not use.  Where following
+ * ggml exactly is costly, the reader is stricter, never laxer.
  */
 #include "config.h"
 
@@ -21,20 +29,16 @@
 
 #include "file.h"
 #include "quant.h"
+#include "text.h"
 
 /* Bytes fetched per pread: the metadata of a real checkpoint (a vocabulary
  * of ~160k strings, ~1500 tensor infos) takes a few MB. */
 #define READ_CHUNK (64 * 1024)
 
-/* Nested arrays are legal in GGUF but unused in practice; a bound keeps a
- * crafted file from exhausting the stack. */
-#define MAX_ARRAY_DEPTH 8
-
 /* The smallest encodings, for bounding counts by the bytes left. */
 #define KV_MIN_BYTES (8 + 4 + 1)          /* empty key, type, one-byte value */
 #define TENSOR_INFO_MIN_BYTES (8 + 4 + 4 + 8) /* empty name, no dims */
 #define STRING_MIN_BYTES 8
-#define ARRAY_MIN_BYTES (4 + 8)
 
 /* The one KV pair the reader needs: where the data section starts. */
 #define ALIGNMENT_KEY "general.alignment"
@@ -64,6 +68,57 @@ static const unsigned char fixed_value_bytes[GGUF_VALUE_TYPE_COUNT] = {
 	[GGUF_F64] = 8,
 };
 
+/*
+ * Every tensor type ggml 0.23.0 knows (GGML_TYPE_COUNT is 43), with its
+ * block geometry as ggml_blck_size() and ggml_type_size() report it.  The
+ * ids ggml keeps for removed types have a block size of 0, and ggml refuses
+ * tensors of those types, so they are listed with 0 here too.
+ */
+struct ggml_type_info {
+	const char *name;
+	unsigned block_weights; /* 0: a removed type */
+	unsigned block_bytes;
+};
+
+static const struct ggml_type_info ggml_types[] = {
+	[0] = {"F32", 1, 4},         [1] = {"F16", 1, 2},        [2] = {"Q4_0", 32, 18},
+	[3] = {"Q4_1", 32, 20},      [4] = {"Q4_2", 0, 0},       [5] = {"Q4_3", 0, 0},
+	[6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},     [8] = {"Q8_0", 32, 34},
+	[9] = {"Q8_1", 32, 36},      [10] = {"Q2_K", 256, 84},   [11] = {"Q3_K", 256, 110},
+	[12] = {"Q4_K", 256, 144},   [13] = {"Q5_K", 256, 176},  [14] = {"Q6_K", 256, 210},
+	[15] = {"Q8_K", 256, 292},   [16] = {"IQ2_XXS", 256, 66}, [17] = {"IQ2_XS", 256, 74},
+	[18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},  [20] = {"IQ4_NL", 32, 18},
+	[21] = {"IQ3_S", 256, 110},  [22] = {"IQ2_S", 256, 82},  [23] = {"IQ4_XS", 256, 136},
+	[24] = {"I8", 1, 1},         [25] = {"I16", 1, 2},       [26] = {"I32", 1, 4},
+	[27] = {"I64", 1, 8},        [28] = {"F64", 1, 8},       [29] = {"IQ1_M", 256, 56},
+	[30] = {"BF16", 1, 2},       [31] = {"Q4_0_4_4", 0, 0},  [32] = {"Q4_0_4_8", 0, 0},
+	[33] = {"Q4_0_8_8", 0, 0},   [34] = {"TQ1_0", 256, 54},  [35] = {"TQ2_0", 256, 66},
+	[36] = {"IQ4_NL_4_4", 0, 0}, [37] = {"IQ4_NL_4_8", 0, 0}, [38] = {"IQ4_NL_8_8", 0, 0},
+	[39] = {"MXFP4", 32, 17},    [40] = {"NVFP4", 64, 36},   [41] = {"Q1_0", 128, 18},
+	[42] = {"Q2_0", 64, 18},
+};
+
+#define GGML_TYPE_COUNT (sizeof ggml_types / sizeof ggml_types[0])
+
+/* A key or tensor name kept to find duplicates: bytes in an arena. */
+struct name_ref {
+	uint64_t off;   /* into the arena */
+	uint32_t len;
+	uint32_t index; /* KV pair or tensor info number (both < 2^32 by the limits) */
+};
+
+struct name_set {
+	char *arena;
+	uint64_t arena_len, arena_cap;
+	struct name_ref *refs;
+	size_t count, cap;
+};
+
+/* Where a tensor's data lies, to name the tensor another one overlaps. */
+struct tensor_span {
+	uint64_t offset, nbytes;
+};
+
 struct reader {
 	int fd;
 	const char *path;
@@ -72,9 +127,17 @@ struct reader {
 	uint64_t buf_start; /* file offset of buf[0] */
 	size_t buf_len;
 	unsigned char *buf;
-	char where[64];     /* "KV pair 3", "tensor info 7": prefixes format errors */
+	/* "KV pair 3", "tensor info 7": prefixes format errors.  Kept as a
+	 * label and a number, formatted only on error: a million snprintf()
+	 * calls would be a tenth of the time a million tensor infos take. */
+	const char *where;
+	uint64_t where_index;
 	uint32_t alignment; /* of the data section and of every tensor's offset */
 	int alignment_seen;
+	uint64_t array_elements; /* of all arrays so far */
+	struct name_set keys, names;
+	struct tensor_span *spans; /* one per tensor info read, in file order */
+	uint64_t expected_offset;  /* where ggml wants the next tensor's data */
 	struct mp_error *err;
 };
 
@@ -83,7 +146,7 @@ struct reader {
  * section: its start is only known once every tensor info is read.
  */
 struct data_extent {
-	int any;           /* a tensor of a known type was seen */
+	int any;           /* a tensor with data was seen */
 	uint64_t max_end;
 	char name[MP_GGUF_NAME_MAX + 1]; /* the first tensor ending at max_end */
 };
@@ -99,9 +162,10 @@ static enum mp_err corrupt(struct reader *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(detail, sizeof detail, fmt, ap);
 	va_end(ap);
-	if (r->where[0])
-		return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s: %s",
-			       mp_err_summary(MP_E_GGUF_FORMAT), r->where, detail);
+	if (r->where)
+		return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s %llu: %s",
+			       mp_err_summary(MP_E_GGUF_FORMAT), r->where,
+			       (unsigned long long)r->where_index, detail);
 	return mp_fail(r->err, MP_E_GGUF_FORMAT, "%s: %s", mp_err_summary(MP_E_GGUF_FORMAT),
 		       detail);
 }
@@ -111,12 +175,24 @@ static uint64_t bytes_left(const struct reader *r)
 	return r->size - r->pos;
 }
 
+/* Bytes left before the end of the file or of the metadata limit. */
+static uint64_t metadata_left(const struct reader *r)
+{
+	uint64_t limit = r->size < MP_GGUF_MAX_METADATA ? r->size : MP_GGUF_MAX_METADATA;
+
+	return r->pos < limit ? limit - r->pos : 0;
+}
+
 static enum mp_err need(struct reader *r, uint64_t n, const char *what)
 {
 	if (n > bytes_left(r))
 		return corrupt(r, "%s of %llu bytes at offset %llu runs past the end of the "
 			       "file (%llu bytes left)", what, (unsigned long long)n,
 			       (unsigned long long)r->pos, (unsigned long long)bytes_left(r));
+	if (n > metadata_left(r))
+		return corrupt(r, "%s of %llu bytes at offset %llu runs past the limit of %u "
+			       "bytes of metadata", what, (unsigned long long)n,
+			       (unsigned long long)r->pos, MP_GGUF_MAX_METADATA);
 	return MP_OK;
 }
 
@@ -149,7 +225,17 @@ static enum mp_err fill(struct reader *r)
 static enum mp_err read_bytes(struct reader *r, void *dst, uint64_t n, const char *what)
 {
 	unsigned char *out = dst;
-	enum mp_err rc = need(r, n, what);
+	enum mp_err rc;
+
+	/* the common case, a few bytes already buffered: 16M string lengths
+	 * of a crafted array must cost little more than a memcpy each */
+	if (r->pos >= r->buf_start && r->pos - r->buf_start <= r->buf_len &&
+	    n <= r->buf_len - (r->pos - r->buf_start) && n <= metadata_left(r)) {
+		memcpy(out, r->buf + (r->pos - r->buf_start), (size_t)n);
+		r->pos += n;
+		return MP_OK;
+	}
+	rc = need(r, n, what);
 
 	while (!rc && n) {
 		size_t avail, take;
@@ -169,6 +255,7 @@ static enum mp_err read_bytes(struct reader *r, void *dst, uint64_t n, const cha
 	return rc;
 }
 
+/* Skipped bytes are never fetched: a long string costs one check. */
 static enum mp_err skip_bytes(struct reader *r, uint64_t n, const char *what)
 {
 	enum mp_err rc = need(r, n, what);
@@ -198,6 +285,109 @@ static enum mp_err read_u64(struct reader *r, uint64_t *v, const char *what)
 	return rc;
 }
 
+/* ---- keys and names, for duplicates ------------------------------------- */
+
+static void name_set_free(struct name_set *s)
+{
+	free(s->arena);
+	free(s->refs);
+}
+
+/*
+ * Make room for n more bytes and one more entry.  n comes from bytes the
+ * file has (checked by need() first), so memory follows the file's size.
+ */
+static enum mp_err name_set_reserve(struct reader *r, struct name_set *s, uint64_t n)
+{
+	/* allocated even for n == 0: memcpy() wants a real pointer */
+	if (!s->arena || s->arena_len + n > s->arena_cap) {
+		uint64_t cap = s->arena_cap ? s->arena_cap : 4096;
+		char *grown;
+
+		while (cap < s->arena_len + n)
+			cap *= 2;
+		grown = realloc(s->arena, (size_t)cap);
+		if (!grown)
+			return mp_fail(r->err, MP_E_NOMEM, "out of memory");
+		s->arena = grown;
+		s->arena_cap = cap;
+	}
+	if (s->count == s->cap) {
+		size_t cap = s->cap ? s->cap * 2 : 64;
+		struct name_ref *grown = realloc(s->refs, cap * sizeof *grown);
+
+		if (!grown)
+			return mp_fail(r->err, MP_E_NOMEM, "out of memory");
+		s->refs = grown;
+		s->cap = cap;
+	}
+	return MP_OK;
+}
+
+/* Keep the n bytes just written at the arena's end as entry `index`. */
+static void name_set_push(struct name_set *s, uint32_t n, uint64_t index)
+{
+	s->refs[s->count++] = (struct name_ref){s->arena_len, n, (uint32_t)index};
+	s->arena_len += n;
+}
+
+/* qsort() passes no context, so each entry to sort carries its arena. */
+struct ref_view {
+	const char *arena;
+	struct name_ref ref;
+};
+
+static int ref_cmp(const void *a, const void *b)
+{
+	const struct ref_view *x = a, *y = b;
+	uint32_t n = x->ref.len < y->ref.len ? x->ref.len : y->ref.len;
+	int c = memcmp(x->arena + x->ref.off, y->arena + y->ref.off, n);
+
+	if (c)
+		return c;
+	if (x->ref.len != y->ref.len)
+		return x->ref.len < y->ref.len ? -1 : 1;
+	return x->ref.index < y->ref.index ? -1 : x->ref.index > y->ref.index;
+}
+
+/*
+ * Find two equal entries by sorting, O(n log n) even for a million names.
+ * Of all pairs, the one whose later entry comes first in the file is
+ * reported, as ggml (which compares each entry with all before it) would.
+ */
+static enum mp_err find_duplicate(struct reader *r, const struct name_set *s, int *found,
+				  struct name_ref *first, struct name_ref *second)
+{
+	struct ref_view *v;
+
+	*found = 0;
+	if (s->count < 2)
+		return MP_OK;
+	v = malloc(s->count * sizeof *v);
+	if (!v)
+		return mp_fail(r->err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; i < s->count; i++)
+		v[i] = (struct ref_view){s->arena, s->refs[i]};
+	qsort(v, s->count, sizeof *v, ref_cmp);
+	for (size_t i = 1; i < s->count; i++) {
+		const struct name_ref *a = &v[i - 1].ref, *b = &v[i].ref;
+
+		if (a->len != b->len || memcmp(s->arena + a->off, s->arena + b->off, a->len))
+			continue;
+		/* a run of equal entries is in file order, so its first pair,
+		 * the only one that can win here, is its first two entries */
+		if (!*found || b->index < second->index) {
+			*first = *a;
+			*second = *b;
+			*found = 1;
+		}
+	}
+	free(v);
+	return MP_OK;
+}
+
+/* ---- KV pairs ------------------------------------------------------------ */
+
 static enum mp_err skip_string(struct reader *r, const char *what)
 {
 	uint64_t len;
@@ -206,52 +396,45 @@ static enum mp_err skip_string(struct reader *r, const char *what)
 	return rc ? rc : skip_bytes(r, len, what);
 }
 
-static uint64_t min_value_bytes(uint32_t type)
-{
-	if (type == GGUF_STRING)
-		return STRING_MIN_BYTES;
-	if (type == GGUF_ARRAY)
-		return ARRAY_MIN_BYTES;
-	return fixed_value_bytes[type];
-}
-
-static enum mp_err skip_value(struct reader *r, uint32_t type, unsigned depth);
-
-static enum mp_err skip_array(struct reader *r, unsigned depth)
+static enum mp_err skip_array(struct reader *r)
 {
 	uint32_t elem;
 	uint64_t count, min;
-	enum mp_err rc;
+	enum mp_err rc = read_u32(r, &elem, "array element type");
 
-	if (depth >= MAX_ARRAY_DEPTH)
-		return corrupt(r, "arrays nested more than %d deep", MAX_ARRAY_DEPTH);
-	rc = read_u32(r, &elem, "array element type");
 	if (!rc)
 		rc = read_u64(r, &count, "array length");
 	if (rc)
 		return rc;
+	/* ggml reads arrays of fixed-size values and of strings only */
+	if (elem == GGUF_ARRAY)
+		return corrupt(r, "array of arrays, which ggml does not read");
 	if (elem >= GGUF_VALUE_TYPE_COUNT)
 		return corrupt(r, "unknown array element type %u", elem);
-	min = min_value_bytes(elem);
-	if (count > bytes_left(r) / min)
+	if (count > MP_GGUF_MAX_ARRAY_ELEMENTS - r->array_elements)
+		return corrupt(r, "array of %llu elements exceeds the limit of %u elements "
+			       "in all arrays (%llu before it)", (unsigned long long)count,
+			       MP_GGUF_MAX_ARRAY_ELEMENTS, (unsigned long long)r->array_elements);
+	r->array_elements += count;
+	min = elem == GGUF_STRING ? STRING_MIN_BYTES : fixed_value_bytes[elem];
+	if (count > metadata_left(r) / min)
 		return corrupt(r, "array of %llu elements of type %u cannot fit in the %llu "
 			       "bytes left at offset %llu", (unsigned long long)count, elem,
-			       (unsigned long long)bytes_left(r), (unsigned long long)r->pos);
-	if (fixed_value_bytes[elem])
+			       (unsigned long long)metadata_left(r), (unsigned long long)r->pos);
+	if (elem != GGUF_STRING)
 		return skip_bytes(r, count * min, "array");
-	/* Each element consumes at least `min` bytes, so this loop is bounded
-	 * by the file's size, not by the count alone. */
+	/* bounded by the element limit, and each string costs 8 bytes */
 	for (uint64_t i = 0; i < count && !rc; i++)
-		rc = skip_value(r, elem, depth + 1);
+		rc = skip_string(r, "string value");
 	return rc;
 }
 
-static enum mp_err skip_value(struct reader *r, uint32_t type, unsigned depth)
+static enum mp_err skip_value(struct reader *r, uint32_t type)
 {
 	if (type == GGUF_STRING)
 		return skip_string(r, "string value");
 	if (type == GGUF_ARRAY)
-		return skip_array(r, depth);
+		return skip_array(r);
 	if (type >= GGUF_VALUE_TYPE_COUNT)
 		return corrupt(r, "unknown value type %u", type);
 	return skip_bytes(r, fixed_value_bytes[type], "value");
@@ -282,32 +465,50 @@ static enum mp_err read_header(struct reader *r, struct mp_gguf_header *h)
 		rc = read_u64(r, &h->kv_count, "KV count");
 	if (rc)
 		return rc;
-	if (h->tensor_count > bytes_left(r) / TENSOR_INFO_MIN_BYTES)
+	if (h->tensor_count > MP_GGUF_MAX_TENSORS)
+		return corrupt(r, "tensor count %llu exceeds the limit of %u",
+			       (unsigned long long)h->tensor_count, MP_GGUF_MAX_TENSORS);
+	if (h->kv_count > MP_GGUF_MAX_KV)
+		return corrupt(r, "KV count %llu exceeds the limit of %u",
+			       (unsigned long long)h->kv_count, MP_GGUF_MAX_KV);
+	if (h->tensor_count > metadata_left(r) / TENSOR_INFO_MIN_BYTES)
 		return corrupt(r, "tensor count %llu cannot fit in the %llu bytes left",
 			       (unsigned long long)h->tensor_count,
-			       (unsigned long long)bytes_left(r));
-	if (h->kv_count > bytes_left(r) / KV_MIN_BYTES)
+			       (unsigned long long)metadata_left(r));
+	if (h->kv_count > metadata_left(r) / KV_MIN_BYTES)
 		return corrupt(r, "KV count %llu cannot fit in the %llu bytes left",
 			       (unsigned long long)h->kv_count,
-			       (unsigned long long)bytes_left(r));
+			       (unsigned long long)metadata_left(r));
 	return MP_OK;
 }
 
-/* Read a key, setting *is_alignment when it is general.alignment. */
-static enum mp_err read_key(struct reader *r, int *is_alignment)
+/* Read key i into the key set; *is_alignment when it is general.alignment. */
+static enum mp_err read_key(struct reader *r, uint64_t i, int *is_alignment)
 {
-	char key[sizeof ALIGNMENT_KEY - 1];
-	uint64_t len;
+	uint64_t len, at;
 	enum mp_err rc = read_u64(r, &len, "key");
 
 	*is_alignment = 0;
 	if (rc)
 		return rc;
-	if (len != sizeof key)
-		return skip_bytes(r, len, "key");
-	rc = read_bytes(r, key, sizeof key, "key");
-	*is_alignment = !rc && memcmp(key, ALIGNMENT_KEY, sizeof key) == 0;
-	return rc;
+	if (len > MP_GGUF_MAX_KEY)
+		return corrupt(r, "key of %llu bytes exceeds the limit of %u bytes",
+			       (unsigned long long)len, MP_GGUF_MAX_KEY);
+	if (r->keys.arena_len + len > MP_GGUF_MAX_KEY_BYTES)
+		return corrupt(r, "keys exceed the limit of %u bytes in all",
+			       MP_GGUF_MAX_KEY_BYTES);
+	rc = need(r, len, "key");
+	if (!rc)
+		rc = name_set_reserve(r, &r->keys, len);
+	if (!rc)
+		rc = read_bytes(r, r->keys.arena + r->keys.arena_len, len, "key");
+	if (rc)
+		return rc;
+	at = r->keys.arena_len;
+	name_set_push(&r->keys, (uint32_t)len, i);
+	*is_alignment = len == sizeof ALIGNMENT_KEY - 1 &&
+			memcmp(r->keys.arena + at, ALIGNMENT_KEY, len) == 0;
+	return MP_OK;
 }
 
 static enum mp_err read_alignment(struct reader *r, uint32_t type)
@@ -330,7 +531,23 @@ static enum mp_err read_alignment(struct reader *r, uint32_t type)
 	return MP_OK;
 }
 
-static enum mp_err skip_kv_pairs(struct reader *r, uint64_t kv_count)
+static enum mp_err check_duplicate_keys(struct reader *r)
+{
+	struct name_ref a, b;
+	char key[256];
+	int found;
+	enum mp_err rc = find_duplicate(r, &r->keys, &found, &a, &b);
+
+	if (rc || !found)
+		return rc;
+	/* a key may hold any byte, NUL included: escape it with its length */
+	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, MP_TEXT_BACKSLASH);
+	r->where = "KV pair";
+	r->where_index = b.index;
+	return corrupt(r, "duplicate key \"%s\" (KV pair %u has it too)", key, a.index);
+}
+
+static enum mp_err read_kv_pairs(struct reader *r, uint64_t kv_count)
 {
 	enum mp_err rc = MP_OK;
 
@@ -338,113 +555,190 @@ static enum mp_err skip_kv_pairs(struct reader *r, uint64_t kv_count)
 		uint32_t type;
 		int is_alignment;
 
-		snprintf(r->where, sizeof r->where, "KV pair %llu", (unsigned long long)i);
-		rc = read_key(r, &is_alignment);
+		r->where = "KV pair";
+		r->where_index = i;
+		rc = read_key(r, i, &is_alignment);
 		if (!rc)
 			rc = read_u32(r, &type, "value type");
 		if (!rc)
-			rc = is_alignment ? read_alignment(r, type) : skip_value(r, type, 0);
+			rc = is_alignment ? read_alignment(r, type) : skip_value(r, type);
 	}
-	r->where[0] = '\0';
+	if (!rc)
+		rc = check_duplicate_keys(r);
+	r->where = NULL;
 	return rc;
+}
+
+/* ---- tensor infos -------------------------------------------------------- */
+
+/*
+ * ggml's test that the element count is representable, with the same
+ * quotients, so that a shape it refuses is refused here too.  A dimension
+ * of 0 counts as 1: ggml loads empty tensors, and this is then stricter.
+ */
+static int elements_overflow(const uint64_t ne[MP_GGUF_MAX_DIMS])
+{
+	uint64_t n[MP_GGUF_MAX_DIMS], prod;
+
+	for (unsigned d = 0; d < MP_GGUF_MAX_DIMS; d++)
+		n[d] = ne[d] ? ne[d] : 1;
+	prod = n[0];
+	for (unsigned d = 1; d < MP_GGUF_MAX_DIMS; d++) {
+		if ((uint64_t)INT64_MAX / n[d] <= prod)
+			return 1;
+		prod *= n[d];
+	}
+	return 0;
 }
 
 static enum mp_err read_tensor_info(struct reader *r, struct mp_gguf_tensor *t,
 				    char name[MP_GGUF_NAME_MAX + 1])
 {
-	uint64_t kept, elements = 1;
-	enum mp_err rc = read_u64(r, &t->name_len, "name length");
+	enum mp_err rc = read_u64(r, &t->name_bytes, "name length");
 
-	if (!rc)
-		rc = need(r, t->name_len, "name");
 	if (rc)
 		return rc;
-	kept = t->name_len < MP_GGUF_NAME_MAX ? t->name_len : MP_GGUF_NAME_MAX;
-	rc = read_bytes(r, name, kept, "name");
-	if (!rc)
-		rc = skip_bytes(r, t->name_len - kept, "name");
+	/* ggml counts every byte, those after a NUL too */
+	if (t->name_bytes > MP_GGUF_NAME_MAX)
+		return corrupt(r, "name of %llu bytes is too long, ggml takes at most %d",
+			       (unsigned long long)t->name_bytes, MP_GGUF_NAME_MAX);
+	rc = read_bytes(r, name, t->name_bytes, "name");
 	if (rc)
 		return rc;
-	name[kept] = '\0';
+	name[t->name_bytes] = '\0';
 	t->name = name;
-	t->name_truncated = kept < t->name_len;
+	t->name_len = strlen(name);
 
 	rc = read_u32(r, &t->n_dims, "dimension count");
 	if (rc)
 		return rc;
 	if (t->n_dims > MP_GGUF_MAX_DIMS)
-		return corrupt(r, "%u dimensions, at most %d allowed", t->n_dims,
-			       MP_GGUF_MAX_DIMS);
+		return corrupt(r, "tensor %s has %u dimensions, at most %d allowed", name,
+			       t->n_dims, MP_GGUF_MAX_DIMS);
 	for (unsigned d = 0; d < MP_GGUF_MAX_DIMS; d++)
 		t->dims[d] = 1;
 	for (unsigned d = 0; d < t->n_dims; d++) {
 		rc = read_u64(r, &t->dims[d], "dimension");
 		if (rc)
 			return rc;
-		/* ggml holds dimensions and element counts as int64_t */
-		if (t->dims[d] > INT64_MAX ||
-		    __builtin_mul_overflow(elements, t->dims[d], &elements) ||
-		    elements > INT64_MAX)
-			return corrupt(r, "dimension %u (%llu) overflows the element count", d,
-				       (unsigned long long)t->dims[d]);
+		/* ggml holds dimensions as int64_t */
+		if (t->dims[d] > INT64_MAX)
+			return corrupt(r, "tensor %s dimension %u is negative (%lld)", name, d,
+				       (long long)(int64_t)t->dims[d]);
 	}
+	if (elements_overflow(t->dims))
+		return corrupt(r, "tensor %s of shape (%llu, %llu, %llu, %llu) has too many "
+			       "elements for ggml (2^63 - 1 or more)", name,
+			       (unsigned long long)t->dims[0], (unsigned long long)t->dims[1],
+			       (unsigned long long)t->dims[2], (unsigned long long)t->dims[3]);
 	rc = read_u32(r, &t->type, "type");
 	if (!rc)
 		rc = read_u64(r, &t->offset, "data offset");
 	return rc;
 }
 
-/* Types with one weight per block, which quant.h does not list. */
-static const struct mp_quant_type plain_types[] = {
-	{"F32", 0, 1, 4},
-	{"F16", 1, 1, 2},
-	{"BF16", 30, 1, 2},
-};
-
-static const struct mp_quant_type *tensor_type(uint32_t id)
+/* "Q4_K (12)", "Q4_2 (4)" or "type 200" */
+static const char *type_text(char *buf, size_t len, uint32_t id)
 {
-	for (size_t i = 0; i < sizeof plain_types / sizeof plain_types[0]; i++)
-		if ((uint32_t)plain_types[i].id == id)
-			return &plain_types[i];
-	return id <= INT32_MAX ? mp_quant_by_id((int)id) : NULL;
+	if (id < GGML_TYPE_COUNT)
+		snprintf(buf, len, "%s (%u)", ggml_types[id].name, id);
+	else
+		snprintf(buf, len, "type %u", id);
+	return buf;
+}
+
+/* The tensor before `count` whose data holds byte `offset`, or -1. */
+static int64_t overlapped(const struct reader *r, uint64_t count, uint64_t offset)
+{
+	uint64_t lo = 0, hi = count;
+
+	/* the spans of the tensors read so far are in increasing offset order */
+	while (lo < hi) {
+		uint64_t mid = lo + (hi - lo) / 2;
+
+		if (r->spans[mid].offset <= offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	while (lo > 0) {
+		const struct tensor_span *s = &r->spans[--lo];
+
+		if (s->nbytes == 0)
+			continue;
+		return offset < s->offset + s->nbytes ? (int64_t)lo : -1;
+	}
+	return -1;
 }
 
 /*
- * Check what can be checked of a tensor's data before the data section's
- * start is known, and fold its end into *ext.  Tensors of types we do not
- * know have a size we cannot compute; they are left alone.
+ * The checks ggml makes of a tensor's type, size and offset, then fold its
+ * end into *ext.  ggml wants tensor i's data exactly at the sum of the sizes
+ * of tensors 0..i-1, each padded to the alignment: that also rules out
+ * overlaps, gaps and data out of file order.
  */
-static enum mp_err note_tensor_data(struct reader *r, const struct mp_gguf_tensor *t,
-				    struct data_extent *ext)
+static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
+				     struct data_extent *ext)
 {
-	const struct mp_quant_type *q = tensor_type(t->type);
-	uint64_t elements = 1, nbytes, end;
+	const struct ggml_type_info *q;
+	uint64_t elements = 1, nbytes, padded, end;
+	char type[48];
 
-	if (!q)
-		return MP_OK;
-	if (t->offset % r->alignment)
-		return corrupt(r, "tensor %s data offset %llu is not a multiple of the "
-			       "alignment %u", t->name, (unsigned long long)t->offset,
-			       r->alignment);
+	if (t->type >= GGML_TYPE_COUNT)
+		return corrupt(r, "tensor %s has type %u, ggml knows types 0 to %zu", t->name,
+			       t->type, GGML_TYPE_COUNT - 1);
+	q = &ggml_types[t->type];
+	if (q->block_weights == 0)
+		return corrupt(r, "tensor %s has type %s, which ggml no longer loads", t->name,
+			       type_text(type, sizeof type, t->type));
 	if (t->dims[0] % q->block_weights)
 		return corrupt(r, "tensor %s row of %llu weights is not a whole number of "
 			       "%s blocks of %u", t->name, (unsigned long long)t->dims[0],
 			       q->name, q->block_weights);
-	/* read_tensor_info bounded this product by INT64_MAX */
+	/* elements_overflow() bounded this product by INT64_MAX */
 	for (unsigned d = 0; d < MP_GGUF_MAX_DIMS; d++)
 		elements *= t->dims[d];
 	if (__builtin_mul_overflow(elements / q->block_weights, (uint64_t)q->block_bytes,
 				   &nbytes) ||
-	    __builtin_add_overflow(t->offset, nbytes, &end))
-		return corrupt(r, "tensor %s data at offset %llu overflows the file offsets",
-			       t->name, (unsigned long long)t->offset);
-	if (!ext->any || end > ext->max_end) {
-		size_t kept = t->name_len < MP_GGUF_NAME_MAX ? (size_t)t->name_len
-							     : MP_GGUF_NAME_MAX;
+	    __builtin_add_overflow(nbytes, (uint64_t)r->alignment - 1, &padded))
+		return corrupt(r, "tensor %s of %llu elements has a size in bytes that "
+			       "overflows 64 bits", t->name, (unsigned long long)elements);
+	padded = padded / r->alignment * r->alignment;
+	t->nbytes = nbytes;
+	if (t->offset % r->alignment)
+		return corrupt(r, "tensor %s data offset %llu is not a multiple of the "
+			       "alignment %u", t->name, (unsigned long long)t->offset,
+			       r->alignment);
+	if (t->offset < r->expected_offset) {
+		int64_t other = overlapped(r, t->index, t->offset);
 
+		if (other >= 0) {
+			const struct name_ref *o = &r->names.refs[other];
+			const struct tensor_span *span = &r->spans[other];
+			char name[MP_GGUF_NAME_MAX + 1];
+
+			memcpy(name, r->names.arena + o->off, o->len);
+			name[o->len] = '\0';
+			return corrupt(r, "tensor %s data at offset %llu overlaps the data of "
+				       "tensor %s (tensor info %lld, offsets %llu to %llu)",
+				       t->name, (unsigned long long)t->offset, name,
+				       (long long)other, (unsigned long long)span->offset,
+				       (unsigned long long)(span->offset + span->nbytes));
+		}
+	}
+	if (t->offset != r->expected_offset)
+		return corrupt(r, "tensor %s data offset %llu is not the %llu ggml expects "
+			       "(the sizes of the tensors before it, each padded to %u bytes)",
+			       t->name, (unsigned long long)t->offset,
+			       (unsigned long long)r->expected_offset, r->alignment);
+	if (__builtin_add_overflow(r->expected_offset, padded, &r->expected_offset))
+		return corrupt(r, "tensor %s data ends past 2^64 bytes", t->name);
+	r->spans[t->index] = (struct tensor_span){t->offset, nbytes};
+	end = t->offset + nbytes;
+	if (nbytes && (!ext->any || end > ext->max_end)) {
 		ext->any = 1;
 		ext->max_end = end;
-		memcpy(ext->name, t->name, kept + 1);
+		memcpy(ext->name, t->name, t->name_len + 1);
 	}
 	return MP_OK;
 }
@@ -467,12 +761,62 @@ static enum mp_err check_data_extent(struct reader *r, const struct data_extent 
 	return MP_OK;
 }
 
+static enum mp_err check_duplicate_names(struct reader *r)
+{
+	struct name_ref a, b;
+	char name[MP_GGUF_NAME_MAX + 1];
+	int found;
+	enum mp_err rc = find_duplicate(r, &r->names, &found, &a, &b);
+
+	if (rc || !found)
+		return rc;
+	memcpy(name, r->names.arena + b.off, b.len);
+	name[b.len] = '\0';
+	r->where = "tensor info";
+	r->where_index = b.index;
+	return corrupt(r, "duplicate tensor name %s (tensor info %u has it too)", name,
+		       a.index);
+}
+
+static enum mp_err read_tensor_infos(struct reader *r, uint64_t count, mp_gguf_tensor_fn fn,
+				     void *ctx, struct data_extent *ext)
+{
+	char name[MP_GGUF_NAME_MAX + 1];
+	enum mp_err rc = MP_OK;
+
+	/* count <= MP_GGUF_MAX_TENSORS, and each info takes 24 bytes or more of
+	 * a file that has them (read_header checked) */
+	r->spans = malloc((count ? count : 1) * sizeof *r->spans);
+	if (!r->spans)
+		return mp_fail(r->err, MP_E_NOMEM, "out of memory");
+	for (uint64_t i = 0; !rc && i < count; i++) {
+		struct mp_gguf_tensor t = {.index = i};
+
+		r->where = "tensor info";
+		r->where_index = i;
+		rc = read_tensor_info(r, &t, name);
+		if (!rc)
+			rc = name_set_reserve(r, &r->names, t.name_len);
+		if (!rc) {
+			memcpy(r->names.arena + r->names.arena_len, name, t.name_len);
+			name_set_push(&r->names, (uint32_t)t.name_len, i);
+		}
+		if (!rc)
+			rc = check_tensor_data(r, &t, ext);
+		if (!rc && fn)
+			rc = fn(&t, ctx, r->err);
+	}
+	if (!rc)
+		rc = check_duplicate_names(r);
+	r->where = NULL;
+	return rc;
+}
+
 enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 			 mp_gguf_tensor_fn fn, void *ctx, struct mp_error *err)
 {
 	struct reader r = {.fd = fd, .path = path, .err = err, .alignment = DEFAULT_ALIGNMENT};
 	struct mp_gguf_header h = {0};
-	char name[MP_GGUF_NAME_MAX + 1];
 	struct data_extent ext = {0};
 	struct stat st;
 	enum mp_err rc;
@@ -490,25 +834,19 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 
 	rc = read_header(&r, &h);
 	if (!rc)
-		rc = skip_kv_pairs(&r, h.kv_count);
-	if (!rc && h.tensor_count > bytes_left(&r) / TENSOR_INFO_MIN_BYTES)
+		rc = read_kv_pairs(&r, h.kv_count);
+	if (!rc && h.tensor_count > metadata_left(&r) / TENSOR_INFO_MIN_BYTES)
 		rc = corrupt(&r, "tensor count %llu cannot fit in the %llu bytes left after "
 			     "the KV pairs", (unsigned long long)h.tensor_count,
-			     (unsigned long long)bytes_left(&r));
-	for (uint64_t i = 0; !rc && i < h.tensor_count; i++) {
-		struct mp_gguf_tensor t = {.index = i};
-
-		snprintf(r.where, sizeof r.where, "tensor info %llu", (unsigned long long)i);
-		rc = read_tensor_info(&r, &t, name);
-		if (!rc)
-			rc = note_tensor_data(&r, &t, &ext);
-		if (!rc && fn)
-			rc = fn(&t, ctx, err);
-	}
-	r.where[0] = '\0';
+			     (unsigned long long)metadata_left(&r));
+	if (!rc)
+		rc = read_tensor_infos(&r, h.tensor_count, fn, ctx, &ext);
 	if (!rc)
 		rc = check_data_extent(&r, &ext);
 	free(r.buf);
+	free(r.spans);
+	name_set_free(&r.keys);
+	name_set_free(&r.names);
 	if (hdr)
 		*hdr = h;
 	return rc;
@@ -536,11 +874,10 @@ static const struct type_rule type_rules[] = {
 /* The rule for a tensor named "blk.<decimal>.<role>", or NULL. */
 static const struct type_rule *rule_for(const struct mp_gguf_tensor *t)
 {
+	/* the name as ggml sees it, up to a NUL inside the string: that is
+	 * the name the loader looks the tensor up by */
 	const char *p = t->name;
 
-	/* a NUL inside the name or a cut-off name cannot be one we judge */
-	if (t->name_truncated || strlen(t->name) != t->name_len)
-		return NULL;
 	if (strncmp(p, "blk.", 4) != 0)
 		return NULL;
 	p += 4;
@@ -554,18 +891,6 @@ static const struct type_rule *rule_for(const struct mp_gguf_tensor *t)
 		if (strcmp(p, type_rules[i].role) == 0)
 			return &type_rules[i];
 	return NULL;
-}
-
-/* "Q4_K (12)" for types we know, "type 20" for the others. */
-static const char *type_text(char *buf, size_t len, uint32_t id)
-{
-	const struct mp_quant_type *q = id <= INT32_MAX ? mp_quant_by_id((int)id) : NULL;
-
-	if (q)
-		snprintf(buf, len, "%s (%u)", q->name, id);
-	else
-		snprintf(buf, len, "type %u", id);
-	return buf;
 }
 
 static enum mp_err check_tensor(const struct mp_gguf_tensor *t, void *ctx,

@@ -4,8 +4,13 @@
  *
  * Only the metadata at the start of the file is read: header, KV pairs
  * (skipped) and tensor infos.  Every count and length taken from the file
- * is checked against the bytes the file still has before it is used, so a
- * corrupt header costs neither memory nor time.
+ * is checked against the bytes the file still has, and against the limits
+ * below, before it is used, so a crafted header of any apparent size costs
+ * neither memory nor time.
+ *
+ * The reader refuses whatever ggml's gguf_init_from_file() (ggml 0.23.0)
+ * refuses, so that a file it passes is one ggml loads, under the same names
+ * and types; where matching ggml exactly would cost, it is stricter.
  */
 #ifndef MOEPACK_GGUF_H
 #define MOEPACK_GGUF_H
@@ -15,9 +20,21 @@
 #include "errors.h"
 
 #define MP_GGUF_MAX_DIMS 4
-/* Longest tensor name kept in full; longer ones (ggml allows 63 bytes)
- * are passed truncated with name_truncated set. */
-#define MP_GGUF_NAME_MAX 255
+/* Longest tensor name ggml accepts (GGML_MAX_NAME is 64 with the NUL). */
+#define MP_GGUF_NAME_MAX 63
+
+/*
+ * Limits on the work a file can ask for, far above real checkpoints (a
+ * Kimi-K3 shard has a few dozen KV pairs, a few thousand tensors, a
+ * vocabulary of ~160k strings and a few MB of metadata).  A file beyond any
+ * of them is refused as not a valid GGUF.
+ */
+#define MP_GGUF_MAX_KV 65536               /* KV pairs */
+#define MP_GGUF_MAX_TENSORS (1u << 20)     /* tensor infos */
+#define MP_GGUF_MAX_ARRAY_ELEMENTS (1u << 24) /* elements of all arrays together */
+#define MP_GGUF_MAX_KEY 65535              /* bytes of one key (the GGUF spec's limit) */
+#define MP_GGUF_MAX_KEY_BYTES (16u << 20)  /* bytes of all keys together */
+#define MP_GGUF_MAX_METADATA (256u << 20)  /* header, KV pairs and tensor infos */
 
 struct mp_gguf_header {
 	uint32_t version;
@@ -27,13 +44,16 @@ struct mp_gguf_header {
 
 struct mp_gguf_tensor {
 	uint64_t index;        /* position among the tensor infos */
-	const char *name;      /* NUL-terminated copy; may hold NUL bytes itself */
-	uint64_t name_len;     /* the name's length in the file */
-	int name_truncated;    /* name holds only the first MP_GGUF_NAME_MAX bytes */
-	uint32_t type;         /* GGML type id, not checked against known types */
+	/* The name as ggml sees it: ggml copies it with strncpy(), so a NUL
+	 * inside the length-prefixed string ends it there. */
+	const char *name;
+	uint64_t name_len;     /* strlen(name) */
+	uint64_t name_bytes;   /* the string's length in the file (< 64) */
+	uint32_t type;         /* a GGML type id ggml knows (not a removed one) */
 	uint32_t n_dims;
 	uint64_t dims[MP_GGUF_MAX_DIMS]; /* ne[0] (the row) first; 1 past n_dims */
 	uint64_t offset;       /* relative to the data section */
+	uint64_t nbytes;       /* size of the data, as ggml_nbytes() computes it */
 };
 
 /*
@@ -46,10 +66,14 @@ typedef enum mp_err (*mp_gguf_tensor_fn)(const struct mp_gguf_tensor *t, void *c
 /*
  * Read the GGUF metadata of fd (opened on `path`, used only in messages):
  * fill *hdr (may be NULL) and call fn (may be NULL) for each tensor.
- * The data of every tensor of a type whose size is known (F32, F16, BF16
- * and the types of quant.h) must be whole blocks aligned to
- * general.alignment, checked before fn sees the tensor, and lie inside the
- * file, checked once all tensor infos are read (what fn returned comes first).
+ * Before fn sees a tensor, its info passes ggml's checks: name shorter than
+ * 64 bytes, at most 4 dimensions, none negative, an element count ggml can
+ * represent, a type ggml knows, rows of whole blocks, and data at exactly
+ * the offset ggml computes (the previous tensors' sizes, each padded to
+ * general.alignment, summed in file order; so no two tensors overlap).
+ * No two KV keys are equal (checked before the first tensor info); once
+ * all infos are read, no two tensor names (as ggml sees them) are equal and
+ * every tensor's data lies inside the file; what fn returned comes first.
  * Returns MP_OK, MP_E_GGUF_FORMAT when the file is not a valid GGUF,
  * MP_E_GGUF_IO when it cannot be read, or what fn returned.
  */

@@ -10,6 +10,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdio.h>
@@ -268,7 +269,11 @@ START_TEST(test_huge_tensor_count)
 	struct bytes b = load_fixture("valid.gguf");
 
 	put_u64(&b, 8, HUGE_COUNT);
-	expect_format_error(&b, b.len, "tensor count 4611686018427387904 cannot fit");
+	expect_format_error(&b, b.len, "tensor count 4611686018427387904 exceeds the limit "
+				       "of 1048576");
+	/* within the limit, but more than the file's bytes could hold */
+	put_u64(&b, 8, MP_GGUF_MAX_TENSORS);
+	expect_format_error(&b, b.len, "tensor count 1048576 cannot fit");
 	/* small enough for the header check, too big once the KV pairs are read */
 	put_u64(&b, 8, (b.len - 24) / 24);
 	expect_format_error(&b, b.len, "after the KV pairs");
@@ -281,7 +286,9 @@ START_TEST(test_huge_kv_count)
 	struct bytes b = load_fixture("valid.gguf");
 
 	put_u64(&b, 16, HUGE_COUNT);
-	expect_format_error(&b, b.len, "KV count 4611686018427387904 cannot fit");
+	expect_format_error(&b, b.len, "KV count 4611686018427387904 exceeds the limit of 65536");
+	put_u64(&b, 16, MP_GGUF_MAX_KV);
+	expect_format_error(&b, b.len, "KV count 65536 cannot fit");
 	free(b.data);
 }
 END_TEST
@@ -292,13 +299,15 @@ START_TEST(test_huge_string_length)
 	size_t key = find(&b, "general.architecture");
 
 	put_u64(&b, key - 8, HUGE_COUNT);
-	expect_format_error(&b, b.len, "KV pair 0: key of 4611686018427387904 bytes");
+	expect_format_error(&b, b.len, "KV pair 0: key of 4611686018427387904 bytes exceeds the "
+				       "limit of 65535 bytes");
 
 	/* a tensor name */
 	free(b.data);
 	b = load_fixture("valid.gguf");
 	put_u64(&b, find(&b, "token_embd.weight") - 8, HUGE_COUNT);
-	expect_format_error(&b, b.len, "tensor info 0: name of 4611686018427387904 bytes");
+	expect_format_error(&b, b.len, "tensor info 0: name of 4611686018427387904 bytes is too "
+				       "long, ggml takes at most 63");
 	free(b.data);
 }
 END_TEST
@@ -335,7 +344,8 @@ START_TEST(test_too_many_dims)
 	struct bytes b = load_fixture("valid.gguf");
 
 	put_u32(&b, find(&b, "token_embd.weight") + strlen("token_embd.weight"), 9);
-	expect_format_error(&b, b.len, "tensor info 0: 9 dimensions, at most 4");
+	expect_format_error(&b, b.len, "tensor info 0: tensor token_embd.weight has 9 "
+				       "dimensions, at most 4");
 	free(b.data);
 }
 END_TEST
@@ -347,7 +357,8 @@ START_TEST(test_dims_overflow)
 
 	put_u64(&b, dims, UINT64_C(1) << 40);
 	put_u64(&b, dims + 8, UINT64_C(1) << 40);
-	expect_format_error(&b, b.len, "overflows the element count");
+	expect_format_error(&b, b.len, "tensor info 0: tensor token_embd.weight of shape "
+				       "(1099511627776, 1099511627776, 1, 1) has too many elements");
 	free(b.data);
 }
 END_TEST
@@ -416,11 +427,10 @@ START_TEST(test_data_past_end)
 	ck_assert_uint_eq(res.tensors_checked, 10);
 	ck_assert_int_eq(check_bytes(b.data, b.len, &res, &err), MP_OK);
 
-	/* a type without a known size is not checked: the rest then fits */
+	/* a type ggml does not know is refused, not left unchecked */
 	put_u32(&b, tensor_field(&b, "output_norm.weight", 1, 1) - 4, 200);
-	ck_assert_msg(check_bytes(b.data, b.len - 1, &res, &err) == MP_OK, "%s", err.msg);
-	/* but blk.2.ffn_down_exps.weight's data, just before, must be there */
-	expect_format_error(&b, b.len - 129, "tensor blk.2.ffn_down_exps.weight data ends");
+	expect_format_error(&b, b.len, "tensor output_norm.weight has type 200, ggml knows "
+				       "types 0 to 42");
 	free(b.data);
 }
 END_TEST
@@ -481,13 +491,15 @@ START_TEST(test_misaligned_offset)
 		 "tensor info 2: tensor blk.1.attn_k_b.weight data offset %llu is not a "
 		 "multiple of the alignment 32", (unsigned long long)offset + 16);
 	expect_format_error(&b, b.len, words);
-	/* aligned, but so far out that offset + size overflows */
+	/* aligned, but not where ggml wants it: far out, or a block further */
+	snprintf(words, sizeof words,
+		 "tensor info 2: tensor blk.1.attn_k_b.weight data offset %llu is not the "
+		 "%llu ggml expects", (unsigned long long)(UINT64_MAX - 31),
+		 (unsigned long long)offset);
 	put_u64(&b, off_at, UINT64_MAX - 31);
-	expect_format_error(&b, b.len, "blk.1.attn_k_b.weight data at offset");
-	expect_format_error(&b, b.len, "overflows");
-	/* aligned and inside 64 bits, but far past the end */
-	put_u64(&b, off_at, UINT64_C(1) << 62);
-	expect_format_error(&b, b.len, "tensor blk.1.attn_k_b.weight data ends at byte");
+	expect_format_error(&b, b.len, words);
+	put_u64(&b, off_at, offset + 32);
+	expect_format_error(&b, b.len, "is not the");
 	free(b.data);
 }
 END_TEST
@@ -542,20 +554,24 @@ START_TEST(test_nested_arrays)
 	unsigned char buf[1024] = {0};
 	struct mp_gguf_check_result res;
 	struct mp_error err = {0};
-	size_t len = nested_gguf(buf, sizeof buf, 3, GGML_Q4_K);
+	size_t len = nested_gguf(buf, sizeof buf, 1, GGML_Q4_K);
 
-	/* the tensor after the nested value is read, so the rule fires */
+	/* the tensor after the array is read, so the rule fires */
 	ck_assert_int_eq(check_bytes(buf, len, &res, &err), MP_E_GGUF_MLA_V);
 	ck_assert_str_eq(err.msg, "Kimi-K3 MLA V projection must remain GGUF Q2_K: "
 				  "blk.0.attn_v_b.weight is Q4_K (12)");
 	ck_assert_uint_eq(res.tensors_checked, 1);
 
-	len = nested_gguf(buf, sizeof buf, 3, GGML_Q2_K);
+	len = nested_gguf(buf, sizeof buf, 1, GGML_Q2_K);
 	ck_assert_int_eq(check_bytes(buf, len, &res, &err), MP_OK);
 
-	len = nested_gguf(buf, sizeof buf, 50, GGML_Q2_K);
-	ck_assert_int_eq(check_bytes(buf, len, &res, &err), MP_E_GGUF_FORMAT);
-	ck_assert_msg(strstr(err.msg, "nested more than"), "%s", err.msg);
+	/* ggml reads no array of arrays, however shallow */
+	for (unsigned depth = 2; depth <= 50; depth += 48) {
+		len = nested_gguf(buf, sizeof buf, depth, GGML_Q2_K);
+		ck_assert_int_eq(check_bytes(buf, len, &res, &err), MP_E_GGUF_FORMAT);
+		ck_assert_str_eq(err.msg, "not a valid GGUF file: KV pair 0: array of arrays, "
+					  "which ggml does not read");
+	}
 }
 END_TEST
 
@@ -638,17 +654,499 @@ START_TEST(test_callback_stops_walk)
 }
 END_TEST
 
+/* ---- crafted files of any apparent size ---------------------------------- */
+
+/*
+ * A sparse file of `size` bytes that starts with head[0..len).  The reader
+ * must reject or accept it in about a second whatever its size and counts;
+ * Check's per-test timeout turns a regression (hours) into a failure.
+ * Returns -1, after saying why, when the filesystem cannot hold such a file.
+ */
+static int sparse_file(const void *head, size_t len, uint64_t size, char path[PATH_MAX])
+{
+	const char *tmp = getenv("TMPDIR");
+	int fd;
+
+	snprintf(path, PATH_MAX, "%s/check_gguf.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
+	fd = mkstemp(path);
+	ck_assert_msg(fd >= 0, "mkstemp %s", path);
+	unlink(path);
+	ck_assert_int_eq(write(fd, head, len), (ssize_t)len);
+	if (ftruncate(fd, (off_t)size) != 0) {
+		printf("check_gguf: SKIP a sparse file of %llu bytes: %s: %s\n",
+		       (unsigned long long)size, path, strerror(errno));
+		close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static const uint64_t sparse_sizes[] = {UINT64_C(1) << 30, UINT64_C(1) << 40};
+
+/* A v3 header, then `extra` bytes of body written by the caller. */
+static struct bytes header(unsigned char *buf, size_t cap, uint64_t tensors, uint64_t kvs)
+{
+	struct bytes b = {buf, cap};
+
+	memset(buf, 0, cap);
+	memcpy(buf, "GGUF", 4);
+	put_u32(&b, 4, 3);
+	put_u64(&b, 8, tensors);
+	put_u64(&b, 16, kvs);
+	return b;
+}
+
+/* Check a sparse file; false (after a SKIP line) when it cannot be made. */
+static int check_sparse(const struct bytes *b, size_t len, uint64_t size, enum mp_err want,
+			const char *words)
+{
+	char path[PATH_MAX];
+	struct mp_error err = {0};
+	enum mp_err rc;
+	int fd = sparse_file(b->data, len, size, path);
+
+	if (fd < 0)
+		return 0;
+	rc = mp_gguf_check_fd(fd, path, NULL, &err);
+	close(fd);
+	ck_assert_msg(rc == want, "%llu bytes: expected %s, got %s: %s",
+		      (unsigned long long)size, mp_err_name(want), mp_err_name(rc), err.msg);
+	ck_assert_msg(strstr(err.msg, words), "%llu bytes: message \"%s\" lacks \"%s\"",
+		      (unsigned long long)size, err.msg, words);
+	return 1;
+}
+
+START_TEST(test_sparse_counts)
+{
+	uint64_t size = sparse_sizes[_i];
+	unsigned char buf[64];
+	struct bytes b;
+	char words[128];
+
+	/* the file: as many empty KV pairs as the size could hold */
+	b = header(buf, sizeof buf, 0, (size - 24) / 13);
+	snprintf(words, sizeof words, "KV count %llu exceeds the limit of 65536",
+		 (unsigned long long)((size - 24) / 13));
+	if (!check_sparse(&b, 24, size, MP_E_GGUF_FORMAT, words))
+		return;
+	b = header(buf, sizeof buf, (size - 24) / 24, 0);
+	snprintf(words, sizeof words, "tensor count %llu exceeds the limit of 1048576",
+		 (unsigned long long)((size - 24) / 24));
+	check_sparse(&b, 24, size, MP_E_GGUF_FORMAT, words);
+	/* at the limits, every pair or info is read: all-zero ones are the
+	 * cheapest to encode, and the reader still gets to a verdict */
+	b = header(buf, sizeof buf, 0, MP_GGUF_MAX_KV);
+	check_sparse(&b, 24, size, MP_E_GGUF_FORMAT,
+		     "KV pair 1: duplicate key \"\" (KV pair 0 has it too)");
+	b = header(buf, sizeof buf, MP_GGUF_MAX_TENSORS, 0);
+	check_sparse(&b, 24, size, MP_E_GGUF_FORMAT,
+		     "tensor info 1: tensor  data at offset 0 overlaps the data of tensor  "
+		     "(tensor info 0, offsets 0 to 4)");
+}
+END_TEST
+
+START_TEST(test_sparse_arrays)
+{
+	uint64_t size = sparse_sizes[_i];
+	unsigned char buf[128];
+	struct bytes b = header(buf, sizeof buf, 0, 1);
+	char words[160];
+
+	/* key "a", an array of u8 as long as the file */
+	put_u64(&b, 24, 1);
+	buf[32] = 'a';
+	put_u32(&b, 33, 9);
+	put_u32(&b, 37, 0);
+	put_u64(&b, 41, size - 49);
+	snprintf(words, sizeof words, "KV pair 0: array of %llu elements exceeds the limit "
+		 "of 16777216 elements in all arrays (0 before it)",
+		 (unsigned long long)(size - 49));
+	if (!check_sparse(&b, 49, size, MP_E_GGUF_FORMAT, words))
+		return;
+	/* the limit holds for all arrays together: half of it, then a string
+	 * array one element too long */
+	put_u64(&b, 16, 2);
+	put_u64(&b, 41, MP_GGUF_MAX_ARRAY_ELEMENTS / 2);
+	{
+		/* the second pair follows the first array's bytes */
+		char path[PATH_MAX];
+		unsigned char pair[8 + 1 + 4 + 4 + 8];
+		struct bytes p = {pair, sizeof pair};
+		uint64_t at = 49 + MP_GGUF_MAX_ARRAY_ELEMENTS / 2;
+		struct mp_error err = {0};
+		enum mp_err rc;
+		int fd = sparse_file(buf, 49, size, path);
+
+		if (fd < 0)
+			return;
+		put_u64(&p, 0, 1);
+		pair[8] = 'b';
+		put_u32(&p, 9, 9);
+		put_u32(&p, 13, 8);
+		put_u64(&p, 17, MP_GGUF_MAX_ARRAY_ELEMENTS / 2 + 1);
+		ck_assert_int_eq(pwrite(fd, pair, sizeof pair, (off_t)at), (ssize_t)sizeof pair);
+		rc = mp_gguf_check_fd(fd, path, NULL, &err);
+		close(fd);
+		ck_assert_int_eq(rc, MP_E_GGUF_FORMAT);
+		ck_assert_str_eq(err.msg, "not a valid GGUF file: KV pair 1: array of 8388609 "
+					  "elements exceeds the limit of 16777216 elements in "
+					  "all arrays (8388608 before it)");
+	}
+	/* an array of strings right at the limit: 16M empty strings are read
+	 * one by one (128 MiB), then one all-zero tensor info: a valid file */
+	put_u64(&b, 16, 1);
+	put_u64(&b, 8, 1);
+	put_u32(&b, 37, 8);
+	put_u64(&b, 41, MP_GGUF_MAX_ARRAY_ELEMENTS);
+	check_sparse(&b, 49, size, MP_OK, "");
+}
+END_TEST
+
+START_TEST(test_sparse_strings)
+{
+	uint64_t size = sparse_sizes[_i];
+	uint64_t len = size / 2;
+	unsigned char buf[128];
+	struct bytes b = header(buf, sizeof buf, 0, 1);
+	char words[160];
+
+	/* a key as long as half the file */
+	put_u64(&b, 24, len);
+	snprintf(words, sizeof words, "KV pair 0: key of %llu bytes exceeds the limit of "
+		 "65535 bytes", (unsigned long long)len);
+	if (!check_sparse(&b, 32, size, MP_E_GGUF_FORMAT, words))
+		return;
+	/* a string value as long: past the metadata limit, never read */
+	put_u64(&b, 24, 1);
+	buf[32] = 'a';
+	put_u32(&b, 33, 8);
+	put_u64(&b, 37, len);
+	snprintf(words, sizeof words, "KV pair 0: string value of %llu bytes at offset 45 "
+		 "runs past the limit of 268435456 bytes of metadata", (unsigned long long)len);
+	check_sparse(&b, 45, size, MP_E_GGUF_FORMAT, words);
+	/* two strings that fit the limit apart, not together */
+	put_u64(&b, 16, 2);
+	put_u64(&b, 37, MP_GGUF_MAX_METADATA / 2);
+	{
+		char path[PATH_MAX];
+		unsigned char pair[8 + 1 + 4 + 8];
+		struct bytes p = {pair, sizeof pair};
+		struct mp_error err = {0};
+		enum mp_err rc;
+		int fd = sparse_file(buf, 45, size, path);
+
+		if (fd < 0)
+			return;
+		put_u64(&p, 0, 1);
+		pair[8] = 'b';
+		put_u32(&p, 9, 8);
+		put_u64(&p, 13, MP_GGUF_MAX_METADATA / 2);
+		ck_assert_int_eq(pwrite(fd, pair, sizeof pair,
+					(off_t)(45 + MP_GGUF_MAX_METADATA / 2)),
+				 (ssize_t)sizeof pair);
+		rc = mp_gguf_check_fd(fd, path, NULL, &err);
+		close(fd);
+		ck_assert_int_eq(rc, MP_E_GGUF_FORMAT);
+		ck_assert_msg(strstr(err.msg, "KV pair 1: string value of 134217728 bytes"),
+			      "%s", err.msg);
+		ck_assert_msg(strstr(err.msg, "runs past the limit of 268435456 bytes of "
+					      "metadata"), "%s", err.msg);
+	}
+	/* a tensor name as long */
+	b = header(buf, sizeof buf, 1, 0);
+	put_u64(&b, 24, len);
+	snprintf(words, sizeof words, "tensor info 0: name of %llu bytes is too long, ggml "
+		 "takes at most 63", (unsigned long long)len);
+	check_sparse(&b, 32, size, MP_E_GGUF_FORMAT, words);
+}
+END_TEST
+
+/*
+ * A million tensor infos, all valid and empty (ne = [0], so every offset is
+ * 0), named t0000000, t0000001, ...; the last one reuses the first one's
+ * name.  Comparing each name with all before it, as ggml does, would take
+ * 5*10^11 comparisons: the reader must find the pair in well under a second.
+ */
+START_TEST(test_million_tensors)
+{
+	const uint64_t n = MP_GGUF_MAX_TENSORS;
+	const size_t info = 8 + 8 + 4 + 8 + 4 + 8;
+	size_t len = 24 + n * info;
+	unsigned char *buf = calloc(1, len);
+	struct mp_error err = {0};
+	struct mp_gguf_check_result res;
+	char words[128];
+
+	ck_assert_ptr_nonnull(buf);
+	header(buf, 24, n, 0);
+	for (uint64_t i = 0; i < n; i++) {
+		size_t at = 24 + i * info;
+		char name[9];
+
+		/* plain stores: a Check assertion per field would take minutes */
+		snprintf(name, sizeof name, "t%07llu", (unsigned long long)(i + 1 < n ? i : 0));
+		buf[at] = 8;                  /* name length; then the name */
+		memcpy(buf + at + 8, name, 8);
+		buf[at + 16] = 1;             /* n_dims; ne[0] = 0, type F32, offset 0 */
+	}
+	ck_assert_int_eq(check_bytes(buf, len, &res, &err), MP_E_GGUF_FORMAT);
+	snprintf(words, sizeof words,
+		 "not a valid GGUF file: tensor info %llu: duplicate tensor name t0000000 "
+		 "(tensor info 0 has it too)", (unsigned long long)(n - 1));
+	ck_assert_str_eq(err.msg, words);
+	/* and without the duplicate, all million pass */
+	memcpy(buf + 24 + (n - 1) * info + 8, "t9999999", 8);
+	ck_assert_msg(check_bytes(buf, len, &res, &err) == MP_OK, "%s", err.msg);
+	ck_assert_uint_eq(res.tensor_count, n);
+	free(buf);
+}
+END_TEST
+
+/* Empty F32 tensors (ne = [0]: all at offset 0) named names[0..n). */
+static size_t empty_tensors(unsigned char *buf, size_t cap, const char *const *names, size_t n)
+{
+	struct bytes b = header(buf, cap, n, 0);
+	size_t at = 24;
+
+	for (size_t i = 0; i < n; i++) {
+		size_t len = strlen(names[i]);
+
+		put_u64(&b, at, len);
+		memcpy(buf + at + 8, names[i], len);
+		at += 8 + len;
+		put_u32(&b, at, 1);
+		put_u64(&b, at + 4, 0);
+		put_u32(&b, at + 12, GGML_F32);
+		put_u64(&b, at + 16, 0);
+		at += 24;
+	}
+	return at;
+}
+
+START_TEST(test_duplicate_reported_as_ggml_does)
+{
+	/* ggml compares each name with all before it: the first repeat it
+	 * meets is b at 2 (of 1), though a's pair (0, 3) sorts first */
+	static const char *const names[] = {"a", "b", "b", "a"};
+	unsigned char buf[256];
+	struct mp_error err = {0};
+	size_t len = empty_tensors(buf, sizeof buf, names, 4);
+
+	ck_assert_int_eq(check_bytes(buf, len, NULL, &err), MP_E_GGUF_FORMAT);
+	ck_assert_str_eq(err.msg, "not a valid GGUF file: tensor info 2: duplicate tensor "
+				  "name b (tensor info 1 has it too)");
+}
+END_TEST
+
+/* ---- the crafted corpus, against ggml's own verdicts ---------------------- */
+
+/*
+ * tests/data/gguf/corpus holds variants of valid.gguf (mkcorpus.py) and two
+ * tables: expect.txt, the verdict moepack must give each file, and
+ * ggml-verdicts.txt, what ggml's gguf_init_from_file() made of each one
+ * (ggml_verdicts.py).  Whatever the reader accepts, ggml must load with the
+ * same tensor names and types; whatever ggml refuses, the reader refuses.
+ */
+
+#define CORPUS_MAX 128
+#define CORPUS_TENSORS 32
+
+struct ggml_verdict {
+	char file[64];
+	int ok;
+	unsigned count;
+	char names[CORPUS_TENSORS][MP_GGUF_NAME_MAX + 1];
+	uint32_t types[CORPUS_TENSORS];
+};
+
+static int unhex(const char *hex, size_t n, char *out, size_t cap)
+{
+	size_t len = n / 2;
+
+	if (n % 2 || len >= cap)
+		return -1;
+	for (size_t i = 0; i < len; i++) {
+		unsigned v;
+
+		if (sscanf(hex + 2 * i, "%2x", &v) != 1)
+			return -1;
+		out[i] = (char)v;
+	}
+	out[len] = '\0';
+	return (int)len;
+}
+
+static FILE *open_corpus_table(const char *name)
+{
+	char *path;
+	FILE *f;
+
+	path = fixture_path(name);
+	f = fopen(path, "r");
+	ck_assert_msg(f, "cannot open %s", path);
+	free(path);
+	return f;
+}
+
+static size_t load_ggml_verdicts(struct ggml_verdict *v, size_t cap)
+{
+	FILE *f = open_corpus_table("corpus/ggml-verdicts.txt");
+	char *line = NULL;
+	size_t n = 0, linecap = 0;
+
+	while (getline(&line, &linecap, f) > 0) {
+		char *save = NULL, *tok;
+		struct ggml_verdict *e;
+
+		if (line[0] == '#' || line[0] == '\n')
+			continue;
+		ck_assert_uint_lt(n, cap);
+		e = &v[n++];
+		memset(e, 0, sizeof *e);
+		tok = strtok_r(line, " \n", &save);
+		ck_assert_ptr_nonnull(tok);
+		snprintf(e->file, sizeof e->file, "%s", tok);
+		tok = strtok_r(NULL, " \n", &save);
+		ck_assert_ptr_nonnull(tok);
+		e->ok = strcmp(tok, "ok") == 0;
+		ck_assert_msg(e->ok || strcmp(tok, "refused") == 0, "%s: verdict %s", e->file,
+			      tok);
+		if (!e->ok)
+			continue;
+		tok = strtok_r(NULL, " \n", &save);
+		ck_assert_ptr_nonnull(tok);
+		e->count = (unsigned)strtoul(tok, NULL, 10);
+		ck_assert_uint_le(e->count, CORPUS_TENSORS);
+		for (unsigned i = 0; i < e->count; i++) {
+			char *colon;
+
+			tok = strtok_r(NULL, " \n", &save);
+			ck_assert_msg(tok, "%s: tensor %u missing", e->file, i);
+			colon = strchr(tok, ':');
+			ck_assert_ptr_nonnull(colon);
+			if (strncmp(tok, "-:", 2) == 0)
+				e->names[i][0] = '\0';
+			else
+				ck_assert_int_ge(unhex(tok, (size_t)(colon - tok), e->names[i],
+						       sizeof e->names[i]), 0);
+			e->types[i] = (uint32_t)strtoul(colon + 1, NULL, 10);
+		}
+	}
+	free(line);
+	fclose(f);
+	return n;
+}
+
+struct tensor_list {
+	unsigned count;
+	char names[CORPUS_TENSORS][MP_GGUF_NAME_MAX + 1];
+	uint32_t types[CORPUS_TENSORS];
+};
+
+static enum mp_err list_tensor(const struct mp_gguf_tensor *t, void *ctx, struct mp_error *err)
+{
+	struct tensor_list *l = ctx;
+
+	(void)err;
+	ck_assert_uint_lt(l->count, CORPUS_TENSORS);
+	/* the name is cut at a NUL inside it, as ggml cuts it */
+	ck_assert_uint_eq(strlen(t->name), t->name_len);
+	ck_assert_uint_le(t->name_len, t->name_bytes);
+	snprintf(l->names[l->count], sizeof l->names[l->count], "%s", t->name);
+	l->types[l->count++] = t->type;
+	return MP_OK;
+}
+
+START_TEST(test_corpus_matches_ggml)
+{
+	static struct ggml_verdict ggml[CORPUS_MAX];
+	size_t nggml = load_ggml_verdicts(ggml, CORPUS_MAX);
+	FILE *f = open_corpus_table("corpus/expect.txt");
+	char *line = NULL;
+	size_t linecap = 0, files = 0, ggml_ok = 0, ggml_refused = 0, stricter = 0;
+
+	while (getline(&line, &linecap, f) > 0) {
+		char file[64], code[32], rel[128];
+		const char *words;
+		const struct ggml_verdict *g = NULL;
+		struct mp_gguf_check_result res;
+		struct tensor_list list = {0};
+		struct mp_error err = {0};
+		enum mp_err rc, read_rc;
+		char *path;
+		int fd, n = 0;
+
+		if (line[0] == '#')
+			continue;
+		line[strcspn(line, "\n")] = '\0';
+		ck_assert_int_eq(sscanf(line, "%63s %31s %n", file, code, &n), 2);
+		words = line + n;
+		for (size_t i = 0; i < nggml; i++)
+			if (strcmp(ggml[i].file, file) == 0)
+				g = &ggml[i];
+		ck_assert_msg(g, "%s: not in ggml-verdicts.txt", file);
+		files++;
+
+		snprintf(rel, sizeof rel, "corpus/%s", file);
+		path = fixture_path(rel);
+		fd = open(path, O_RDONLY);
+		ck_assert_msg(fd >= 0, "%s", path);
+		rc = mp_gguf_check_fd(fd, path, &res, &err);
+		ck_assert_msg(strcmp(mp_err_name(rc), code) == 0, "%s: expected %s, got %s: %s",
+			      file, code, mp_err_name(rc), err.msg);
+		ck_assert_msg(strstr(err.msg, words) || (rc == MP_OK && !words[0]),
+			      "%s: message \"%s\" lacks \"%s\"", file, err.msg, words);
+		/* the reader alone, without the Kimi-K3 rules */
+		read_rc = mp_gguf_read(fd, path, NULL, list_tensor, &list, &err);
+		close(fd);
+		free(path);
+
+		if (!g->ok) {
+			ggml_refused++;
+			ck_assert_msg(read_rc == MP_E_GGUF_FORMAT && rc == MP_E_GGUF_FORMAT,
+				      "%s: ggml refuses it, the reader says %s", file,
+				      mp_err_name(read_rc));
+			continue;
+		}
+		ggml_ok++;
+		if (read_rc != MP_OK) {
+			stricter++;
+			continue;
+		}
+		ck_assert_msg(list.count == g->count, "%s: %u tensors, ggml has %u", file,
+			      list.count, g->count);
+		for (unsigned i = 0; i < list.count; i++) {
+			ck_assert_msg(strcmp(list.names[i], g->names[i]) == 0,
+				      "%s: tensor %u is \"%s\", ggml calls it \"%s\"", file, i,
+				      list.names[i], g->names[i]);
+			ck_assert_msg(list.types[i] == g->types[i],
+				      "%s: tensor %u has type %u, ggml says %u", file, i,
+				      list.types[i], g->types[i]);
+		}
+	}
+	free(line);
+	fclose(f);
+	ck_assert_uint_eq(files, nggml);
+	/* the corpus must exercise both sides, and stay mostly in agreement */
+	ck_assert_uint_ge(ggml_ok, 10);
+	ck_assert_uint_ge(ggml_refused, 10);
+	ck_assert_uint_le(stricter, 2);
+}
+END_TEST
+
 static Suite *gguf_suite(void)
 {
 	Suite *s = suite_create("gguf");
 	TCase *fixtures = tcase_create("fixtures");
 	TCase *corrupt = tcase_create("corrupt");
+	TCase *bounded = tcase_create("bounded");
 
 	tcase_add_test(fixtures, test_reader_sees_what_ggml_wrote);
 	tcase_add_test(fixtures, test_valid_fixture_passes);
 	tcase_add_loop_test(fixtures, test_bad_fixture_fails, 0,
 			    (int)(sizeof bad_fixtures / sizeof bad_fixtures[0]));
 	tcase_add_test(fixtures, test_callback_stops_walk);
+	tcase_add_test(fixtures, test_corpus_matches_ggml);
 	suite_add_tcase(s, fixtures);
 
 	tcase_add_test(corrupt, test_bad_magic);
@@ -669,7 +1167,16 @@ static Suite *gguf_suite(void)
 	tcase_add_test(corrupt, test_nested_arrays);
 	tcase_add_test(corrupt, test_rule_names);
 	tcase_add_test(corrupt, test_unreadable);
+	tcase_add_test(corrupt, test_duplicate_reported_as_ggml_does);
 	suite_add_tcase(s, corrupt);
+
+	/* each must finish in about a second; a file that took hours fails */
+	tcase_set_timeout(bounded, 10);
+	tcase_add_loop_test(bounded, test_sparse_counts, 0, 2);
+	tcase_add_loop_test(bounded, test_sparse_arrays, 0, 2);
+	tcase_add_loop_test(bounded, test_sparse_strings, 0, 2);
+	tcase_add_test(bounded, test_million_tensors);
+	suite_add_tcase(s, bounded);
 	return s;
 }
 

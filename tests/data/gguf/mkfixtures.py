@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Write the GGUF fixtures of tests/check_gguf.c and tests/cli.test with ggml's
-own GGUF writer, through /work/shared/tools/ggml_oracle (see README here).
+own GGUF writer, through the ggml_oracle tool (see README here).
 
     python3 mkfixtures.py ORACLE_DIR OUT_DIR
 
