@@ -77,6 +77,7 @@ struct options {
 	char *manifest;
 	char *config;
 	char *client_root;
+	char *mountpoint;         /* as given, for the checks before libfuse's */
 	uint64_t expect_layers;
 	uint64_t expect_experts;
 	bool full;
@@ -231,6 +232,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case FUSE_OPT_KEY_NONOPT:
 		if (!o->pack)
 			return replace_string(o, &o->pack, arg);
+		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+			return -1;
 		return 1; /* the mount point, for fuse_parse_cmdline */
 	case FUSE_OPT_KEY_OPT:
 		/* fstab-only options (x-systemd.*, comment=...) */
@@ -418,38 +421,75 @@ static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
 	return found;
 }
 
+/* Everything that lives as long as the mount. */
+struct daemon {
+	struct options opt;
+	struct fuse_cmdline_opts cmd;
+	struct mp_pack *pack;
+	struct mp_fs fs;
+	char *client_manifest;
+	char *client_path;
+	char *manifest_real;
+	char *pack_real;
+	bool stats_ok;
+	bool fs_ok;
+};
+
 /*
  * Buffered reads and mmap faults arrive in read-ahead sized requests, and
  * a FUSE mount starts at 128 KiB.  The kernel takes the smaller of this
- * and init's max_readahead, so both are set (fs.c does init).
+ * and init's max_readahead, so both are set (fs.c does init).  Whatever
+ * happened, the window the kernel really uses is read back for
+ * status.json; a failure is a warning (stderr and status.json), since the
+ * mount works, only slower.
  */
-static bool set_readahead(const char *mountpoint, unsigned kb, char *why, size_t why_len)
+static void setup_readahead(struct daemon *d)
 {
-	char dev[64], path[128], text[32];
+	const char *mnt = d->cmd.mountpoint;
+	char dev[64], path[128], text[32], why[256];
+	long kb;
 	int fd, len;
 	ssize_t n;
 
-	if (!find_mount_device(mountpoint, dev, sizeof dev)) {
-		snprintf(why, why_len, "%s not found in /proc/self/mountinfo",
-			 mountpoint);
-		return false;
+	if (!find_mount_device(mnt, dev, sizeof dev)) {
+		snprintf(why, sizeof why, "%s not found in /proc/self/mountinfo", mnt);
+		goto unknown;
 	}
 	snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
-		return false;
+	if (d->fs.readahead) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		len = snprintf(text, sizeof text, "%u\n", d->opt.readahead_kb);
+		n = fd < 0 ? -1 : write(fd, text, (size_t)len);
+		if (n != len) {
+			snprintf(why, sizeof why, "cannot set the read-ahead window to %u "
+				 "KiB: %s: %s", d->opt.readahead_kb, path,
+				 n < 0 ? strerror(errno) : "short write");
+			fprintf(stderr, PROG ": warning: %s\n", why);
+			mp_fs_warn(&d->fs, "%s", why);
+		}
+		if (fd >= 0)
+			close(fd);
 	}
-	len = snprintf(text, sizeof text, "%u\n", kb);
-	n = write(fd, text, (size_t)len);
-	if (n != len) {
-		snprintf(why, why_len, "%s: %s", path,
-			 n < 0 ? strerror(errno) : "short write");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+	if (fd >= 0)
 		close(fd);
-		return false;
+	if (n <= 0) {
+		snprintf(why, sizeof why, "%s: %s", path,
+			 n < 0 ? strerror(errno) : "empty");
+		goto unknown;
 	}
-	close(fd);
-	return true;
+	text[n] = '\0';
+	kb = strtol(text, NULL, 10);
+	d->fs.status.readahead_kb = kb;
+	if (d->fs.readahead && kb != (long)d->opt.readahead_kb)
+		mp_fs_warn(&d->fs, "the read-ahead window is %ld KiB, not the %u KiB "
+			   "asked for", kb, d->opt.readahead_kb);
+	return;
+unknown:
+	fprintf(stderr, PROG ": warning: cannot read the read-ahead window of %s (%s)\n",
+		mnt, why);
+	mp_fs_warn(&d->fs, "cannot read the read-ahead window of the mount (%s)", why);
 }
 
 static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
@@ -490,19 +530,6 @@ static unsigned blksize_for(uint64_t alignment)
 	return (unsigned)alignment;
 }
 
-/* Everything that lives as long as the mount. */
-struct daemon {
-	struct options opt;
-	struct fuse_cmdline_opts cmd;
-	struct mp_pack *pack;
-	struct mp_fs fs;
-	char *client_manifest;
-	char *client_path;
-	char *manifest_real;
-	char *pack_real;
-	bool stats_ok;
-};
-
 static void daemon_free(struct daemon *d)
 {
 	if (d->stats_ok)
@@ -515,6 +542,9 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.manifest);
 	free(d->opt.config);
 	free(d->opt.client_root);
+	free(d->opt.mountpoint);
+	if (d->fs_ok)
+		mp_fs_cleanup(&d->fs);
 	mp_pack_close(d->pack);
 	free(d->cmd.mountpoint);
 }
@@ -555,6 +585,7 @@ static int prepare_fs(struct daemon *d)
 	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
 	struct mp_error err = {0};
 	size_t root_len = strlen(root);
+	struct mp_pack_id id;
 	struct stat st;
 	enum mp_err rc;
 
@@ -593,8 +624,24 @@ static int prepare_fs(struct daemon *d)
 	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->umask = d->opt.umask;
 	fs->blksize = blksize_for(pack->m.alignment);
-	if (fstat(pack->fd, &st) == 0)
-		fs->mtime = st.st_mtim;
+	if (fstat(pack->fd, &st) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, strerror(errno));
+		return EXIT_IO;
+	}
+	fs->mtime = st.st_mtim;
+	/* the size is the validated one: a change since then shows at once */
+	id = (struct mp_pack_id){
+		.size = pack->file_size,
+		.mtime = st.st_mtim,
+		.ctime = st.st_ctim,
+		.nlink = st.st_nlink,
+	};
+	if (!mp_fs_setup(fs, &id)) {
+		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
+		return EXIT_IO;
+	}
+	d->fs_ok = true;
+	fs->foreground = d->cmd.foreground;
 	fs->timeout = CACHE_TIMEOUT;
 	fs->max_request = splice_request_size();
 	fs->max_read = d->opt.max_read;
@@ -623,7 +670,7 @@ static int prepare_fs(struct daemon *d)
 		.warnings = pack->warnings,
 		.hottest = HOTTEST_EXPERTS,
 		.max_request = fs->max_request,
-		.readahead_kb = d->opt.readahead_kb,
+		.readahead_kb = -1, /* read back once mounted */
 	};
 	return 0;
 }
@@ -667,7 +714,6 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct daemon d;
 	struct fuse_session *se = NULL;
-	char why[512];
 	int status = 0;
 
 	memset(&d, 0, sizeof d);
@@ -728,17 +774,20 @@ int main(int argc, char **argv)
 		status = EXIT_IO;
 		goto out_signals;
 	}
-	if (d.fs.readahead &&
-	    !set_readahead(d.cmd.mountpoint, d.opt.readahead_kb, why, sizeof why))
-		fprintf(stderr, PROG ": warning: cannot set the read-ahead window of %s "
-			"to %u KiB (%s); reads arrive in 128 KiB requests\n",
-			d.cmd.mountpoint, d.opt.readahead_kb, why);
+	setup_readahead(&d);
 	if (fuse_daemonize(d.cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	/* threads do not survive fuse_daemonize()'s fork: start it after */
+	if (mp_fs_watch_start(&d.fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
 		status = EXIT_IO;
 		goto out_unmount;
 	}
 	if (run_loop(&d, se) < 0)
 		status = EXIT_IO;
+	mp_fs_watch_stop(&d.fs);
 
 out_unmount:
 	fuse_session_unmount(se);

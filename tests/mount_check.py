@@ -21,7 +21,21 @@ Each subcommand prints one line per failure and exits 1 if anything failed,
                             compares the bytes with REF, KIND "dir"
                             compares the listing with NAMES (comma list)
   handle-stale MOUNT IN     opening the saved handle fails with ESTALE
+  change FILE REF STATUS EXPECT CMD
+                            map FILE (MAP_SHARED) and check it against REF,
+                            run the shell command CMD, wait 1.2 s without
+                            touching the mount, then: status.json (STATUS)
+                            must already say pack_state EXPECT ("changed"
+                            or "ok"), with detected_at within 1 s of CMD;
+                            and a child touching the mapping must die of
+                            SIGBUS ("changed") or still see REF ("ok")
+  status-pieces STATUS SECONDS
+                            read STATUS in 4 KiB pieces, over and over for
+                            SECONDS: every read sequence must parse as JSON
 """
+import json
+import signal
+import subprocess
 import ctypes
 import errno
 import mmap
@@ -272,6 +286,84 @@ def check_handle_stale(mount, saved):
         fail("open_by_handle_at(%s): %s, expected ESTALE" % (saved, os.strerror(err)))
 
 
+def parse_utc(text):
+    # "2026-01-31T12:00:00.123456789Z": seconds since the epoch, as a float
+    import calendar
+    whole, frac = text.rstrip("Z").split(".")
+    t = time.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+    return calendar.timegm(t) + float("0." + frac)
+
+
+def check_change(path, ref_path, status_path, expect, cmd):
+    ref = read_ref(ref_path)
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    if m[:] != ref:
+        fail("%s: mapping differs from the reference before the change" % path)
+        return
+    t0 = time.time()
+    if subprocess.call(["sh", "-c", cmd]) != 0:
+        fail("the change command failed: %s" % cmd)
+        return
+    time.sleep(1.2)
+    # status.json is not pack bytes: reading it is no read of the pack
+    with open(status_path) as f:
+        d = json.load(f)
+    t1 = time.time()
+    if d["pack_state"] != expect:
+        fail("pack_state %r 1.2 s after the change, expected %r" % (d["pack_state"], expect))
+    elif expect == "changed":
+        at = parse_utc(d["pack_change"]["detected_at"])
+        if not (t0 - 0.05 <= at <= t0 + 1.0 and at <= t1):
+            fail("detected_at %s is not within 1 s of the change (at %.3f, read at %.3f)"
+                 % (d["pack_change"]["detected_at"], t0, t1))
+    pid = os.fork()
+    if pid == 0:
+        # the child: touch every page; exit 0 if all equal the reference
+        try:
+            ok = all(m[off] == ref[off] for off in range(0, len(ref), 4096))
+            os._exit(0 if ok else 3)
+        except BaseException:
+            os._exit(4)
+    _, st = os.waitpid(pid, 0)
+    if expect == "changed":
+        if not (os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS):
+            fail("%s: the mapping held across the change %s, expected SIGBUS"
+                 % (path, "still reads" if os.WIFEXITED(st) else "died otherwise"))
+    elif not (os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0):
+        fail("%s: the mapping held across the change no longer reads the "
+             "validated bytes (status %d)" % (path, st))
+    m.close()
+
+
+def check_status_pieces(status_path, seconds):
+    deadline = time.time() + seconds
+    reads = 0
+    while time.time() < deadline:
+        fd = os.open(status_path, os.O_RDONLY)
+        parts = []
+        try:
+            while True:
+                b = os.read(fd, 4096)
+                if not b:
+                    break
+                parts.append(b)
+        finally:
+            os.close(fd)
+        text = b"".join(parts)
+        reads += 1
+        if len(text) != 65536:
+            fail("read %d: %d bytes, expected 65536" % (reads, len(text)))
+            return
+        try:
+            json.loads(text)
+        except ValueError as e:
+            fail("read %d in 4 KiB pieces does not parse: %s" % (reads, e))
+            return
+    if reads < 3:
+        fail("only %d reads in %s s" % (reads, seconds))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__)
@@ -294,6 +386,10 @@ def main(argv):
         handle_save(*args)
     elif cmd == "handle-open":
         check_handle_open(*args)
+    elif cmd == "change":
+        check_change(*args)
+    elif cmd == "status-pieces":
+        check_status_pieces(args[0], float(args[1]))
     elif cmd == "handle-stale":
         check_handle_stale(*args)
     else:
