@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@
 
 #include "manifest.h"
 #include "progress.h"
+#include "text.h"
 
 #define PROG "moepackfs"
 
@@ -381,10 +384,12 @@ static void unescape_mountinfo(char *s)
 }
 
 /*
- * major:minor of the FUSE mount at `mountpoint`, from /proc/self/mountinfo.
- * Never stat() the mount point: nobody answers its requests yet.
+ * major:minor of the FUSE mount at `mountpoint` (of file system type
+ * `type`, or any fuse type when NULL), from /proc/self/mountinfo.  Never
+ * stat() the mount point: nobody answers its requests yet.
  */
-static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
+static bool find_fuse_mount(const char *mountpoint, const char *want_type,
+			    char *dev, size_t dev_len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	char *line = NULL;
@@ -407,7 +412,8 @@ static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
 				break;
 			}
 		}
-		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0)
+		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0 ||
+		    (want_type && strcmp(type, want_type) != 0))
 			continue;
 		unescape_mountinfo(fields[4]);
 		if (strcmp(fields[4], mountpoint) != 0)
@@ -451,7 +457,7 @@ static void setup_readahead(struct daemon *d)
 	int fd, len;
 	ssize_t n;
 
-	if (!find_mount_device(mnt, dev, sizeof dev)) {
+	if (!find_fuse_mount(mnt, NULL, dev, sizeof dev)) {
 		snprintf(why, sizeof why, "%s not found in /proc/self/mountinfo", mnt);
 		goto unknown;
 	}
@@ -490,6 +496,63 @@ unknown:
 	fprintf(stderr, PROG ": warning: cannot read the read-ahead window of %s (%s)\n",
 		mnt, why);
 	mp_fs_warn(&d->fs, "cannot read the read-ahead window of the mount (%s)", why);
+}
+
+/*
+ * The mount point, before libfuse sees it and before a long validation:
+ * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
+ * usage error (exit 2) with the way out in the message; a mount point
+ * that is not empty is only a warning.
+ */
+static int check_mountpoint(struct daemon *d)
+{
+	const char *m = d->opt.mountpoint;
+	char shown[1024], dev[64], *real;
+	struct dirent *e;
+	struct statfs sfs;
+	struct stat st;
+	DIR *dir;
+
+	/* mount.fuse3 drop_privileges: an open /dev/fuse, checked by libfuse */
+	if (!m || strncmp(m, "/dev/fd/", 8) == 0)
+		return 0;
+	mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+	/*
+	 * statfs() always reaches a FUSE daemon, where stat() may be answered
+	 * from attributes the kernel still holds: it is what tells a dead one.
+	 */
+	if (statfs(m, &sfs) != 0 || stat(m, &st) != 0) {
+		if (errno == ENOTCONN) {
+			fprintf(stderr, PROG ": mount point %s: %s (the FUSE daemon "
+				"that served it has died); unmount it first with "
+				"`fusermount3 -u %s`\n", shown, strerror(ENOTCONN), shown);
+			return EXIT_USAGE;
+		}
+		return usage_failure("mount point %s: %s", shown, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return usage_failure("mount point %s is not a directory", shown);
+	real = realpath(m, NULL);
+	if (real && find_fuse_mount(real, "fuse." PROG, dev, sizeof dev)) {
+		fprintf(stderr, PROG ": %s is already a moepackfs mount; unmount it first "
+			"with `fusermount3 -u %s`\n", shown, shown);
+		free(real);
+		return EXIT_USAGE;
+	}
+	free(real);
+	dir = opendir(m);
+	while (dir && (e = readdir(dir))) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			fprintf(stderr, PROG ": warning: mount point %s is not empty: "
+				"its files are hidden while mounted\n", shown);
+			mp_fs_warn(&d->fs, "mount point %s is not empty: its files are "
+				   "hidden while mounted", shown);
+			break;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return 0;
 }
 
 static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
@@ -733,6 +796,9 @@ int main(int argc, char **argv)
 		status = usage_failure("%s", d.opt.error);
 		goto out;
 	}
+	status = check_mountpoint(&d);
+	if (status != 0)
+		goto out;
 	if (fuse_parse_cmdline(&args, &d.cmd) != 0) {
 		status = usage_failure("invalid arguments");
 		goto out;
