@@ -32,6 +32,7 @@ Each subcommand prints one line per failure and exits 1 if anything failed,
   status-pieces STATUS SECONDS
                             read STATUS in 4 KiB pieces, over and over for
                             SECONDS: every read sequence must parse as JSON
+                            and be one report (totals = sums of its layers)
 """
 import json
 import signal
@@ -356,10 +357,17 @@ def check_status_pieces(status_path, seconds):
             fail("read %d: %d bytes, expected 65536" % (reads, len(text)))
             return
         try:
-            json.loads(text)
+            d = json.loads(text)
         except ValueError as e:
             fail("read %d in 4 KiB pieces does not parse: %s" % (reads, e))
             return
+        # one report: its totals are the sums of its own layers
+        for key in ("reads", "bytes"):
+            total = sum(row[key] for row in d["layers"])
+            if d["counters"][key] != total:
+                fail("read %d mixes reports: counters.%s %d, its layers sum to %d"
+                     % (reads, key, d["counters"][key], total))
+                return
     if reads < 3:
         fail("only %d reads in %s s" % (reads, seconds))
 
