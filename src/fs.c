@@ -205,9 +205,10 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	want(conn, FUSE_CAP_READDIRPLUS);
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	/*
-	 * Only status.json changes; its mtime moves with every GETATTR, which
-	 * with this makes the kernel drop its stale pages.  Pack files have
-	 * long attribute timeouts, so this costs them nothing.
+	 * Nothing relies on this any more (status.json's pages are dropped by
+	 * the watcher, its mtime stays the pack's); kept so that a kernel
+	 * seeing an mtime move for any reason drops stale pages.  Pack files
+	 * have long attribute timeouts, so it costs them nothing.
 	 */
 	want(conn, FUSE_CAP_AUTO_INVAL_DATA);
 
