@@ -29,10 +29,12 @@ Each subcommand prints one line per failure and exits 1 if anything failed,
                             or "ok"), with detected_at within 1 s of CMD;
                             and a child touching the mapping must die of
                             SIGBUS ("changed") or still see REF ("ok")
-  status-pieces STATUS SECONDS
-                            read STATUS in 4 KiB pieces, over and over for
-                            SECONDS: every read sequence must parse as JSON
-                            and be one report (totals = sums of its layers)
+  status-pieces STATUS SECONDS BUSYFILE
+                            read STATUS in 4 KiB pieces (buffered and
+                            O_DIRECT) for SECONDS while a thread reads
+                            BUSYFILE: every sequence within one snapshot
+                            (same ctime) is one report (parses, totals =
+                            sums of its layers)
 """
 import json
 import signal
@@ -337,39 +339,68 @@ def check_change(path, ref_path, status_path, expect, cmd):
     m.close()
 
 
-def check_status_pieces(status_path, seconds):
-    deadline = time.time() + seconds
-    reads = 0
-    while time.time() < deadline:
-        fd = os.open(status_path, os.O_RDONLY)
-        parts = []
+def check_status_pieces(status_path, seconds, busy_path):
+    """Read status.json in 4 KiB pieces, buffered and O_DIRECT (every piece
+    a request), while a thread keeps the counters moving.  A sequence during
+    which the snapshot stayed the same (status.json's ctime is the snapshot's
+    time) must be one report: parse, and its totals equal its own layers'
+    sums.  A sequence that saw a new snapshot proves nothing and is skipped;
+    most must not."""
+    stop = threading.Event()
+
+    def churn():
+        fd = os.open(busy_path, os.O_RDONLY | os.O_DIRECT)
+        buf = aligned_buffer(4096)
         try:
-            while True:
-                b = os.read(fd, 4096)
-                if not b:
-                    break
-                parts.append(b)
+            while not stop.is_set():
+                os.preadv(fd, [buf], 0)
         finally:
             os.close(fd)
-        text = b"".join(parts)
-        reads += 1
-        if len(text) != 65536:
-            fail("read %d: %d bytes, expected 65536" % (reads, len(text)))
-            return
-        try:
-            d = json.loads(text)
-        except ValueError as e:
-            fail("read %d in 4 KiB pieces does not parse: %s" % (reads, e))
-            return
-        # one report: its totals are the sums of its own layers
-        for key in ("reads", "bytes"):
-            total = sum(row[key] for row in d["layers"])
-            if d["counters"][key] != total:
-                fail("read %d mixes reports: counters.%s %d, its layers sum to %d"
-                     % (reads, key, d["counters"][key], total))
-                return
-    if reads < 3:
-        fail("only %d reads in %s s" % (reads, seconds))
+
+    busy = threading.Thread(target=churn)
+    busy.start()
+    deadline = time.time() + seconds
+    checked = skipped = 0
+    piece = aligned_buffer(4096)
+    try:
+        while time.time() < deadline and not failures:
+            direct = checked % 2 == 1
+            fd = os.open(status_path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
+            try:
+                before = os.fstat(fd).st_ctime_ns
+                parts = []
+                for off in range(0, 65536, 4096):
+                    n = os.preadv(fd, [piece], off)
+                    parts.append(bytes(piece[:n]))
+                after = os.fstat(fd).st_ctime_ns
+            finally:
+                os.close(fd)
+            if before != after:
+                skipped += 1
+                continue
+            checked += 1
+            text = b"".join(parts)
+            mode = "O_DIRECT" if direct else "buffered"
+            if len(text) != 65536:
+                fail("%s read %d: %d bytes, expected 65536" % (mode, checked, len(text)))
+                break
+            try:
+                d = json.loads(text)
+            except ValueError as e:
+                fail("%s read %d in 4 KiB pieces does not parse: %s" % (mode, checked, e))
+                break
+            for key in ("reads", "bytes"):
+                total = sum(row[key] for row in d["layers"])
+                if d["counters"][key] != total:
+                    fail("%s read %d mixes reports: counters.%s %d, its layers "
+                         "sum to %d" % (mode, checked, key, d["counters"][key], total))
+                    break
+    finally:
+        stop.set()
+        busy.join()
+    if not failures and (checked < 10 or skipped > checked):
+        fail("%d sequences checked, %d skipped (a new snapshot during them)"
+             % (checked, skipped))
 
 
 def main(argv):
@@ -397,7 +428,7 @@ def main(argv):
     elif cmd == "change":
         check_change(*args)
     elif cmd == "status-pieces":
-        check_status_pieces(args[0], float(args[1]))
+        check_status_pieces(args[0], float(args[1]), args[2])
     elif cmd == "handle-stale":
         check_handle_stale(*args)
     else:
