@@ -21,14 +21,23 @@
  * Splice rather than replies from an mmap of the pack: the fd path never
  * touches payload pages in the daemon, so a pack that shrinks while mounted
  * can never raise SIGBUS here (splice past EOF just returns short), and the
- * daemon's RSS does not grow with the bytes it serves.  Each read checks
- * the pack's current size with fstat() first and answers EIO when the
- * range is gone; a shrink racing that check yields a short reply, never a
- * crash.  SPLICE_MOVE stays off: it would steal pages from the pack's
- * page cache.
+ * daemon's RSS does not grow with the bytes it serves.  SPLICE_MOVE stays
+ * off: it would steal pages from the pack's page cache.
+ *
+ * A pack that changes under the mount.  The kernel keeps every file's pages
+ * for the whole mount, so a check in the read path alone would leave
+ * cached pages of the old bytes (and, once a truncated pack grows back to
+ * its size, zeros) served without an error.  So any change of the open
+ * pack's size, mtime or ctime puts the mount in the pack-changed state for
+ * good: each read compares fstat() with the validated values (a read
+ * racing the watcher never serves changed bytes), and the watcher thread
+ * notices within MP_FS_WATCH_MS without any request and drops the kernel's
+ * pages of every file holding pack bytes, so cached reads and mapped pages
+ * fault back here and get EIO.
  *
  * Everything else (manifests, status.json) is small and answered from
- * memory with fuse_reply_buf().  Files are never opened in the daemon
+ * memory with fuse_reply_buf(); status.json from a snapshot that the
+ * watcher renders anew once a second.  Files are never opened in the daemon
  * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.
  * No operation allocates per inode; forget is a no-op.  Every path ends in
  * exactly one fuse_reply_*.
@@ -46,7 +55,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <syslog.h>
 #include <unistd.h>
+
+#include "text.h"
 
 #define XATTR_PREFIX "user.moepack."
 
@@ -57,6 +69,12 @@
  * whole report, which a /proc-style size of 0 would not.
  */
 #define STATUS_FILE_SIZE (64u << 10)
+
+struct mp_status_snap {
+	atomic_uint refs;          /* fs->snap's reference, and each reader's */
+	struct timespec at;        /* when it was rendered */
+	char text[STATUS_FILE_SIZE];
+};
 
 static struct mp_fs *fs_of(fuse_req_t req)
 {
@@ -121,13 +139,19 @@ int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 	st->st_mtim = fs->mtime;
 	st->st_ctim = fs->mtime;
 	/*
-	 * status.json changes with every read served: a new mtime on each
-	 * GETATTR makes the kernel (FUSE_CAP_AUTO_INVAL_DATA) drop its cached
-	 * pages, so every read() of it reaches the daemon and gets a fresh
-	 * report.
+	 * status.json: mtime is the pack's (what moepackfs(1) promises), ctime
+	 * the time of the snapshot served, so that NFS servers, whose change
+	 * attribute follows ctime, see it move.  The kernel's pages of it are
+	 * dropped by the watcher on each new snapshot, not by mtime.
 	 */
-	if (n.kind == MP_NODE_STATUS)
-		clock_gettime(CLOCK_REALTIME, &st->st_mtim);
+	if (n.kind == MP_NODE_STATUS) {
+		long long ns = atomic_load((atomic_llong *)&fs->status_ns);
+
+		if (ns > 0) {
+			st->st_ctim.tv_sec = (time_t)(ns / 1000000000LL);
+			st->st_ctim.tv_nsec = (long)(ns % 1000000000LL);
+		}
+	}
 	return 0;
 }
 
@@ -181,9 +205,10 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	want(conn, FUSE_CAP_READDIRPLUS);
 	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
 	/*
-	 * Only status.json changes; its mtime moves with every GETATTR, which
-	 * with this makes the kernel drop its stale pages.  Pack files have
-	 * long attribute timeouts, so this costs them nothing.
+	 * Nothing relies on this any more (status.json's pages are dropped by
+	 * the watcher, its mtime stays the pack's); kept so that a kernel
+	 * seeing an mtime move for any reason drops stale pages.  Pack files
+	 * have long attribute timeouts, so it costs them nothing.
 	 */
 	want(conn, FUSE_CAP_AUTO_INVAL_DATA);
 
@@ -426,37 +451,92 @@ static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t si
 		fuse_reply_buf(req, data + off, size);
 }
 
-/*
- * status.json: rendered afresh for every read request and padded to its
- * fixed size.  One request covers the whole 64 KiB file for readers that
- * read it in one go (cat, json.load), so what they see is one report.
- */
-static void reply_status(fuse_req_t req, struct mp_fs *fs, size_t size, off_t off)
+/* ---- status.json snapshots ---------------------------------------------- */
+
+static void snap_put(struct mp_status_snap *snap)
 {
-	struct mp_error err;
+	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1)
+		free(snap);
+}
+
+/* A new snapshot (one reference, for fs->snap), or NULL with *err set. */
+static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err)
+{
+	struct mp_status_info info = fs->status;
+	struct mp_status_change change;
+	struct mp_status_snap *snap;
 	char *text;
 	size_t len;
 
-	if (mp_stats_render(&fs->stats, &fs->status, &text, &len, &err)) {
-		fuse_reply_err(req, mp_err_errno(err.code));
-		return;
+	pthread_mutex_lock(&fs->lock);
+	change = fs->change;
+	pthread_mutex_unlock(&fs->lock);
+	info.change = &change;
+	info.ndaemon_warnings = fs->nwarnings;
+	info.daemon_warnings = (const char (*)[MP_MSG_MAX])fs->warnings;
+	info.max_len = STATUS_FILE_SIZE;
+	if (mp_stats_render(&fs->stats, &info, &text, &len, err))
+		return NULL;
+	snap = malloc(sizeof *snap);
+	if (!snap) {
+		free(text);
+		mp_fail(err, MP_E_NOMEM, "out of memory: status.json");
+		return NULL;
 	}
-	if (len < STATUS_FILE_SIZE) {
-		char *padded = realloc(text, STATUS_FILE_SIZE);
-		if (!padded) {
-			free(text);
+	atomic_init(&snap->refs, 1);
+	clock_gettime(CLOCK_REALTIME, &snap->at);
+	/* padded with spaces, which JSON ignores, to the fixed size */
+	memcpy(snap->text, text, len);
+	memset(snap->text + len, ' ', STATUS_FILE_SIZE - len);
+	snap->text[STATUS_FILE_SIZE - 1] = '\n';
+	free(text);
+	return snap;
+}
+
+/* Make a new snapshot the current one; false when it cannot be rendered. */
+static bool snap_refresh(struct mp_fs *fs)
+{
+	struct mp_error err = {0};
+	struct mp_status_snap *snap = snap_render(fs, &err), *old;
+
+	if (!snap)
+		return false;
+	pthread_mutex_lock(&fs->lock);
+	old = fs->snap;
+	fs->snap = snap;
+	atomic_store(&fs->status_ns, (long long)snap->at.tv_sec * 1000000000LL +
+				     snap->at.tv_nsec);
+	pthread_mutex_unlock(&fs->lock);
+	snap_put(old);
+	return true;
+}
+
+/*
+ * status.json: every read is served from the current snapshot, which
+ * changes at most once per MP_FS_STATUS_MS, so a reader that takes it in
+ * pieces (a small max_read, mmap faults) within that time gets one report.
+ */
+static void reply_status(fuse_req_t req, struct mp_fs *fs, size_t size, off_t off)
+{
+	struct mp_status_snap *snap;
+
+	pthread_mutex_lock(&fs->lock);
+	snap = fs->snap;
+	if (snap)
+		atomic_fetch_add(&snap->refs, 1);
+	pthread_mutex_unlock(&fs->lock);
+	if (!snap) {
+		/* before the watcher's first snapshot */
+		if (!snap_refresh(fs)) {
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		memset(padded + len, ' ', STATUS_FILE_SIZE - len);
-		padded[STATUS_FILE_SIZE - 1] = '\n';
-		text = padded;
-		len = STATUS_FILE_SIZE;
+		reply_status(req, fs, size, off);
+		return;
 	}
-	reply_memory(req, text, len, size, off);
-	free(text);
+	reply_memory(req, snap->text, STATUS_FILE_SIZE, size, off);
+	snap_put(snap);
 }
-
 
 /* libfuse copies replies under two pages instead of splicing them. */
 #define SPLICE_MIN (2 * MP_PAGE)
@@ -506,8 +586,9 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 		return;
 	pos = start + (uint64_t)off;
 
-	/* A pack cut short while mounted: the missing part is an I/O error. */
-	if (fstat(fs->pack->fd, &st) != 0 || (uint64_t)st.st_size < pos + size) {
+	/* A changed pack: none of its bytes are the validated ones any more. */
+	if (atomic_load(&fs->changed) || fstat(fs->pack->fd, &st) != 0 ||
+	    !mp_fs_pack_unchanged(fs, &st) || (uint64_t)st.st_size < pos + size) {
 		mp_stats_count_error(&fs->stats);
 		fuse_reply_err(req, EIO);
 		return;
@@ -852,3 +933,235 @@ const struct fuse_lowlevel_ops mp_fs_ops = {
 	.create = fs_create,
 	.fallocate = fs_fallocate,
 };
+
+/* ---- the pack-changed state and the watcher ------------------------------ */
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id)
+{
+	pthread_condattr_t attr;
+
+	fs->valid = *id;
+	memset(&fs->change, 0, sizeof fs->change);
+	atomic_init(&fs->changed, false);
+	atomic_init(&fs->status_ns, 0);
+	fs->snap = NULL;
+	atomic_init(&fs->stop, false);
+	fs->watching = false;
+	if (pthread_mutex_init(&fs->lock, NULL) != 0)
+		return false;
+	/* a monotonic clock: a jump of the wall clock must not stall the watcher */
+	if (pthread_condattr_init(&attr) != 0) {
+		pthread_mutex_destroy(&fs->lock);
+		return false;
+	}
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&fs->wake, &attr) != 0) {
+		pthread_condattr_destroy(&attr);
+		pthread_mutex_destroy(&fs->lock);
+		return false;
+	}
+	pthread_condattr_destroy(&attr);
+	return true;
+}
+
+void mp_fs_cleanup(struct mp_fs *fs)
+{
+	snap_put(fs->snap);
+	fs->snap = NULL;
+	pthread_cond_destroy(&fs->wake);
+	pthread_mutex_destroy(&fs->lock);
+}
+
+void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fs->nwarnings >= MP_STATUS_DAEMON_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fs->warnings[fs->nwarnings++], MP_MSG_MAX, fmt, ap);
+	va_end(ap);
+}
+
+bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st)
+{
+	struct mp_pack_id *v = &fs->valid;
+	bool same_size, same_mtime, same_ctime;
+
+	if (atomic_load(&fs->changed))
+		return false;
+	pthread_mutex_lock(&fs->lock);
+	same_size = (uint64_t)st->st_size == v->size;
+	same_mtime = ts_eq(&st->st_mtim, &v->mtime);
+	same_ctime = ts_eq(&st->st_ctim, &v->ctime);
+	if (same_size && same_mtime && same_ctime) {
+		pthread_mutex_unlock(&fs->lock);
+		return true;
+	}
+	/*
+	 * Renaming another file over the pack, or unlinking it, only drops a
+	 * link of the open file (and so moves its ctime): its bytes are the
+	 * validated ones.  The new ctime and link count become the reference.
+	 */
+	if (same_size && same_mtime && st->st_nlink != v->nlink) {
+		v->ctime = st->st_ctim;
+		v->nlink = st->st_nlink;
+		pthread_mutex_unlock(&fs->lock);
+		return true;
+	}
+	if (!atomic_load(&fs->changed)) {
+		fs->change.changed = true;
+		fs->change.old_size = v->size;
+		fs->change.new_size = (uint64_t)st->st_size;
+		fs->change.old_mtime = v->mtime;
+		fs->change.new_mtime = st->st_mtim;
+		fs->change.old_ctime = v->ctime;
+		fs->change.new_ctime = st->st_ctim;
+		clock_gettime(CLOCK_REALTIME, &fs->change.detected_at);
+		atomic_store(&fs->changed, true);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return false;
+}
+
+static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+{
+	char line[MP_MSG_MAX + 2 * MP_STATUS_PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	/* after fuse_daemonize() stderr is /dev/null */
+	if (fs->foreground)
+		fprintf(stderr, "moepackfs: %s\n", line);
+	else
+		syslog(LOG_ERR, "%s", line);
+}
+
+static void report_change(const struct mp_fs *fs, const struct mp_status_change *c)
+{
+	char path[MP_STATUS_PATH_MAX], om[40], nm[40], oc[40], nc[40];
+	const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+
+	mp_text_escape(path, sizeof path, p, strlen(p), 0);
+	mp_iso8601_utc_ns(&c->old_mtime, om, sizeof om);
+	mp_iso8601_utc_ns(&c->new_mtime, nm, sizeof nm);
+	mp_iso8601_utc_ns(&c->old_ctime, oc, sizeof oc);
+	mp_iso8601_utc_ns(&c->new_ctime, nc, sizeof nc);
+	log_line(fs, "%s: the pack changed while mounted (size %" PRIu64 " -> %"
+		 PRIu64 ", mtime %s -> %s, ctime %s -> %s): every read of pack "
+		 "bytes now fails with EIO; remount to serve it again",
+		 path, c->old_size, c->new_size, om, nm, oc, nc);
+}
+
+/*
+ * Drop the kernel's pages of every file that may hold pack bytes: the
+ * whole-pack file, then every role and object file (their inode numbers
+ * are one range).  -ENOENT (an inode the kernel does not know) is the
+ * common answer and fine.  Bounded by the tree; given up on at unmount.
+ */
+static void invalidate_pack_files(struct mp_fs *fs)
+{
+	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_PACK, 0, 0);
+	for (uint64_t ino = fs->tree.first_file_ino; ino < fs->tree.end_ino; ino++) {
+		if ((ino & 1023) == 0 && atomic_load(&fs->stop))
+			return;
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	}
+}
+
+static void add_ms(struct timespec *t, long ms)
+{
+	t->tv_nsec += ms * 1000000L;
+	t->tv_sec += t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+static void *watch(void *arg)
+{
+	struct mp_fs *fs = arg;
+	struct timespec now, tick, next_status;
+	bool reported = false, invalidate = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &next_status);
+	pthread_mutex_lock(&fs->lock);
+	while (!fs->stop) {
+		struct stat st;
+		bool refresh;
+
+		clock_gettime(CLOCK_MONOTONIC, &tick);
+		add_ms(&tick, MP_FS_WATCH_MS);
+		while (!fs->stop &&
+		       pthread_cond_timedwait(&fs->wake, &fs->lock, &tick) == 0)
+			;
+		if (fs->stop)
+			break;
+		pthread_mutex_unlock(&fs->lock);
+
+		if (!atomic_load(&fs->changed) && fstat(fs->pack->fd, &st) == 0)
+			mp_fs_pack_unchanged(fs, &st);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		refresh = !before(&now, &next_status);
+		if (atomic_load(&fs->changed) && !reported) {
+			struct mp_status_change c;
+
+			pthread_mutex_lock(&fs->lock);
+			c = fs->change;
+			pthread_mutex_unlock(&fs->lock);
+			report_change(fs, &c);
+			reported = true;
+			/* status.json first: it says why the reads fail */
+			refresh = invalidate = true;
+		}
+		/* the kernel's pages of the old snapshot go with it */
+		if (refresh && snap_refresh(fs))
+			fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+		if (invalidate) {
+			invalidate_pack_files(fs);
+			invalidate = false;
+		}
+		if (refresh) {
+			next_status = now;
+			add_ms(&next_status, MP_FS_STATUS_MS);
+		}
+		pthread_mutex_lock(&fs->lock);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return NULL;
+}
+
+int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se)
+{
+	int rc;
+
+	fs->se = se;
+	rc = pthread_create(&fs->watcher, NULL, watch, fs);
+	fs->watching = rc == 0;
+	return rc;
+}
+
+void mp_fs_watch_stop(struct mp_fs *fs)
+{
+	if (!fs->watching)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	fs->stop = true;
+	pthread_cond_signal(&fs->wake);
+	pthread_mutex_unlock(&fs->lock);
+	pthread_join(fs->watcher, NULL);
+	fs->watching = false;
+}

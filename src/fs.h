@@ -3,8 +3,8 @@
  *
  * A thin layer: every operation decodes its inode with tree.h, finds bytes
  * with pack.h, counts with stats.h and ends in exactly one fuse_reply_*.
- * Nothing is allocated per inode or per open; status.json is rendered
- * into a buffer that lives for one read request.
+ * Nothing is allocated per inode or per open.  A watcher thread notices a
+ * pack that changes under the mount and refreshes the status.json snapshot.
  */
 #ifndef MOEPACK_FS_H
 #define MOEPACK_FS_H
@@ -12,6 +12,9 @@
 #define FUSE_USE_VERSION 314
 
 #include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <sys/stat.h>
 #include <sys/types.h>
@@ -20,6 +23,16 @@
 #include "pack.h"
 #include "stats.h"
 #include "tree.h"
+
+/* What identifies the validated bytes of the open pack. */
+struct mp_pack_id {
+	uint64_t size;
+	struct timespec mtime, ctime;
+	nlink_t nlink;
+};
+
+/* One rendered status.json, shared by the reads it serves. */
+struct mp_status_snap;
 
 /* Everything the operations need; the session's userdata. */
 struct mp_fs {
@@ -42,7 +55,61 @@ struct mp_fs {
 	unsigned max_read;             /* -o max_read=N as given, 0: none */
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
 	int no_open;                   /* set by init: FUSE_CAP_NO_OPEN_SUPPORT */
+	bool foreground;               /* log to stderr, else syslog */
+
+	/*
+	 * The pack-changed state.  `changed` is set once and never cleared:
+	 * from then on every read of pack bytes fails with EIO.  `lock`
+	 * guards `valid`, `change` and `snap`.
+	 */
+	pthread_mutex_t lock;
+	struct mp_pack_id valid;       /* as validated (link count may move) */
+	struct mp_status_change change;
+	atomic_bool changed;
+	struct mp_status_snap *snap;   /* the current status.json */
+	atomic_llong status_ns;        /* when it was rendered (its ctime) */
+
+	/* The watcher thread (mp_fs_watch_start). */
+	struct fuse_session *se;
+	pthread_t watcher;
+	bool watching;
+	atomic_bool stop;              /* set under lock, with `wake` */
+	pthread_cond_t wake;
+	char warnings[MP_STATUS_DAEMON_WARNINGS][MP_MSG_MAX];
+	unsigned nwarnings;
 };
+
+/* How often the watcher looks at the pack, and refreshes status.json. */
+#define MP_FS_WATCH_MS 200
+#define MP_FS_STATUS_MS 1000
+
+/*
+ * Set up the pack-changed state and status.json's lock: `id` is what the
+ * pack looked like when validated.  False when out of resources.
+ */
+bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id);
+void mp_fs_cleanup(struct mp_fs *fs);
+
+/* Add a warning of the daemon to status.json (before the loop runs). */
+void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Compare the pack's current stat with the validated one and enter the
+ * pack-changed state if it differs.  A ctime change that comes with a new
+ * link count and nothing else (the pack renamed over or unlinked) is not a
+ * change: the open file's bytes are untouched.  True while unchanged.
+ */
+bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st);
+
+/*
+ * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
+ * logs one line and drops the kernel's cached pages of every file that
+ * holds pack bytes.  Every MP_FS_STATUS_MS it renders a new status.json.
+ * Start after daemonizing; stop before unmounting.
+ */
+int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
+void mp_fs_watch_stop(struct mp_fs *fs);
 
 /* The operations table (only the operations moepackfs implements). */
 extern const struct fuse_lowlevel_ops mp_fs_ops;

@@ -87,6 +87,11 @@ void mp_manifest_free(struct mp_manifest *m);
 /*
  * The manifest text with expert_pack.path replaced by new_path, for the
  * mounted <pack>.manifest.json.  Key order is kept.  *out is malloc'd.
+ * A path that is not UTF-8 (legal on Linux) is written the way Python's
+ * surrogateescape reads it back: each byte that is not part of valid UTF-8
+ * as the lone surrogate \udcXX, so json.load() + open() in a Python loader
+ * reach the exact bytes.  (Strict JSON readers such as jansson refuse lone
+ * surrogates; there is no faithful encoding they accept.)
  */
 enum mp_err mp_manifest_with_path(const char *raw, size_t len, const char *new_path,
 				  char **out, size_t *out_len, struct mp_error *err);

@@ -20,7 +20,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <dirent.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -28,6 +30,7 @@
 
 #include "manifest.h"
 #include "progress.h"
+#include "text.h"
 
 #define PROG "moepackfs"
 
@@ -77,6 +80,7 @@ struct options {
 	char *manifest;
 	char *config;
 	char *client_root;
+	char *mountpoint;         /* as given, for the checks before libfuse's */
 	uint64_t expect_layers;
 	uint64_t expect_experts;
 	bool full;
@@ -231,6 +235,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case FUSE_OPT_KEY_NONOPT:
 		if (!o->pack)
 			return replace_string(o, &o->pack, arg);
+		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+			return -1;
 		return 1; /* the mount point, for fuse_parse_cmdline */
 	case FUSE_OPT_KEY_OPT:
 		/* fstab-only options (x-systemd.*, comment=...) */
@@ -378,10 +384,12 @@ static void unescape_mountinfo(char *s)
 }
 
 /*
- * major:minor of the FUSE mount at `mountpoint`, from /proc/self/mountinfo.
- * Never stat() the mount point: nobody answers its requests yet.
+ * major:minor of the FUSE mount at `mountpoint` (of file system type
+ * `type`, or any fuse type when NULL), from /proc/self/mountinfo.  Never
+ * stat() the mount point: nobody answers its requests yet.
  */
-static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
+static bool find_fuse_mount(const char *mountpoint, const char *want_type,
+			    char *dev, size_t dev_len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
 	char *line = NULL;
@@ -404,7 +412,8 @@ static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
 				break;
 			}
 		}
-		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0)
+		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0 ||
+		    (want_type && strcmp(type, want_type) != 0))
 			continue;
 		unescape_mountinfo(fields[4]);
 		if (strcmp(fields[4], mountpoint) != 0)
@@ -418,38 +427,132 @@ static bool find_mount_device(const char *mountpoint, char *dev, size_t dev_len)
 	return found;
 }
 
+/* Everything that lives as long as the mount. */
+struct daemon {
+	struct options opt;
+	struct fuse_cmdline_opts cmd;
+	struct mp_pack *pack;
+	struct mp_fs fs;
+	char *client_manifest;
+	char *client_path;
+	char *manifest_real;
+	char *pack_real;
+	bool stats_ok;
+	bool fs_ok;
+};
+
 /*
  * Buffered reads and mmap faults arrive in read-ahead sized requests, and
  * a FUSE mount starts at 128 KiB.  The kernel takes the smaller of this
- * and init's max_readahead, so both are set (fs.c does init).
+ * and init's max_readahead, so both are set (fs.c does init).  Whatever
+ * happened, the window the kernel really uses is read back for
+ * status.json; a failure is a warning (stderr and status.json), since the
+ * mount works, only slower.
  */
-static bool set_readahead(const char *mountpoint, unsigned kb, char *why, size_t why_len)
+static void setup_readahead(struct daemon *d)
 {
-	char dev[64], path[128], text[32];
+	const char *mnt = d->cmd.mountpoint;
+	char dev[64], path[128], text[32], why[256];
+	long kb;
 	int fd, len;
 	ssize_t n;
 
-	if (!find_mount_device(mountpoint, dev, sizeof dev)) {
-		snprintf(why, why_len, "%s not found in /proc/self/mountinfo",
-			 mountpoint);
-		return false;
+	if (!find_fuse_mount(mnt, NULL, dev, sizeof dev)) {
+		snprintf(why, sizeof why, "%s not found in /proc/self/mountinfo", mnt);
+		goto unknown;
 	}
 	snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
-	fd = open(path, O_WRONLY | O_CLOEXEC);
-	if (fd < 0) {
-		snprintf(why, why_len, "%s: %s", path, strerror(errno));
-		return false;
+	if (d->fs.readahead) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		len = snprintf(text, sizeof text, "%u\n", d->opt.readahead_kb);
+		n = fd < 0 ? -1 : write(fd, text, (size_t)len);
+		if (n != len) {
+			snprintf(why, sizeof why, "cannot set the read-ahead window to %u "
+				 "KiB: %s: %s", d->opt.readahead_kb, path,
+				 n < 0 ? strerror(errno) : "short write");
+			fprintf(stderr, PROG ": warning: %s\n", why);
+			mp_fs_warn(&d->fs, "%s", why);
+		}
+		if (fd >= 0)
+			close(fd);
 	}
-	len = snprintf(text, sizeof text, "%u\n", kb);
-	n = write(fd, text, (size_t)len);
-	if (n != len) {
-		snprintf(why, why_len, "%s: %s", path,
-			 n < 0 ? strerror(errno) : "short write");
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+	if (fd >= 0)
 		close(fd);
-		return false;
+	if (n <= 0) {
+		snprintf(why, sizeof why, "%s: %s", path,
+			 n < 0 ? strerror(errno) : "empty");
+		goto unknown;
 	}
-	close(fd);
-	return true;
+	text[n] = '\0';
+	kb = strtol(text, NULL, 10);
+	d->fs.status.readahead_kb = kb;
+	if (d->fs.readahead && kb != (long)d->opt.readahead_kb)
+		mp_fs_warn(&d->fs, "the read-ahead window is %ld KiB, not the %u KiB "
+			   "asked for", kb, d->opt.readahead_kb);
+	return;
+unknown:
+	fprintf(stderr, PROG ": warning: cannot read the read-ahead window of %s (%s)\n",
+		mnt, why);
+	mp_fs_warn(&d->fs, "cannot read the read-ahead window of the mount (%s)", why);
+}
+
+/*
+ * The mount point, before libfuse sees it and before a long validation:
+ * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
+ * usage error (exit 2) with the way out in the message; a mount point
+ * that is not empty is only a warning.
+ */
+static int check_mountpoint(struct daemon *d)
+{
+	const char *m = d->opt.mountpoint;
+	char shown[1024], dev[64], *real;
+	struct dirent *e;
+	struct statfs sfs;
+	struct stat st;
+	DIR *dir;
+
+	/* mount.fuse3 drop_privileges: an open /dev/fuse, checked by libfuse */
+	if (!m || strncmp(m, "/dev/fd/", 8) == 0)
+		return 0;
+	mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+	/*
+	 * statfs() always reaches a FUSE daemon, where stat() may be answered
+	 * from attributes the kernel still holds: it is what tells a dead one.
+	 */
+	if (statfs(m, &sfs) != 0 || stat(m, &st) != 0) {
+		if (errno == ENOTCONN) {
+			fprintf(stderr, PROG ": mount point %s: %s (the FUSE daemon "
+				"that served it has died); unmount it first with "
+				"`fusermount3 -u %s`\n", shown, strerror(ENOTCONN), shown);
+			return EXIT_USAGE;
+		}
+		return usage_failure("mount point %s: %s", shown, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return usage_failure("mount point %s is not a directory", shown);
+	real = realpath(m, NULL);
+	if (real && find_fuse_mount(real, "fuse." PROG, dev, sizeof dev)) {
+		fprintf(stderr, PROG ": %s is already a moepackfs mount; unmount it first "
+			"with `fusermount3 -u %s`\n", shown, shown);
+		free(real);
+		return EXIT_USAGE;
+	}
+	free(real);
+	dir = opendir(m);
+	while (dir && (e = readdir(dir))) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			fprintf(stderr, PROG ": warning: mount point %s is not empty: "
+				"its files are hidden while mounted\n", shown);
+			mp_fs_warn(&d->fs, "mount point %s is not empty: its files are "
+				   "hidden while mounted", shown);
+			break;
+		}
+	}
+	if (dir)
+		closedir(dir);
+	return 0;
 }
 
 static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
@@ -490,19 +593,6 @@ static unsigned blksize_for(uint64_t alignment)
 	return (unsigned)alignment;
 }
 
-/* Everything that lives as long as the mount. */
-struct daemon {
-	struct options opt;
-	struct fuse_cmdline_opts cmd;
-	struct mp_pack *pack;
-	struct mp_fs fs;
-	char *client_manifest;
-	char *client_path;
-	char *manifest_real;
-	char *pack_real;
-	bool stats_ok;
-};
-
 static void daemon_free(struct daemon *d)
 {
 	if (d->stats_ok)
@@ -515,6 +605,9 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.manifest);
 	free(d->opt.config);
 	free(d->opt.client_root);
+	free(d->opt.mountpoint);
+	if (d->fs_ok)
+		mp_fs_cleanup(&d->fs);
 	mp_pack_close(d->pack);
 	free(d->cmd.mountpoint);
 }
@@ -555,6 +648,7 @@ static int prepare_fs(struct daemon *d)
 	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
 	struct mp_error err = {0};
 	size_t root_len = strlen(root);
+	struct mp_pack_id id;
 	struct stat st;
 	enum mp_err rc;
 
@@ -593,8 +687,24 @@ static int prepare_fs(struct daemon *d)
 	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->umask = d->opt.umask;
 	fs->blksize = blksize_for(pack->m.alignment);
-	if (fstat(pack->fd, &st) == 0)
-		fs->mtime = st.st_mtim;
+	if (fstat(pack->fd, &st) != 0) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, strerror(errno));
+		return EXIT_IO;
+	}
+	fs->mtime = st.st_mtim;
+	/* the size is the validated one: a change since then shows at once */
+	id = (struct mp_pack_id){
+		.size = pack->file_size,
+		.mtime = st.st_mtim,
+		.ctime = st.st_ctim,
+		.nlink = st.st_nlink,
+	};
+	if (!mp_fs_setup(fs, &id)) {
+		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
+		return EXIT_IO;
+	}
+	d->fs_ok = true;
+	fs->foreground = d->cmd.foreground;
 	fs->timeout = CACHE_TIMEOUT;
 	fs->max_request = splice_request_size();
 	fs->max_read = d->opt.max_read;
@@ -623,7 +733,7 @@ static int prepare_fs(struct daemon *d)
 		.warnings = pack->warnings,
 		.hottest = HOTTEST_EXPERTS,
 		.max_request = fs->max_request,
-		.readahead_kb = d->opt.readahead_kb,
+		.readahead_kb = -1, /* read back once mounted */
 	};
 	return 0;
 }
@@ -667,7 +777,6 @@ int main(int argc, char **argv)
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct daemon d;
 	struct fuse_session *se = NULL;
-	char why[512];
 	int status = 0;
 
 	memset(&d, 0, sizeof d);
@@ -687,6 +796,9 @@ int main(int argc, char **argv)
 		status = usage_failure("%s", d.opt.error);
 		goto out;
 	}
+	status = check_mountpoint(&d);
+	if (status != 0)
+		goto out;
 	if (fuse_parse_cmdline(&args, &d.cmd) != 0) {
 		status = usage_failure("invalid arguments");
 		goto out;
@@ -728,17 +840,20 @@ int main(int argc, char **argv)
 		status = EXIT_IO;
 		goto out_signals;
 	}
-	if (d.fs.readahead &&
-	    !set_readahead(d.cmd.mountpoint, d.opt.readahead_kb, why, sizeof why))
-		fprintf(stderr, PROG ": warning: cannot set the read-ahead window of %s "
-			"to %u KiB (%s); reads arrive in 128 KiB requests\n",
-			d.cmd.mountpoint, d.opt.readahead_kb, why);
+	setup_readahead(&d);
 	if (fuse_daemonize(d.cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	/* threads do not survive fuse_daemonize()'s fork: start it after */
+	if (mp_fs_watch_start(&d.fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
 		status = EXIT_IO;
 		goto out_unmount;
 	}
 	if (run_loop(&d, se) < 0)
 		status = EXIT_IO;
+	mp_fs_watch_stop(&d.fs);
 
 out_unmount:
 	fuse_session_unmount(se);

@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "stats.h"
+#include "text.h"
 
 #include <inttypes.h>
 #include <jansson.h>
@@ -78,6 +79,16 @@ void mp_iso8601_utc(time_t t, char *buf, size_t len)
 
 	if (!gmtime_r(&t, &tm) || strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
 		snprintf(buf, len, "%s", "1970-01-01T00:00:00Z");
+}
+
+void mp_iso8601_utc_ns(const struct timespec *t, char *buf, size_t len)
+{
+	char sec[32];
+
+	mp_iso8601_utc(t->tv_sec, sec, sizeof sec);
+	/* "...:SS" then ".nnnnnnnnnZ" in place of the "Z" */
+	snprintf(buf, len, "%.*s.%09ldZ", (int)strlen(sec) - 1, sec,
+		 t->tv_nsec >= 0 && t->tv_nsec < 1000000000L ? t->tv_nsec : 0L);
 }
 
 static uint64_t load(const _Atomic uint64_t *counter)
@@ -194,65 +205,174 @@ static json_t *render_hottest(const struct mp_stats *stats,
 	return arr;
 }
 
-enum mp_err mp_stats_render(const struct mp_stats *stats,
-			    const struct mp_status_info *info, char **out,
-			    size_t *len, struct mp_error *err)
+/* Untrusted bytes (non-UTF-8 paths, odd warnings) as a bounded JSON string. */
+static json_t *jtext(const char *s, size_t cap)
+{
+	char buf[MP_STATUS_PATH_MAX > MP_MSG_MAX ? MP_STATUS_PATH_MAX : MP_MSG_MAX];
+
+	if (cap > sizeof buf)
+		cap = sizeof buf;
+	s = s ? s : "";
+	mp_text_escape(buf, cap, s, strlen(s), 0);
+	return json_string(buf);
+}
+
+static json_t *jtime(const struct timespec *t)
+{
+	char buf[40];
+
+	mp_iso8601_utc_ns(t, buf, sizeof buf);
+	return json_string(buf);
+}
+
+static json_t *render_change(const struct mp_status_change *c, bool *ok)
+{
+	json_t *obj;
+
+	if (!c || !c->changed)
+		return json_null();
+	obj = json_object();
+	if (!obj) {
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "old_size", jint(c->old_size), ok);
+	put(obj, "new_size", jint(c->new_size), ok);
+	put(obj, "old_mtime", jtime(&c->old_mtime), ok);
+	put(obj, "new_mtime", jtime(&c->new_mtime), ok);
+	put(obj, "old_ctime", jtime(&c->old_ctime), ok);
+	put(obj, "new_ctime", jtime(&c->new_ctime), ok);
+	put(obj, "detected_at", jtime(&c->detected_at), ok);
+	return obj;
+}
+
+static void put_totals(json_t *root, const struct mp_stats *stats, uint64_t reads,
+		       uint64_t bytes, bool *ok)
+{
+	json_t *totals = json_object();
+
+	if (!totals) {
+		*ok = false;
+		return;
+	}
+	put(totals, "reads", jint(reads), ok);
+	put(totals, "bytes", jint(bytes), ok);
+	put(totals, "pack_file_reads", jint(load(&stats->pack_reads)), ok);
+	put(totals, "pack_file_bytes", jint(load(&stats->pack_bytes)), ok);
+	put(totals, "read_errors", jint(load(&stats->read_errors)), ok);
+	put(totals, "splice_replies", jint(load(&stats->splice_replies)), ok);
+	put(totals, "copy_replies", jint(load(&stats->copy_replies)), ok);
+	put(root, "counters", totals, ok);
+}
+
+/*
+ * The report as JSON text, or NULL when out of memory.  `brief`: without
+ * the parts that grow with the pack (layers, hottest experts, paths,
+ * warnings), marked "truncated".
+ */
+static char *render_text(const struct mp_stats *stats, const struct mp_status_info *info,
+			 bool brief, size_t full_len)
 {
 	char when[32], gen[24];
 	uint64_t reads = 0, bytes = 0;
 	bool ok = true;
-	json_t *root = json_object(), *warnings = json_array();
-	json_t *layers, *hottest, *totals = json_object(), *fuse = json_object();
-	char *text;
+	bool changed = info->change && info->change->changed;
+	json_t *root = json_object(), *fuse = json_object();
+	json_t *layers, *hottest = NULL, *warnings = NULL;
+	char *text = NULL;
 
-	*out = NULL;
-	*len = 0;
 	mp_iso8601_utc(info->mounted_at, when, sizeof when);
 	/* A u64 does not survive every JSON reader as a number: give text. */
 	snprintf(gen, sizeof gen, "%" PRIu64, info->generation);
 
+	/* The sums over layers are wanted by the brief report too. */
 	layers = render_layers(stats, info, &reads, &bytes, &ok);
-	hottest = render_hottest(stats, info, &ok);
-	if (!root || !warnings || !totals || !fuse)
+	if (!brief) {
+		hottest = render_hottest(stats, info, &ok);
+		warnings = json_array();
+		if (!warnings)
+			ok = false;
+		for (unsigned i = 0; ok && i < info->nwarnings; i++)
+			append(warnings, jtext(info->warnings[i], MP_MSG_MAX), &ok);
+		for (unsigned i = 0; ok && i < info->ndaemon_warnings &&
+				     i < MP_STATUS_DAEMON_WARNINGS; i++)
+			append(warnings, jtext(info->daemon_warnings[i], MP_MSG_MAX), &ok);
+	}
+	if (!root || !fuse)
 		ok = false;
-	for (unsigned i = 0; ok && i < info->nwarnings; i++)
-		append(warnings, jstr(info->warnings[i]), &ok);
 
 	if (ok) {
 		put(root, "validation", jstr("ok"), &ok);
+		if (brief) {
+			char reason[128];
+
+			snprintf(reason, sizeof reason,
+				 "the full report (%zu bytes) does not fit in %zu bytes",
+				 full_len, info->max_len);
+			put(root, "truncated", json_true(), &ok);
+			put(root, "truncated_reason", jstr(reason), &ok);
+		}
+		put(root, "pack_state", jstr(changed ? "changed" : "ok"), &ok);
+		put(root, "pack_change", render_change(info->change, &ok), &ok);
 		put(root, "verify", jstr(info->verify), &ok);
 		put(root, "full_digest_checked",
 		    json_boolean(info->full_digest_checked), &ok);
-		put(root, "index_sha256", jstr(info->index_sha256), &ok);
+		put(root, "index_sha256", jtext(info->index_sha256, 128), &ok);
 		put(root, "generation", jstr(gen), &ok);
-		put(root, "pack", jstr(info->pack_path), &ok);
-		put(root, "manifest", jstr(info->manifest_path), &ok);
-		put(root, "mountpoint", jstr(info->mountpoint), &ok);
+		if (!brief) {
+			put(root, "pack", jtext(info->pack_path, MP_STATUS_PATH_MAX), &ok);
+			put(root, "manifest",
+			    jtext(info->manifest_path, MP_STATUS_PATH_MAX), &ok);
+			put(root, "mountpoint",
+			    jtext(info->mountpoint, MP_STATUS_PATH_MAX), &ok);
+		}
 		put(root, "mounted_at", jstr(when), &ok);
-		put(root, "warnings", json_incref(warnings), &ok);
-		put(totals, "reads", jint(reads), &ok);
-		put(totals, "bytes", jint(bytes), &ok);
-		put(totals, "pack_file_reads", jint(load(&stats->pack_reads)), &ok);
-		put(totals, "pack_file_bytes", jint(load(&stats->pack_bytes)), &ok);
-		put(totals, "read_errors", jint(load(&stats->read_errors)), &ok);
-		put(totals, "splice_replies", jint(load(&stats->splice_replies)), &ok);
-		put(totals, "copy_replies", jint(load(&stats->copy_replies)), &ok);
-		put(root, "counters", json_incref(totals), &ok);
+		if (!brief)
+			put(root, "warnings", json_incref(warnings), &ok);
+		put_totals(root, stats, reads, bytes, &ok);
 		put(fuse, "max_request", jint(info->max_request), &ok);
-		put(fuse, "readahead_kb", jint(info->readahead_kb), &ok);
+		put(fuse, "readahead_kb", info->readahead_kb < 0
+			? json_null() : jint((uint64_t)info->readahead_kb), &ok);
 		put(fuse, "splice_write", json_boolean(info->splice_write), &ok);
 		put(fuse, "export_support", json_boolean(info->export_support), &ok);
 		put(root, "fuse", json_incref(fuse), &ok);
-		put(root, "layers", json_incref(layers), &ok);
-		put(root, "hottest_experts", json_incref(hottest), &ok);
+		if (!brief) {
+			put(root, "layers", json_incref(layers), &ok);
+			put(root, "hottest_experts", json_incref(hottest), &ok);
+		}
 	}
-	text = ok ? json_dumps(root, JSON_INDENT(2)) : NULL;
+	if (ok)
+		text = json_dumps(root, JSON_INDENT(2));
 	json_decref(root);
 	json_decref(warnings);
-	json_decref(totals);
 	json_decref(fuse);
 	json_decref(layers);
 	json_decref(hottest);
+	return text;
+}
+
+enum mp_err mp_stats_render(const struct mp_stats *stats,
+			    const struct mp_status_info *info, char **out,
+			    size_t *len, struct mp_error *err)
+{
+	char *text;
+
+	*out = NULL;
+	*len = 0;
+	text = render_text(stats, info, false, 0);
+	/* + 1: the newline appended below */
+	if (text && info->max_len && strlen(text) + 1 > info->max_len) {
+		size_t full = strlen(text) + 1;
+
+		free(text);
+		text = render_text(stats, info, true, full);
+		/* Nothing in the brief report grows: only a tiny limit fails. */
+		if (text && strlen(text) + 1 > info->max_len) {
+			free(text);
+			return mp_fail(err, MP_E_NOMEM, "status.json does not fit in %zu "
+				       "bytes", info->max_len);
+		}
+	}
 	if (!text)
 		return mp_fail(err, MP_E_NOMEM, "out of memory: rendering status.json");
 

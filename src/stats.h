@@ -45,6 +45,21 @@ void mp_stats_count_error(struct mp_stats *stats);
 /* How a read of pack bytes was answered: spliced from the fd, or copied. */
 void mp_stats_count_reply(struct mp_stats *stats, bool spliced);
 
+/*
+ * What changed in the open pack since it was validated (pack_state
+ * "changed" in status.json).  Times are CLOCK_REALTIME.
+ */
+struct mp_status_change {
+	bool changed;
+	uint64_t old_size, new_size;
+	struct timespec old_mtime, new_mtime;
+	struct timespec old_ctime, new_ctime;
+	struct timespec detected_at;
+};
+
+/* Warnings of the daemon itself (read-ahead, mount point), after the pack's. */
+#define MP_STATUS_DAEMON_WARNINGS 4
+
 /* The facts status.json reports besides the counters. */
 struct mp_status_info {
 	const char *pack_path;        /* resolved path of the pack */
@@ -61,10 +76,17 @@ struct mp_status_info {
 	unsigned hottest;             /* how many hottest experts to list */
 	/* How the mount talks to the kernel (set when FUSE init is done). */
 	unsigned max_request;         /* largest read request, bytes */
-	unsigned readahead_kb;        /* read-ahead window asked for, 0: kernel's */
+	long readahead_kb;            /* the kernel's read-ahead window, -1: unknown */
 	bool splice_write;            /* libfuse may splice replies */
 	bool export_support;          /* NFS export (lookup of ".") enabled */
+	unsigned ndaemon_warnings;
+	const char (*daemon_warnings)[MP_MSG_MAX];
+	const struct mp_status_change *change; /* NULL: the pack is unchanged */
+	size_t max_len;               /* longest report, 0: no limit */
 };
+
+/* Each path in status.json is cut (with "...") to this many bytes. */
+#define MP_STATUS_PATH_MAX 1024
 
 #define MP_STATUS_HOTTEST_MAX 64
 
@@ -73,6 +95,10 @@ struct mp_status_info {
  * reads and bytes per layer, and the `info->hottest` most read experts (most
  * reads first, ties by layer then expert).  *out is a NUL-terminated,
  * malloc'd buffer of *len bytes (the NUL not counted) for the caller to free.
+ * Paths and warnings go through mp_text_escape() (any bytes, valid JSON) and
+ * are cut at MP_STATUS_PATH_MAX and MP_MSG_MAX.  When the report would
+ * exceed info->max_len, a short report with "truncated": true and the
+ * totals takes its place, so *len <= max_len whatever the inputs.
  */
 enum mp_err mp_stats_render(const struct mp_stats *stats,
 			    const struct mp_status_info *info, char **out,
@@ -80,5 +106,7 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 
 /* "2025-01-31T12:00:00Z" into buf (at least 21 bytes). */
 void mp_iso8601_utc(time_t t, char *buf, size_t len);
+/* "2025-01-31T12:00:00.123456789Z" into buf (at least 31 bytes). */
+void mp_iso8601_utc_ns(const struct timespec *t, char *buf, size_t len);
 
 #endif

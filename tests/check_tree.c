@@ -554,6 +554,106 @@ START_TEST(test_status_fresh)
 }
 END_TEST
 
+/* Longest inputs: paths of PATH_MAX bytes that escape 4x, full warnings. */
+static char *long_path(unsigned char fill)
+{
+	char *p = malloc(4096);
+
+	ck_assert_ptr_nonnull(p);
+	p[0] = '/';
+	memset(p + 1, fill, 4094);
+	p[4095] = '\0';
+	return p;
+}
+
+static json_t *render_limited(const struct mp_stats *s, struct mp_status_info *info,
+			      size_t *len_out)
+{
+	struct mp_error err = {0};
+	json_error_t jerr;
+	char *text = NULL;
+	size_t len = 0;
+	json_t *root;
+
+	info->max_len = 65536;
+	ck_assert_int_eq(mp_stats_render(s, info, &text, &len, &err), MP_OK);
+	ck_assert_uint_le(len, 65536);
+	ck_assert_uint_eq(strlen(text), len);
+	root = json_loads(text, 0, &jerr);
+	ck_assert_msg(root != NULL, "status.json does not parse: %s", jerr.text);
+	free(text);
+	*len_out = len;
+	return root;
+}
+
+START_TEST(test_status_bounded)
+{
+	static char warnings[MP_MAX_WARNINGS][MP_MSG_MAX];
+	static char daemon[MP_STATUS_DAEMON_WARNINGS][MP_MSG_MAX];
+	static uint32_t ids[4000];
+	struct mp_status_change change = {.changed = true, .old_size = 1, .new_size = 2};
+	struct mp_stats s;
+	struct mp_error err = {0};
+	struct mp_status_info info;
+	char *pack = long_path(0xff), *manifest = long_path('"'), *mnt = long_path('\\');
+	const char *got;
+	json_t *root;
+	size_t len;
+
+	for (unsigned i = 0; i < 4000; i++)
+		ids[i] = i + 1;
+	/* control bytes: each becomes \xNN (4 bytes), then \\xNN in JSON */
+	for (unsigned i = 0; i < MP_MAX_WARNINGS; i++)
+		memset(warnings[i], 0x01, MP_MSG_MAX - 1);
+	for (unsigned i = 0; i < MP_STATUS_DAEMON_WARNINGS; i++)
+		memset(daemon[i], 0x7f, MP_MSG_MAX - 1);
+
+	/* 93 layers (Kimi K3), every counter busy, the longest paths and warnings */
+	ck_assert_int_eq(mp_stats_init(&s, 93, 896, &err), MP_OK);
+	for (uint64_t o = 0; o < 93 * 896; o++)
+		mp_stats_count_object(&s, o, UINT64_MAX / 100000);
+	info = status_info(ids);
+	info.pack_path = pack;
+	info.manifest_path = manifest;
+	info.mountpoint = mnt;
+	info.nwarnings = MP_MAX_WARNINGS;
+	info.warnings = (const char (*)[MP_MSG_MAX])warnings;
+	info.ndaemon_warnings = MP_STATUS_DAEMON_WARNINGS;
+	info.daemon_warnings = (const char (*)[MP_MSG_MAX])daemon;
+	info.hottest = MP_STATUS_HOTTEST_MAX;
+	info.change = &change;
+	root = render_limited(&s, &info, &len);
+	ck_assert_ptr_null(json_object_get(root, "truncated"));
+	got = json_string_value(json_object_get(root, "pack"));
+	ck_assert_ptr_nonnull(got);
+	ck_assert_uint_lt(strlen(got), MP_STATUS_PATH_MAX);
+	ck_assert_str_eq(got + strlen(got) - 3, "...");
+	ck_assert(strncmp(got, "/\\xff\\xff", 9) == 0);
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "warnings")),
+			  MP_MAX_WARNINGS + MP_STATUS_DAEMON_WARNINGS);
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "layers")), 93);
+	ck_assert_str_eq(json_string_value(json_object_get(root, "pack_state")), "changed");
+	json_decref(root);
+	mp_stats_free(&s);
+
+	/* too many layers for 64 KiB: the short report, still valid JSON */
+	ck_assert_int_eq(mp_stats_init(&s, 4000, 2, &err), MP_OK);
+	mp_stats_count_object(&s, 7999, 5);
+	root = render_limited(&s, &info, &len);
+	ck_assert(json_is_true(json_object_get(root, "truncated")));
+	ck_assert_ptr_nonnull(json_string_value(json_object_get(root, "truncated_reason")));
+	ck_assert_ptr_null(json_object_get(root, "layers"));
+	ck_assert_str_eq(json_string_value(json_object_get(root, "pack_state")), "changed");
+	ck_assert_int_eq(geti(json_object_get(root, "counters"), "reads"), 1);
+	ck_assert_int_eq(geti(json_object_get(root, "counters"), "bytes"), 5);
+	json_decref(root);
+	mp_stats_free(&s);
+	free(pack);
+	free(manifest);
+	free(mnt);
+}
+END_TEST
+
 START_TEST(test_status_counts)
 {
 	static const uint32_t ids[] = {5, 6, 9};
@@ -719,6 +819,7 @@ static Suite *tree_suite(void)
 	tc = tcase_create("stats");
 	tcase_add_test(tc, test_status_fresh);
 	tcase_add_test(tc, test_status_counts);
+	tcase_add_test(tc, test_status_bounded);
 	tcase_add_test(tc, test_counters_are_atomic);
 	tcase_add_test(tc, test_counter_size_overflow);
 	tcase_add_test(tc, test_iso8601);

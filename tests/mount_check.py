@@ -21,7 +21,24 @@ Each subcommand prints one line per failure and exits 1 if anything failed,
                             compares the bytes with REF, KIND "dir"
                             compares the listing with NAMES (comma list)
   handle-stale MOUNT IN     opening the saved handle fails with ESTALE
+  change FILE REF STATUS EXPECT CMD
+                            map FILE (MAP_SHARED) and check it against REF,
+                            run the shell command CMD, wait 1.2 s without
+                            touching the mount, then: status.json (STATUS)
+                            must already say pack_state EXPECT ("changed"
+                            or "ok"), with detected_at within 1 s of CMD;
+                            and a child touching the mapping must die of
+                            SIGBUS ("changed") or still see REF ("ok")
+  status-pieces STATUS SECONDS BUSYFILE
+                            read STATUS in 4 KiB pieces (buffered and
+                            O_DIRECT) for SECONDS while a thread reads
+                            BUSYFILE: every sequence within one snapshot
+                            (same ctime) is one report (parses, totals =
+                            sums of its layers)
 """
+import json
+import signal
+import subprocess
 import ctypes
 import errno
 import mmap
@@ -272,6 +289,120 @@ def check_handle_stale(mount, saved):
         fail("open_by_handle_at(%s): %s, expected ESTALE" % (saved, os.strerror(err)))
 
 
+def parse_utc(text):
+    # "2026-01-31T12:00:00.123456789Z": seconds since the epoch, as a float
+    import calendar
+    whole, frac = text.rstrip("Z").split(".")
+    t = time.strptime(whole, "%Y-%m-%dT%H:%M:%S")
+    return calendar.timegm(t) + float("0." + frac)
+
+
+def check_change(path, ref_path, status_path, expect, cmd):
+    ref = read_ref(ref_path)
+    with open(path, "rb") as f:
+        m = mmap.mmap(f.fileno(), 0, flags=mmap.MAP_SHARED, prot=mmap.PROT_READ)
+    if m[:] != ref:
+        fail("%s: mapping differs from the reference before the change" % path)
+        return
+    t0 = time.time()
+    if subprocess.call(["sh", "-c", cmd]) != 0:
+        fail("the change command failed: %s" % cmd)
+        return
+    time.sleep(1.2)
+    # status.json is not pack bytes: reading it is no read of the pack
+    with open(status_path) as f:
+        d = json.load(f)
+    t1 = time.time()
+    if d["pack_state"] != expect:
+        fail("pack_state %r 1.2 s after the change, expected %r" % (d["pack_state"], expect))
+    elif expect == "changed":
+        at = parse_utc(d["pack_change"]["detected_at"])
+        if not (t0 - 0.05 <= at <= t0 + 1.0 and at <= t1):
+            fail("detected_at %s is not within 1 s of the change (at %.3f, read at %.3f)"
+                 % (d["pack_change"]["detected_at"], t0, t1))
+    pid = os.fork()
+    if pid == 0:
+        # the child: touch every page; exit 0 if all equal the reference
+        try:
+            ok = all(m[off] == ref[off] for off in range(0, len(ref), 4096))
+            os._exit(0 if ok else 3)
+        except BaseException:
+            os._exit(4)
+    _, st = os.waitpid(pid, 0)
+    if expect == "changed":
+        if not (os.WIFSIGNALED(st) and os.WTERMSIG(st) == signal.SIGBUS):
+            fail("%s: the mapping held across the change %s, expected SIGBUS"
+                 % (path, "still reads" if os.WIFEXITED(st) else "died otherwise"))
+    elif not (os.WIFEXITED(st) and os.WEXITSTATUS(st) == 0):
+        fail("%s: the mapping held across the change no longer reads the "
+             "validated bytes (status %d)" % (path, st))
+    m.close()
+
+
+def check_status_pieces(status_path, seconds, busy_path):
+    """Read status.json in 4 KiB pieces, buffered and O_DIRECT (every piece
+    a request), while a thread keeps the counters moving.  A sequence during
+    which the snapshot stayed the same (status.json's ctime is the snapshot's
+    time) must be one report: parse, and its totals equal its own layers'
+    sums.  A sequence that saw a new snapshot proves nothing and is skipped;
+    most must not."""
+    stop = threading.Event()
+
+    def churn():
+        fd = os.open(busy_path, os.O_RDONLY | os.O_DIRECT)
+        buf = aligned_buffer(4096)
+        try:
+            while not stop.is_set():
+                os.preadv(fd, [buf], 0)
+        finally:
+            os.close(fd)
+
+    busy = threading.Thread(target=churn)
+    busy.start()
+    deadline = time.time() + seconds
+    checked = skipped = 0
+    piece = aligned_buffer(4096)
+    try:
+        while time.time() < deadline and not failures:
+            direct = checked % 2 == 1
+            fd = os.open(status_path, os.O_RDONLY | (os.O_DIRECT if direct else 0))
+            try:
+                before = os.fstat(fd).st_ctime_ns
+                parts = []
+                for off in range(0, 65536, 4096):
+                    n = os.preadv(fd, [piece], off)
+                    parts.append(bytes(piece[:n]))
+                after = os.fstat(fd).st_ctime_ns
+            finally:
+                os.close(fd)
+            if before != after:
+                skipped += 1
+                continue
+            checked += 1
+            text = b"".join(parts)
+            mode = "O_DIRECT" if direct else "buffered"
+            if len(text) != 65536:
+                fail("%s read %d: %d bytes, expected 65536" % (mode, checked, len(text)))
+                break
+            try:
+                d = json.loads(text)
+            except ValueError as e:
+                fail("%s read %d in 4 KiB pieces does not parse: %s" % (mode, checked, e))
+                break
+            for key in ("reads", "bytes"):
+                total = sum(row[key] for row in d["layers"])
+                if d["counters"][key] != total:
+                    fail("%s read %d mixes reports: counters.%s %d, its layers "
+                         "sum to %d" % (mode, checked, key, d["counters"][key], total))
+                    break
+    finally:
+        stop.set()
+        busy.join()
+    if not failures and (checked < 10 or skipped > checked):
+        fail("%d sequences checked, %d skipped (a new snapshot during them)"
+             % (checked, skipped))
+
+
 def main(argv):
     if len(argv) < 2:
         print(__doc__)
@@ -294,6 +425,10 @@ def main(argv):
         handle_save(*args)
     elif cmd == "handle-open":
         check_handle_open(*args)
+    elif cmd == "change":
+        check_change(*args)
+    elif cmd == "status-pieces":
+        check_status_pieces(args[0], float(args[1]), args[2])
     elif cmd == "handle-stale":
         check_handle_stale(*args)
     else:
