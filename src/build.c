@@ -42,7 +42,6 @@
 #define MAX_PACK_SIZE (1ULL << 50) /* 1 PiB */
 
 #define WRITE_BUF (8u << 20)
-#define PATH_PLACEHOLDER "\001"
 #define PROGRESS_STEP (8u << 20)
 
 static const unsigned char zeros[64 * 1024];
@@ -667,22 +666,6 @@ static void put(json_t *obj, const char *key, json_t *val, int *bad)
 
 static json_t *uint_json(uint64_t v) { return json_integer((json_int_t)v); }
 
-static char *dump_json(json_t *root)
-{
-	char *body = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	char *text;
-
-	if (!body)
-		return NULL;
-	text = malloc(strlen(body) + 2);
-	if (text) {
-		strcpy(text, body);
-		strcat(text, "\n");
-	}
-	free(body);
-	return text;
-}
-
 static char *config_text(const struct mp_build_opts *o)
 {
 	json_t *root = json_object();
@@ -695,7 +678,7 @@ static char *config_text(const struct mp_build_opts *o)
 	put(root, "n_routed_experts", uint_json(o->experts), &bad);
 	put(root, "num_experts_per_tok", json_integer(MP_TOP_K), &bad);
 	put(root, "num_hidden_layers", json_integer(NUM_HIDDEN_LAYERS), &bad);
-	text = bad ? NULL : dump_json(root);
+	text = bad ? NULL : mp_json_dump_line(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return text;
 }
@@ -736,7 +719,7 @@ static json_t *model_json(const struct mp_build_opts *o, const struct digests *d
 }
 
 static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geometry *g,
-				const char *abs_path, const struct digests *d, int *bad)
+				const struct digests *d, int *bad)
 {
 	json_t *pack = json_object();
 	json_t *order = json_array();
@@ -760,9 +743,8 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 		put(role, "logical_shape", shape, bad);
 		put(roles, name, role, bad);
 	}
-	/* A placeholder: the path may not be UTF-8, see manifest_text(). */
-	(void)abs_path;
-	put(pack, "path", json_string(PATH_PLACEHOLDER), bad);
+	/* The path itself goes in last, see manifest_text(). */
+	put(pack, "path", json_null(), bad);
 	put(pack, "size", uint_json(g->size), bad);
 	put(pack, "physical_role_order", order, bad);
 	put(pack, "roles", roles, bad);
@@ -818,44 +800,25 @@ static int inventory_digest(char hex[MP_SHA256_HEX])
 static char *manifest_text(const struct mp_build_opts *o, const struct geometry *g,
 			   const char *abs_path, const struct digests *d)
 {
-	static const char placeholder[] = "\"\\u0001\"";
 	json_t *root = json_object();
 	json_t *source;
 	int bad = !root;
-	char *text, *quoted, *out = NULL, *at;
-	size_t qlen;
+	char *text;
 
 	put(root, "format", json_string(MP_FORMAT), &bad);
 	put(root, "complete", json_true(), &bad);
 	put(root, "hard_constraints", hard_constraints_json(&bad), &bad);
 	put(root, "model", model_json(o, d, &bad), &bad);
-	put(root, "expert_pack", expert_pack_json(o, g, abs_path, d, &bad), &bad);
+	put(root, "expert_pack", expert_pack_json(o, g, d, &bad), &bad);
 	source = inventory_json(&bad);
 	put(source, "inventory_sha256", json_string(d->inventory), &bad);
 	put(root, "source", source, &bad);
-	text = bad ? NULL : dump_json(root);
+	/* The path may not be UTF-8, which jansson cannot carry. */
+	text = bad ? NULL
+		   : mp_json_dump_with_path(root, json_object_get(root, "expert_pack"), "path",
+					    abs_path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
-	if (!text)
-		return NULL;
-	/*
-	 * jansson cannot carry a path that is not UTF-8, so the path goes in
-	 * by hand where the placeholder (the only U+0001 in the text) is.
-	 */
-	at = strstr(text, placeholder);
-	quoted = mp_json_quote(abs_path, strlen(abs_path), &qlen);
-	if (at && quoted) {
-		size_t head = (size_t)(at - text), tail = strlen(at + sizeof placeholder - 1);
-
-		out = malloc(head + qlen + tail + 1);
-		if (out) {
-			memcpy(out, text, head);
-			memcpy(out + head, quoted, qlen);
-			memcpy(out + head + qlen, at + sizeof placeholder - 1, tail + 1);
-		}
-	}
-	free(quoted);
-	free(text);
-	return out;
+	return text;
 }
 
 static void text_digest(const char *text, char hex[MP_SHA256_HEX])

@@ -53,3 +53,63 @@ char *mp_json_quote(const char *s, size_t n, size_t *out_len)
 		*out_len = o;
 	return out;
 }
+
+char *mp_json_dump_line(const json_t *root, size_t flags)
+{
+	char *body = json_dumps(root, flags);
+	size_t n;
+	char *text;
+
+	if (!body)
+		return NULL;
+	n = strlen(body);
+	text = realloc(body, n + 2);
+	if (!text) {
+		free(body);
+		return NULL;
+	}
+	memcpy(text + n, "\n", 2);
+	return text;
+}
+
+char *mp_json_dump_with_path(json_t *root, json_t *obj, const char *key, const char *path,
+			     size_t flags)
+{
+	char marker[48], literal[52];
+	size_t qlen;
+	char *quoted = mp_json_quote(path, strlen(path), &qlen);
+
+	if (!quoted)
+		return NULL;
+	/* A manifest may hold any text, even a marker: try the next one then. */
+	for (unsigned n = 0; n < 1000; n++) {
+		char *text, *at, *out;
+		size_t head, tail, llen;
+
+		snprintf(marker, sizeof marker, "moepack-path-marker-%u", n);
+		llen = (size_t)snprintf(literal, sizeof literal, "\"%s\"", marker);
+		if (json_object_set_new(obj, key, json_string(marker)))
+			break;
+		text = mp_json_dump_line(root, flags);
+		if (!text)
+			break;
+		at = strstr(text, literal);
+		if (!at || strstr(at + llen, literal)) {
+			free(text);
+			continue;
+		}
+		head = (size_t)(at - text);
+		tail = strlen(at + llen);
+		out = malloc(head + qlen + tail + 1);
+		if (out) {
+			memcpy(out, text, head);
+			memcpy(out + head, quoted, qlen);
+			memcpy(out + head + qlen, at + llen, tail + 1);
+		}
+		free(text);
+		free(quoted);
+		return out;
+	}
+	free(quoted);
+	return NULL;
+}

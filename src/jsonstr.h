@@ -17,11 +17,25 @@
 
 #include <stddef.h>
 
+#include <jansson.h>
+
 /*
  * s[0..n) as a JSON string literal, quotes included, malloc'd and
  * NUL-terminated, its length in *out_len (may be NULL).  NULL when out of
  * memory.
  */
 char *mp_json_quote(const char *s, size_t n, size_t *out_len);
+
+/* json_dumps(root, flags) and a newline, as the manifests end.  NULL: no memory. */
+char *mp_json_dump_line(const json_t *root, size_t flags);
+
+/*
+ * The same with obj[key] (obj inside root) set to the bytes of path, which
+ * need not be UTF-8: jansson cannot hold such a string, so the key first gets
+ * a marker that occurs nowhere else in the dump, and the marker is then
+ * replaced by mp_json_quote(path).  NULL when out of memory.
+ */
+char *mp_json_dump_with_path(json_t *root, json_t *obj, const char *key, const char *path,
+			     size_t flags);
 
 #endif

@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "file.h"
+#include "jsonstr.h"
 #include "quant.h"
 #include "text.h"
 
@@ -830,82 +831,6 @@ void mp_manifest_free(struct mp_manifest *m)
 	m->pack_path = NULL;
 }
 
-/*
- * s as a JSON string literal, quotes included, with bytes that are not
- * valid UTF-8 as \udcXX (Python's surrogateescape).  NULL when out of
- * memory.
- */
-static char *json_quote_surrogateescape(const char *s)
-{
-	const unsigned char *u = (const unsigned char *)s;
-	size_t n = strlen(s), used = 0;
-	/* worst case: every byte becomes 6 characters, plus quotes and NUL */
-	char *out = n > (SIZE_MAX - 3) / 6 ? NULL : malloc(6 * n + 3);
-
-	if (!out)
-		return NULL;
-	out[used++] = '"';
-	for (size_t i = 0; i < n;) {
-		size_t k = mp_utf8_seq_len(u + i, n - i);
-
-		if (k == 0) {
-			used += (size_t)sprintf(out + used, "\\udc%02x", u[i]);
-			i++;
-		} else if (k == 1 && (u[i] < 0x20 || u[i] == '"' || u[i] == '\\')) {
-			if (u[i] == '"' || u[i] == '\\') {
-				out[used++] = '\\';
-				out[used++] = (char)u[i];
-			} else {
-				used += (size_t)sprintf(out + used, "\\u%04x", u[i]);
-			}
-			i++;
-		} else {
-			memcpy(out + used, u + i, k);
-			used += k;
-			i += k;
-		}
-	}
-	out[used++] = '"';
-	out[used] = '\0';
-	return out;
-}
-
-/*
- * Dump root with expert_pack.path spliced in as `quoted` (JSON text):
- * jansson refuses to hold a lone surrogate, so the path is set to a
- * marker that occurs nowhere else in the dump, which is then replaced.
- */
-static char *dump_with_spliced_path(json_t *root, json_t *ep, const char *quoted)
-{
-	char marker[64], lit[72];
-
-	for (unsigned n = 0; n < 1000; n++) {
-		char *text, *at, *out;
-		size_t lit_len, q_len;
-
-		snprintf(marker, sizeof marker, "moepackfs-client-path-%u", n);
-		snprintf(lit, sizeof lit, "\"%s\"", marker);
-		if (json_object_set_new(ep, "path", json_string(marker)))
-			return NULL;
-		text = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-		if (!text)
-			return NULL;
-		at = strstr(text, lit);
-		if (!at || strstr(at + 1, lit)) {
-			free(text); /* the manifest holds this marker too: next */
-			continue;
-		}
-		lit_len = strlen(lit);
-		q_len = strlen(quoted);
-		out = malloc(strlen(text) - lit_len + q_len + 1);
-		if (out)
-			sprintf(out, "%.*s%s%s", (int)(at - text), text, quoted, at + lit_len);
-		free(text);
-		return out;
-	}
-	return NULL;
-}
-
 enum mp_err mp_manifest_with_path(const char *raw, size_t len, const char *new_path,
 				  char **out, size_t *out_len, struct mp_error *err)
 {
@@ -922,29 +847,11 @@ enum mp_err mp_manifest_with_path(const char *raw, size_t len, const char *new_p
 			       "manifest value has the wrong JSON type: expert_pack is not an "
 			       "object");
 	}
-	if (mp_text_is_utf8(new_path, strlen(new_path))) {
-		if (json_object_set_new(ep, "path", json_string(new_path)) == 0)
-			*out = json_dumps(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
-	} else {
-		char *quoted = json_quote_surrogateescape(new_path);
-
-		if (quoted)
-			*out = dump_with_spliced_path(root, ep, quoted);
-		free(quoted);
-	}
+	*out = mp_json_dump_with_path(root, ep, "path", new_path,
+				      JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	if (!*out)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	*out_len = strlen(*out);
-	/* End with a newline like the manifests the tools write. */
-	char *grown = realloc(*out, *out_len + 2);
-	if (!grown) {
-		free(*out);
-		*out = NULL;
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	*out = grown;
-	(*out)[(*out_len)++] = '\n';
-	(*out)[*out_len] = '\0';
 	return MP_OK;
 }
