@@ -64,6 +64,8 @@ enum mp_err_class {
 	  "quant type is unsupported")                                            \
 	X(MP_E_ROLE_SHAPE, "role_shape", MP_CLASS_INVALID,                        \
 	  "role size does not match its logical shape")                           \
+	X(MP_E_RUNTIME_SHAPE, "runtime_shape", MP_CLASS_INVALID,                  \
+	  "role shape is not the Kimi-K3 runtime's")                             \
 	X(MP_E_OBJECT_BYTES, "object_bytes", MP_CLASS_INVALID,                    \
 	  "object bytes is not the sum of the role sizes")                        \
 	X(MP_E_ALIGNMENT, "alignment", MP_CLASS_INVALID,                          \

@@ -29,9 +29,9 @@ RESULTS=$top_builddir/bench-results.md
 
 # Dense pack: K3 object geometry (up/gate Q2_K 3,612,672 B, down Q3_K
 # 4,730,880 B: 11.96 MB objects), 2 experts x 92 layers = 2.2 GB.
-DENSE_ARGS="--experts 2 --hidden 7168 --inter 1536 --alignment 4096 --full-sha256"
+DENSE_ARGS="--experts 2 --hidden 3584 --inter 3072 --alignment 4096 --full-sha256"
 # Full Kimi K3 geometry with the payload left as a hole (~986 GB apparent).
-K3_ARGS="--sparse --experts 896 --hidden 7168 --inter 1536"
+K3_ARGS="--sparse --experts 896 --hidden 3584 --inter 3072"
 K3_ENTRIES=$((1 + 92 + 92 * 896 + 92 * 896 * 4))
 SEED=20240611
 
