@@ -107,6 +107,8 @@ enum mp_err_class {
 	  "full SHA-256 requested but the manifest has no expert_pack.sha256")   \
 	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                      \
 	  "pack SHA-256 does not match manifest")                                 \
+	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID,                              \
+	  "payload scan found problems")                                          \
 	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, "cannot read GGUF file")          \
 	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID,                      \
 	  "not a valid GGUF file")                                                \
