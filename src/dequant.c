@@ -25,9 +25,11 @@ bool mp_dequant_supported(const struct mp_quant_type *t)
 	return t && (t->id == MP_GGML_Q2_K || t->id == MP_GGML_Q3_K);
 }
 
-void mp_dequant_q2_k(const void *src, float *dst, size_t nblocks)
+/* restrict: dst never overlaps the blocks, and saying so lets the compiler
+ * vectorize the 16-weight loops without run-time overlap checks. */
+void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks)
 {
-	const unsigned char *b = src;
+	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q2K_BYTES) {
 		const float d = mp_fp16_to_float(le16(b + MP_Q2K_D));
@@ -65,29 +67,31 @@ static inline int q3k_scale(const unsigned char *s, int k)
 	return (int)(low | high << 4) - 32;
 }
 
-void mp_dequant_q3_k(const void *src, float *dst, size_t nblocks)
+void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks)
 {
-	const unsigned char *b = src;
+	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q3K_BYTES) {
 		const float d_all = mp_fp16_to_float(le16(b + MP_Q3K_D));
 		const unsigned char *hm = b + MP_Q3K_HMASK;
 		const unsigned char *q = b + MP_Q3K_QS;
 		int scales[16];
-		int is = 0;
-		unsigned m = 1;
+		int is = 0, bit = 0;
 
 		for (int k = 0; k < 16; k++)
 			scales[k] = q3k_scale(b + MP_Q3K_SCALES, k);
 		for (int half = 0; half < 2; half++, q += 32) {
-			for (int shift = 0; shift < 8; shift += 2, m <<= 1) {
+			for (int shift = 0; shift < 8; shift += 2, bit++) {
 				for (int part = 0; part < 2; part++) {
 					const float dl = d_all * (float)scales[is++];
 					const unsigned char *qq = q + 16 * part;
 					const unsigned char *hh = hm + 16 * part;
 
+					/* quant - 4 unless its hmask bit is set; written
+					 * without a branch so the loop vectorizes */
 					for (int l = 0; l < 16; l++) {
-						int v = ((qq[l] >> shift) & 3) - ((hh[l] & m) ? 0 : 4);
+						int v = ((qq[l] >> shift) & 3) -
+							(((~hh[l] >> bit) & 1) << 2);
 
 						*dst++ = dl * (float)v;
 					}

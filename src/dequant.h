@@ -33,9 +33,10 @@
 /* True when t is a type this file decodes (Q2_K, Q3_K). */
 bool mp_dequant_supported(const struct mp_quant_type *t);
 
-/* nblocks consecutive blocks at src into nblocks * 256 floats at dst. */
-void mp_dequant_q2_k(const void *src, float *dst, size_t nblocks);
-void mp_dequant_q3_k(const void *src, float *dst, size_t nblocks);
+/* nblocks consecutive blocks at src into nblocks * 256 floats at dst
+ * (which must not overlap src). */
+void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks);
+void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks);
 
 /* The same for type t; returns -1 (writing nothing) when t is not supported. */
 int mp_dequant(const struct mp_quant_type *t, const void *src, float *dst, size_t nblocks);
