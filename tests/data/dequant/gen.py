@@ -4,9 +4,9 @@
 Every block here is written by ggml's own quantizer, then (for the NaN, Inf
 and subnormal cases) has its fp16 super-block scale bytes patched, and ggml's
 own dequantizer turns the result into float32.  ggml is reached through
-ggml_oracle.py, a standard-library ctypes wrapper around libggml-base.so;
-point GGML_ORACLE_DIR at the directory that holds it (it finds the library
-itself, or take GGML_LIB).  See README in this directory.
+ggml_oracle.py, a standard-library ctypes wrapper around libggml-base.so,
+imported from GGML_ORACLE_DIR when set, else from Python's own path (it
+finds the library itself, or takes GGML_LIB).  See README in this directory.
 
 Usage: gen.py [--out DIR] [--seed N]
 Writes DIR/q2_k.bin, DIR/q2_k.f32, DIR/q3_k.bin, DIR/q3_k.f32 and
@@ -25,15 +25,16 @@ SCALES = {"Q2_K": (80, 82), "Q3_K": (108,)}
 
 
 def load_oracle():
+    """ggml_oracle from GGML_ORACLE_DIR, or from Python's own path."""
     d = os.environ.get("GGML_ORACLE_DIR")
-    if not d:
-        return None, "GGML_ORACLE_DIR is not set"
-    sys.path.insert(0, d)
+    if d:
+        sys.path.insert(0, d)
+    where = d or "Python's path (GGML_ORACLE_DIR is not set)"
     try:
         import ggml_oracle as go
         go.get()
     except BaseException as e:  # ImportError, OSError, the wrapper's checks
-        return None, "cannot load the ggml oracle from %s: %s" % (d, e)
+        return None, "cannot load the ggml oracle from %s: %s" % (where, e)
     return go, None
 
 
