@@ -126,13 +126,14 @@ static enum mp_err compute_geometry(const struct mp_build_opts *o, struct geomet
 				       "invalid usage: --hidden %" PRIu64 " x --inter %" PRIu64
 				       " is not a whole number of %s blocks",
 				       o->hidden, o->inter, qt->name);
-		/* PyTorch [out, in]: the last dimension is the GGML row. */
+		/* GGUF ne[] order, the GGML row length first: up and gate
+		 * rows read the hidden state, down rows the expert's. */
 		if (r == MP_ROLE_DOWN) {
-			g->role_shape[r][0] = o->hidden;
-			g->role_shape[r][1] = o->inter;
-		} else {
 			g->role_shape[r][0] = o->inter;
 			g->role_shape[r][1] = o->hidden;
+		} else {
+			g->role_shape[r][0] = o->hidden;
+			g->role_shape[r][1] = o->inter;
 		}
 		g->object_bytes += g->role_bytes[r];
 	}

@@ -35,6 +35,7 @@ int cmd_verify(int argc, char **argv);
 int cmd_info(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_cat(int argc, char **argv);
+int cmd_dump(int argc, char **argv);
 int cmd_mkdemo(int argc, char **argv);
 int cmd_check_gguf(int argc, char **argv);
 

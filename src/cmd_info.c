@@ -26,14 +26,17 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
+/* As the manifest writes it, "[3584, 3072]": GGUF ne[] order, the row
+ * length first.  ("3584 x 3072" would read as 3584 rows.) */
 static void format_shape(char *buf, size_t len, const struct mp_role_info *ri)
 {
-	size_t used = 0;
+	size_t used = (size_t)snprintf(buf, len, "[");
 
-	buf[0] = '\0';
 	for (unsigned i = 0; i < ri->shape_len && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? " x " : "",
+		used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? ", " : "",
 					 (unsigned long long)ri->shape[i]);
+	if (used < len)
+		snprintf(buf + used, len - used, "]");
 }
 
 static void print_text(const struct mp_pack *p)

@@ -32,7 +32,8 @@ static const char usage_text[] =
 	"  -h, --help               show this help and exit\n"
 	"\n"
 	"--alignment and --gap take K, M, G or T suffixes (powers of 1024).\n"
-	"Kimi K3 geometry: --experts 896 --hidden 7168 --inter 1536 --sparse.\n"
+	"Kimi K3 geometry: --experts 896 --hidden 3584 --inter 3072 --sparse\n"
+	"(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
 	"\n"
 	"Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n";
 

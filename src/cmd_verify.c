@@ -7,14 +7,19 @@
 
 #include "cli.h"
 #include "progress.h"
+#include "scan.h"
 
 static const char usage_text[] =
 	"Usage: moepack verify [OPTIONS] PACK\n"
 	"Check PACK and its manifest the way the reference loader does: manifest,\n"
 	"header, every index entry, trailing bytes, index SHA-256 and, with --full,\n"
-	"the SHA-256 of the whole file.\n"
+	"the SHA-256 of the whole file; with --payload, also the payload itself.\n"
 	"\n"
 	"  -f, --full               also check expert_pack.sha256 (reads every byte)\n"
+	"  -p, --payload            scan every block's fp16 scales and every role:\n"
+	"                           report non-finite scales, all-zero roles and\n"
+	"                           experts whose scales are all zero (with --full,\n"
+	"                           in the same single read of the pack)\n"
 	"  -j, --json               print one JSON object on stdout\n"
 	"  -q, --quiet              print nothing unless the pack is invalid\n"
 	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
@@ -23,13 +28,15 @@ static const char usage_text[] =
 	"  -c, --config=FILE        require model.config_sha256 to be FILE's SHA-256\n"
 	"  -h, --help               show this help and exit\n"
 	"\n"
-	"Exit status: 0 valid, 1 invalid, 2 usage error (including --full when the\n"
-	"manifest has no expert_pack.sha256), 3 a file cannot be read.\n";
+	"Exit status: 0 valid, 1 invalid (or the payload scan found a problem),\n"
+	"2 usage error (including --full when the manifest has no\n"
+	"expert_pack.sha256), 3 a file cannot be read.\n";
 
 enum { OPT_EXPECT_LAYERS = 0x100, OPT_EXPECT_EXPERTS };
 
 static const struct option long_options[] = {
 	{"full", no_argument, NULL, 'f'},
+	{"payload", no_argument, NULL, 'p'},
 	{"json", no_argument, NULL, 'j'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"manifest", required_argument, NULL, 'm'},
@@ -41,7 +48,7 @@ static const struct option long_options[] = {
 };
 
 struct verify_args {
-	bool json, quiet;
+	bool json, quiet, payload;
 	const char *pack;
 	struct mp_open_opts open;
 };
@@ -52,10 +59,13 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
 	struct mp_error err;
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "fjqm:c:h", long_options)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "fpjqm:c:h", long_options)) != -1) {
 		switch (c) {
 		case 'f':
 			a->open.full = true;
+			break;
+		case 'p':
+			a->payload = true;
 			break;
 		case 'j':
 			a->json = true;
@@ -94,6 +104,117 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
 	return CLI_EXIT_OK;
 }
 
+/* What the payload scan found, for printing. */
+struct payload {
+	bool done;                     /* the scan ran to the end */
+	struct mp_scan_summary sum;
+	struct mp_scan_problem *list;  /* --json: kept for the end */
+	size_t n, cap;
+	bool nomem;
+	const char *pack_path;         /* text: each line starts with it */
+};
+
+static const char *fp16_kind(uint16_t h)
+{
+	if ((h & 0x3ff) == 0)
+		return h & 0x8000 ? "-Inf" : "+Inf";
+	return "NaN";
+}
+
+static void print_problem(const struct mp_scan_problem *p, const char *pack)
+{
+	printf("%s: layer %u expert %llu", pack, (unsigned)p->layer,
+	       (unsigned long long)p->expert);
+	switch (p->kind) {
+	case MP_SCAN_NONFINITE_SCALE:
+		printf(" %s: non-finite scale: %llu in the role, first at block %llu "
+		       "(%s = %s, 0x%04x)\n",
+		       mp_role_name(p->role), (unsigned long long)p->count,
+		       (unsigned long long)p->first_block, p->first_scale,
+		       fp16_kind(p->first_value), p->first_value);
+		break;
+	case MP_SCAN_ZERO_ROLE:
+		printf(" %s: all-zero role%s\n", mp_role_name(p->role),
+		       p->hole ? " (a hole in the file: never written)" : "");
+		break;
+	case MP_SCAN_ZERO_SCALES:
+		printf(": all-zero scales (every block of up, gate and down)\n");
+		break;
+	}
+}
+
+static void on_problem(const struct mp_scan_problem *p, void *arg)
+{
+	struct payload *pl = arg;
+
+	if (!pl->list && pl->cap == 0) {
+		print_problem(p, pl->pack_path);
+		return;
+	}
+	if (pl->n == pl->cap) {
+		size_t cap = pl->cap * 2;
+		struct mp_scan_problem *l = realloc(pl->list, cap * sizeof *l);
+
+		if (!l) {
+			pl->nomem = true;
+			return;
+		}
+		pl->list = l;
+		pl->cap = cap;
+	}
+	pl->list[pl->n++] = *p;
+}
+
+static bool payload_bad(const struct payload *pl)
+{
+	return pl->sum.nonfinite_roles || pl->sum.zero_roles || pl->sum.zero_scale_experts;
+}
+
+static json_t *problem_json(const struct mp_scan_problem *p)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "kind", json_string(p->kind == MP_SCAN_NONFINITE_SCALE
+							   ? "nonfinite_scale"
+						   : p->kind == MP_SCAN_ZERO_ROLE ? "zero_role"
+										  : "zero_scales"));
+	json_object_set_new(o, "layer", json_integer(p->layer));
+	json_object_set_new(o, "expert", json_integer((json_int_t)p->expert));
+	json_object_set_new(o, "role", p->role < MP_ROLE_COUNT
+					       ? json_string(mp_role_name(p->role))
+					       : json_null());
+	if (p->kind == MP_SCAN_NONFINITE_SCALE) {
+		char hex[8];
+
+		snprintf(hex, sizeof hex, "0x%04x", p->first_value);
+		json_object_set_new(o, "count", json_integer((json_int_t)p->count));
+		json_object_set_new(o, "first_block", json_integer((json_int_t)p->first_block));
+		json_object_set_new(o, "first_scale", json_string(p->first_scale));
+		json_object_set_new(o, "first_value", json_string(hex));
+	}
+	if (p->kind == MP_SCAN_ZERO_ROLE)
+		json_object_set_new(o, "hole", json_boolean(p->hole));
+	return o;
+}
+
+static json_t *summary_json(const struct payload *pl)
+{
+	const struct mp_scan_summary *s = &pl->sum;
+	json_t *o = json_object();
+
+	json_object_set_new(o, "roles", json_integer((json_int_t)s->roles));
+	json_object_set_new(o, "experts", json_integer((json_int_t)s->experts));
+	json_object_set_new(o, "blocks", json_integer((json_int_t)s->blocks));
+	json_object_set_new(o, "nonfinite_scales", json_integer((json_int_t)s->nonfinite_scales));
+	json_object_set_new(o, "nonfinite_roles", json_integer((json_int_t)s->nonfinite_roles));
+	json_object_set_new(o, "zero_roles", json_integer((json_int_t)s->zero_roles));
+	json_object_set_new(o, "hole_roles", json_integer((json_int_t)s->hole_roles));
+	json_object_set_new(o, "zero_scale_experts",
+			    json_integer((json_int_t)s->zero_scale_experts));
+	json_object_set_new(o, "unwritten", json_boolean(s->roles && s->zero_roles == s->roles));
+	return o;
+}
+
 static json_t *warnings_json(const struct mp_pack *pack)
 {
 	json_t *list = json_array();
@@ -103,16 +224,23 @@ static json_t *warnings_json(const struct mp_pack *pack)
 	return list;
 }
 
+/*
+ * The problem list can be long (every role of a sparse Kimi K3 pack), so
+ * it is written one problem at a time after the rest of the object rather
+ * than built as one JSON tree.
+ */
 static int print_json(const struct verify_args *a, const struct mp_pack *pack,
-		      const struct mp_error *err)
+		      const struct mp_error *err, const struct payload *pl)
 {
 	char *manifest = pack ? NULL : cli_manifest_path(a->pack, a->open.manifest_path);
+	bool ok = pack != NULL && err->code == MP_OK;
 	json_t *o = json_object();
-	int rc;
+	char *text;
+	int rc = 0;
 
-	json_object_set_new(o, "ok", json_boolean(pack != NULL));
+	json_object_set_new(o, "ok", json_boolean(ok));
 	json_object_set_new(o, "code", json_string(mp_err_name(err->code)));
-	json_object_set_new(o, "message", cli_json_text(pack ? "valid" : err->msg));
+	json_object_set_new(o, "message", cli_json_text(ok ? "valid" : err->msg));
 	json_object_set_new(o, "pack", cli_json_text(a->pack));
 	json_object_set_new(o, "manifest",
 			    cli_json_text(pack ? pack->manifest_path : manifest));
@@ -121,8 +249,30 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 	json_object_set_new(o, "full_sha256_checked",
 			    json_boolean(pack && pack->full_checked));
 	json_object_set_new(o, "warnings", warnings_json(pack));
+	if (a->payload)
+		json_object_set_new(o, "payload", pl->done ? summary_json(pl) : json_null());
 	free(manifest);
-	rc = cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
+	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
+	json_decref(o);
+	if (!text)
+		return CLI_EXIT_IO;
+	if (!a->payload) {
+		printf("%s\n", text);
+	} else {
+		/* drop the closing brace, add the problems, close again */
+		text[strlen(text) - 1] = '\0';
+		printf("%s,\"problems\":[", text);
+		for (size_t i = 0; i < pl->n && rc == 0; i++) {
+			json_t *p = problem_json(&pl->list[i]);
+
+			if (i)
+				putchar(',');
+			rc = json_dumpf(p, stdout, JSON_PRESERVE_ORDER | JSON_COMPACT);
+			json_decref(p);
+		}
+		printf("]}\n");
+	}
+	free(text);
 	return rc ? CLI_EXIT_IO : CLI_EXIT_OK;
 }
 
@@ -142,35 +292,115 @@ static void print_summary(const struct mp_pack *pack)
 	       pack->m.index_sha256, full);
 }
 
+static void print_payload_summary(const char *path, const struct payload *pl)
+{
+	const struct mp_scan_summary *s = &pl->sum;
+
+	printf("%s: payload scan: %llu roles of %llu experts, %llu blocks: "
+	       "%llu non-finite scales in %llu roles, %llu all-zero roles "
+	       "(%llu holes), %llu experts with all-zero scales%s\n",
+	       path, (unsigned long long)s->roles, (unsigned long long)s->experts,
+	       (unsigned long long)s->blocks, (unsigned long long)s->nonfinite_scales,
+	       (unsigned long long)s->nonfinite_roles, (unsigned long long)s->zero_roles,
+	       (unsigned long long)s->hole_roles, (unsigned long long)s->zero_scale_experts,
+	       s->roles && s->zero_roles == s->roles
+		       ? "; no payload was ever written (a sparse or unfilled pack)"
+		       : "");
+}
+
+/*
+ * --payload: the scan, and with --full the whole-file digest from the same
+ * read.  The validator ran without --full, so the digest is compared here,
+ * with its codes and wording.
+ */
+static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack,
+			       struct payload *pl, struct progress_bar *bar,
+			       struct mp_error *err)
+{
+	struct mp_scan_opts so = {.hash = a->open.full, .progress = progress_bar_update,
+				  .progress_arg = bar};
+	unsigned char digest[MP_SHA256_LEN] = {0};
+	enum mp_err rc;
+
+	if (a->open.full && !pack->m.sha256[0])
+		return mp_scan_check_digest(pack, digest, err);
+	if (a->json) {
+		pl->cap = 256;
+		pl->list = malloc(pl->cap * sizeof *pl->list);
+		if (!pl->list)
+			return mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
+	}
+	rc = mp_scan_pack(pack, &so, on_problem, pl, &pl->sum, digest, err);
+	progress_bar_finish(bar);
+	if (rc)
+		return rc;
+	if (pl->nomem)
+		return mp_fail(err, MP_E_NOMEM, "out of memory listing payload problems of %s",
+			       pack->path);
+	pl->done = true;
+	if (a->open.full) {
+		if ((rc = mp_scan_check_digest(pack, digest, err)))
+			return rc;
+		pack->full_checked = true;
+	}
+	if (payload_bad(pl))
+		return mp_fail(err, MP_E_PAYLOAD,
+			       "payload scan found problems: %llu non-finite scales in %llu "
+			       "roles, %llu all-zero roles, %llu experts with all-zero scales",
+			       (unsigned long long)pl->sum.nonfinite_scales,
+			       (unsigned long long)pl->sum.nonfinite_roles,
+			       (unsigned long long)pl->sum.zero_roles,
+			       (unsigned long long)pl->sum.zero_scale_experts);
+	return MP_OK;
+}
+
 int cmd_verify(int argc, char **argv)
 {
 	struct verify_args a = {0};
 	struct progress_bar bar;
 	struct mp_error err = {0};
 	struct mp_pack *pack = NULL;
+	struct payload pl = {0};
+	bool full;
 	int rc = parse_args(argc, argv, &a);
 
 	if (rc)
 		return rc < 0 ? cli_finish_stdout(argv[0]) : rc;
 
+	/* with --payload the digest rides on the scan's read */
+	full = a.open.full;
+	if (a.payload)
+		a.open.full = false;
 	progress_bar_init(&bar, stderr, "sha256", !a.quiet);
 	a.open.progress = progress_bar_update;
 	a.open.progress_arg = &bar;
 	rc = mp_pack_open(&pack, a.pack, &a.open, &err);
 	progress_bar_finish(&bar);
+	a.open.full = full;
+	if (rc == MP_OK && a.payload) {
+		pl.pack_path = a.pack;
+		progress_bar_init(&bar, stderr, full ? "sha256+scan" : "scan", !a.quiet);
+		rc = run_payload(&a, pack, &pl, &bar, &err);
+		progress_bar_finish(&bar);
+	}
 
 	if (a.json) {
-		int out = print_json(&a, pack, &err);
+		int out = print_json(&a, pack, &err, &pl);
 
 		rc = rc ? cli_exit_status(rc) : out;
 	} else if (rc) {
+		if (pl.done)
+			print_payload_summary(a.pack, &pl);
 		rc = cli_report(a.pack, &err);
 	} else {
 		if (!a.quiet) {
 			cli_print_warnings(pack);
+			if (pl.done)
+				print_payload_summary(a.pack, &pl);
 			print_summary(pack);
 		}
 	}
+	free(pl.list);
 	mp_pack_close(pack);
 	if (cli_finish_stdout(argv[0]) && !rc)
 		rc = CLI_EXIT_IO;

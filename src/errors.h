@@ -66,6 +66,8 @@ enum mp_err_class {
 	  "quant type is unsupported")                                            \
 	X(MP_E_ROLE_SHAPE, "role_shape", MP_CLASS_INVALID,                        \
 	  "role size does not match its logical shape")                           \
+	X(MP_E_RUNTIME_SHAPE, "runtime_shape", MP_CLASS_INVALID,                  \
+	  "role shape is not the Kimi-K3 runtime's")                             \
 	X(MP_E_OBJECT_BYTES, "object_bytes", MP_CLASS_INVALID,                    \
 	  "object bytes is not the sum of the role sizes")                        \
 	X(MP_E_ALIGNMENT, "alignment", MP_CLASS_INVALID,                          \
@@ -107,6 +109,8 @@ enum mp_err_class {
 	  "full SHA-256 requested but the manifest has no expert_pack.sha256")   \
 	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                      \
 	  "pack SHA-256 does not match manifest")                                 \
+	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID,                              \
+	  "payload scan found problems")                                          \
 	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, "cannot read GGUF file")          \
 	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID,                      \
 	  "not a valid GGUF file")                                                \

@@ -669,7 +669,8 @@ static const char *const xattr_names[XA_COUNT] = {
 	XATTR_PREFIX "expert", XATTR_PREFIX "layer",    XATTR_PREFIX "generation",
 };
 
-/* Longest value: the object's three tensor names or shapes. */
+/* Longest value: the object's three tensor names or shapes (each in GGUF
+ * ne[] order, the row length first, as the manifest has them). */
 #define XATTR_VALUE_MAX 1024
 
 static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)

@@ -622,8 +622,19 @@ static enum mp_err check_role_dtype(json_t *root, enum mp_role r, struct mp_role
 	return MP_OK;
 }
 
+/*
+ * The only shapes the Kimi-K3 runtime's MoE method accepts, row length
+ * first: up and gate map hidden 3584 to 3072, down maps 3072 back.
+ */
+static const uint64_t k3_shape[MP_ROLE_COUNT][2] = {
+	[MP_ROLE_UP] = {MP_K3_HIDDEN, MP_K3_INTER},
+	[MP_ROLE_GATE] = {MP_K3_HIDDEN, MP_K3_INTER},
+	[MP_ROLE_DOWN] = {MP_K3_INTER, MP_K3_HIDDEN},
+};
+
+/* k3: the caller expects Kimi-K3 geometry, so the shapes must be its own. */
 static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role_info *ri,
-				    struct mp_error *err)
+				    bool k3, struct mp_error *err)
 {
 	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
 	char path[64];
@@ -659,11 +670,13 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 		if (__builtin_mul_overflow(weights, ri->shape[i], &weights))
 			weights = 0; /* mp_quant_bytes() turns 0 into a mismatch */
 	}
-	if (ri->shape[ri->shape_len - 1] % qt->block_weights != 0)
+	/* GGUF ne[] order: ne0, the first number, is the GGML row length. */
+	if (ri->shape[0] % qt->block_weights != 0)
 		return mp_fail(err, MP_E_ROLE_SHAPE,
 			       "role size does not match its logical shape: %s row length "
-			       "%llu is not a multiple of the %s block (%u weights)",
-			       path, (unsigned long long)ri->shape[ri->shape_len - 1], qt->name,
+			       "(first number) %llu is not a multiple of the %s block (%u "
+			       "weights)",
+			       path, (unsigned long long)ri->shape[0], qt->name,
 			       qt->block_weights);
 	if (weights == 0 || mp_quant_bytes(qt, weights) != ri->expert_bytes)
 		return mp_fail(err, MP_E_ROLE_SHAPE,
@@ -673,6 +686,21 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 			       mp_role_name(r), (unsigned long long)ri->expert_bytes,
 			       weights ? "" : "an overflowing count", qt->name,
 			       (unsigned long long)mp_quant_bytes(qt, weights));
+	if (k3 && (ri->shape_len != 2 || ri->shape[0] != k3_shape[r][0] ||
+		   ri->shape[1] != k3_shape[r][1])) {
+		char got[160];
+		size_t used = 0;
+
+		for (unsigned i = 0; i < ri->shape_len && used < sizeof got; i++)
+			used += (size_t)snprintf(got + used, sizeof got - used, "%s%llu",
+						 i ? ", " : "",
+						 (unsigned long long)ri->shape[i]);
+		return mp_fail(err, MP_E_RUNTIME_SHAPE,
+			       "role shape is not the Kimi-K3 runtime's: %s is [%s], the "
+			       "runtime needs [%llu, %llu]",
+			       path, got, (unsigned long long)k3_shape[r][0],
+			       (unsigned long long)k3_shape[r][1]);
+	}
 	return MP_OK;
 }
 
@@ -763,7 +791,8 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 		if ((rc = check_role_dtype(root, r, &m->roles[r], err)))
 			return rc;
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		if ((rc = check_role_shape(root, r, &m->roles[r], err)))
+		if ((rc = check_role_shape(root, r, &m->roles[r],
+					   in->expect_experts == MP_K3_EXPERTS, err)))
 			return rc;
 		m->roles[r].role_offset = sum;
 		/* One Q3_K role alone can reach 2^62.9 bytes: the sum can wrap. */

@@ -17,6 +17,7 @@ static const struct command commands[] = {
 	{"info", cmd_info, "describe a pack's model, roles and layout"},
 	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)"},
 	{"cat", cmd_cat, "write one expert payload to standard output"},
+	{"dump", cmd_dump, "dequantize one expert's role to float32 (or text, stats)"},
 	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
 	{"check-gguf", cmd_check_gguf, "check the tensor quant types of Kimi-K3 GGUF files"},
 };

@@ -34,6 +34,10 @@
 #define MP_MAX_EXPERTS 65536u /* sanity bound on model.num_experts */
 #define MP_SHA256_HEX 65   /* 64 hex digits and a NUL */
 #define MP_PAGE 4096
+/* Kimi K3: experts per layer, and the runtime's expert geometry. */
+#define MP_K3_EXPERTS 896
+#define MP_K3_HIDDEN 3584 /* row length of up and gate */
+#define MP_K3_INTER 3072  /* row length of down */
 
 /* Physical role order inside one expert object. */
 enum mp_role { MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN, MP_ROLE_COUNT };

@@ -302,8 +302,8 @@ static const struct manifest_case manifest_cases[] = {
 	{"up shape larger than expert_bytes",
 	 {SET("expert_pack.roles.up.logical_shape", "[256, 512]")},
 	 MP_E_ROLE_SHAPE, {"expert_pack.roles.up"}},
-	{"down row not whole blocks",
-	 {SET("expert_pack.roles.down.logical_shape", "[512, 128]")},
+	{"down row (first number) not whole blocks",
+	 {SET("expert_pack.roles.down.logical_shape", "[128, 512]")},
 	 MP_E_ROLE_SHAPE, {"expert_pack.roles.down"}},
 	{"gate shape product wraps past 2^64",
 	 {SET("expert_pack.roles.gate.logical_shape", "[281474976710657, 256, 256]")},
@@ -624,6 +624,61 @@ START_TEST(test_expect_experts)
 
 	fx_setup(&f, &small_pack);
 	EXPECT_OPEN(&f, &o, MP_E_EXPECT_EXPERTS, "model.num_experts", "384");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * Kimi K3 geometry, sparse: 896 experts with the runtime's shapes.  Only
+ * the 38 MB index is written, so this stays quick.
+ */
+static const struct fx_pack_opts k3_pack = {
+	.sparse = true, .experts = MP_K3_EXPERTS, .hidden = MP_K3_HIDDEN,
+	.inter = MP_K3_INTER, .alignment = 4096};
+
+START_TEST(test_k3_runtime_shapes)
+{
+	struct fx f;
+	struct mp_open_opts k3 = {.expect_experts = MP_K3_EXPERTS};
+
+	fx_setup(&f, &k3_pack);
+	/* mkdemo's K3 geometry is the runtime's, row length first */
+	EXPECT_OPEN(&f, &k3, MP_OK, "");
+	ck_assert_int_eq(fx_manifest_get_int(&f, "expert_pack.roles.up.expert_bytes"),
+			 3612672);
+	ck_assert_int_eq(fx_manifest_get_int(&f, "expert_pack.roles.down.expert_bytes"),
+			 4730880);
+
+	/* the same bytes under the transposed (old, row-last) shape: the size
+	 * still matches, the runtime would refuse it */
+	fx_manifest_set_json(&f, "expert_pack.roles.gate.logical_shape", "[3072, 3584]");
+	EXPECT_OPEN(&f, &k3, MP_E_RUNTIME_SHAPE, "expert_pack.roles.gate.logical_shape",
+		    "[3072, 3584]", "needs [3584, 3072]");
+	/* without the K3 expectation, any consistent shape is accepted */
+	EXPECT_OPEN(&f, NULL, MP_OK, "");
+
+	fx_manifest_set_json(&f, "expert_pack.roles.gate.logical_shape", "[3584, 3072]");
+	fx_manifest_set_json(&f, "expert_pack.roles.down.logical_shape", "[3584, 3072]");
+	EXPECT_OPEN(&f, &k3, MP_E_RUNTIME_SHAPE, "expert_pack.roles.down.logical_shape",
+		    "[3584, 3072]", "needs [3072, 3584]");
+	/* a third dimension is not the runtime's shape either */
+	fx_manifest_set_json(&f, "expert_pack.roles.down.logical_shape", "[3072, 1792, 2]");
+	EXPECT_OPEN(&f, &k3, MP_E_RUNTIME_SHAPE, "expert_pack.roles.down.logical_shape",
+		    "[3072, 1792, 2]");
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_k3_expected_small_geometry)
+{
+	struct fx f;
+	struct fx_pack_opts o = {.sparse = true, .experts = MP_K3_EXPERTS};
+	struct mp_open_opts k3 = {.expect_experts = MP_K3_EXPERTS};
+
+	/* 896 experts but mkdemo's small default geometry (2048 x 256) */
+	fx_setup(&f, &o);
+	EXPECT_OPEN(&f, &k3, MP_E_RUNTIME_SHAPE, "expert_pack.roles.up.logical_shape",
+		    "needs [3584, 3072]");
 	fx_cleanup(&f);
 }
 END_TEST
@@ -2399,6 +2454,8 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_active_layers_1_to_93);
 	tcase_add_test(tc, test_expect_layers);
 	tcase_add_test(tc, test_expect_experts);
+	tcase_add_test(tc, test_k3_runtime_shapes);
+	tcase_add_test(tc, test_k3_expected_small_geometry);
 	tcase_add_test(tc, test_order_expect_layers_before_experts);
 	tcase_add_test(tc, test_order_expect_before_active_layers);
 	tcase_add_test(tc, test_config_digest_mismatch);

@@ -19,19 +19,20 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
 MOEPACKFS=$top_builddir/src/moepackfs
 READBENCH=$top_builddir/tests/bench/readbench
+DEQUANTBENCH=$top_builddir/tests/bench/dequantbench
 RESULTS=$top_builddir/bench-results.md
 
 # Dense pack: K3 object geometry (up/gate Q2_K 3,612,672 B, down Q3_K
 # 4,730,880 B: 11.96 MB objects), 2 experts x 92 layers = 2.2 GB.
-DENSE_ARGS="--experts 2 --hidden 7168 --inter 1536 --alignment 4096 --full-sha256"
+DENSE_ARGS="--experts 2 --hidden 3584 --inter 3072 --alignment 4096 --full-sha256"
 # Full Kimi K3 geometry with the payload left as a hole (~986 GB apparent).
-K3_ARGS="--sparse --experts 896 --hidden 7168 --inter 1536"
+K3_ARGS="--sparse --experts 896 --hidden 3584 --inter 3072"
 K3_ENTRIES=$((1 + 92 + 92 * 896 + 92 * 896 * 4))
 SEED=20240611
 
@@ -55,7 +56,7 @@ want_row() {
 # Rows 3 to 7 mount; rows 1 and 2 only need the CLI.
 fuse_rows=no
 for n in 3 4 5 6 7; do want_row $n && fuse_rows=yes; done
-for tool in "$MOEPACK" "$READBENCH"; do
+for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH"; do
 	[ -x "$tool" ] || die "$tool is not built"
 done
 [ $fuse_rows = no ] || [ -x "$MOEPACKFS" ] || die "$MOEPACKFS is not built"
@@ -259,7 +260,7 @@ fi
 #
 # Rows 2-6 share the dense pack and its range lists.
 #
-if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6; then
+if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6 || want_row 9; then
 	make_pack "$DENSE" "$DENSE_ARGS"
 	DENSE_SIZE=$(stat -c %s "$DENSE")
 	L=$BENCH_DIR/dense
@@ -489,6 +490,59 @@ PY
 	fi
 	rm -f "$ready" "$found" "$rss"
 fi
+#
+# Row 8: dequantization, ours against ggml's reference on the same blocks.
+#
+if want_row 8; then
+	DQ_OUT=$("$DEQUANTBENCH" -n 15) || die "dequantbench failed"
+	for t in Q2_K Q3_K; do
+		ours=$(kv "${t}_ours_MBps" "$DQ_OUT")
+		ggml=$(kv "${t}_ggml_MBps" "$DQ_OUT")
+		name="8. dequantize $t to float32 (16 MiB out), vs ggml dequantize_row, median of 15"
+		if [ -z "$ggml" ] || [ "$ggml" = none ]; then
+			row "$name" "$ours MB/s" "no ggml library" "-" ">= 1.0" "NO BASELINE"
+			continue
+		fi
+		ratio_row "$name" "$ours" "$ggml" 1.0
+		if [ "$(kv "${t}_identical" "$DQ_OUT")" != yes ]; then
+			row "8. $t output bit-identical to ggml" "no" "-" "-" "= yes" "FAIL"
+			FAILED=1
+		fi
+	done
+	case $DQ_OUT in
+	*why=*) echo "dequantize baseline missing: ${DQ_OUT#*why=}" >>"$NOTES" ;;
+	*) echo "dequantize baseline: $(kv ggml "$DQ_OUT")" >>"$NOTES" ;;
+	esac
+fi
+
+#
+# Row 9: the payload scan against the full digest, both warm, and the two
+# together (one read) against the digest alone.
+#
+if want_row 9; then
+	warm "$DENSE"
+	# The three commands alternate, so that load from elsewhere on the
+	# machine falls on all of them alike.
+	for i in 1 2 3; do
+		rb run -n 1 -- "$MOEPACK" verify --full "$DENSE"
+		sample full median_seconds
+		rb run -n 1 -- "$MOEPACK" verify --payload "$DENSE"
+		sample scan median_seconds
+		rb run -n 1 -- "$MOEPACK" verify --full --payload "$DENSE"
+		sample both median_seconds
+	done
+	take_median full
+	full=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	take_median scan
+	scan=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	take_median both
+	both=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	ratio_row "9. verify --payload vs verify --full, 2.2 GB warm, median of 3" \
+		"$scan" "$full" 2
+	ratio_row "9. verify --full --payload (one read) vs verify --full, 2.2 GB warm" \
+		"$both" "$full" 0.9
+fi
+
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
 
 #

@@ -1,0 +1,153 @@
+/*
+ * dequantbench - `make bench` row 8: our Q2_K/Q3_K dequantization against
+ * ggml's own reference dequantize_row_q2_K / dequantize_row_q3_K, on the
+ * same blocks, in the same run, on one core.
+ *
+ *   dequantbench [-n RUNS] [-b BLOCKS]
+ *
+ * ggml's functions come from libggml-base.so, opened with dlopen: the path
+ * in $GGML_LIB, or else the first libggml-base.so found under
+ * /tmp/oracle/node_modules (where the prebuilt node-llama-cpp package puts
+ * it).  Without it only our figures are printed, with the reason.
+ *
+ * Prints one line of key=value pairs: for each type, MB/s of float32
+ * output (median of RUNS, ours and ggml's runs alternating), and whether
+ * the outputs were bit-identical.
+ */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "dequant.h"
+#include "quant.h"
+
+typedef void (*ggml_dequant_fn)(const void *x, float *y, int64_t k);
+
+static char found[4096];
+
+static int find_lib(const char *path, const struct stat *st, int flag, struct FTW *f)
+{
+	const char *base = path + f->base;
+
+	(void)st;
+	if (flag == FTW_F && strcmp(base, "libggml-base.so") == 0) {
+		snprintf(found, sizeof found, "%s", path);
+		return 1;
+	}
+	return 0;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return (x > y) - (x < y);
+}
+
+/* MB/s of float32 output of one pass. */
+static double once(const struct mp_quant_type *qt, ggml_dequant_fn ggml, const void *src,
+		   float *dst, size_t blocks)
+{
+	double t0 = now();
+
+	if (ggml)
+		ggml(src, dst, (int64_t)(blocks * MP_QK_K));
+	else
+		mp_dequant(qt, src, dst, blocks);
+	return (double)blocks * MP_QK_K * 4 / 1e6 / (now() - t0);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof v[0], cmp_double);
+	return v[n / 2];
+}
+
+int main(int argc, char **argv)
+{
+	const char *types[] = {"Q2_K", "Q3_K"};
+	const char *syms[] = {"dequantize_row_q2_K", "dequantize_row_q3_K"};
+	size_t blocks = 16384; /* 16 MiB of floats: past the caches */
+	int runs = 15, c;
+	const char *lib = getenv("GGML_LIB");
+	const char *why = NULL;
+	void *h = NULL;
+
+	while ((c = getopt(argc, argv, "n:b:")) != -1) {
+		if (c == 'n')
+			runs = atoi(optarg);
+		else if (c == 'b')
+			blocks = (size_t)strtoull(optarg, NULL, 10);
+		else
+			return 2;
+	}
+	if (runs < 1 || runs > 64 || blocks < 1 || blocks > (1u << 22)) {
+		fprintf(stderr, "dequantbench: -n 1..64, -b 1..4194304\n");
+		return 2;
+	}
+	if (!lib || !*lib) {
+		if (nftw("/tmp/oracle/node_modules", find_lib, 16, FTW_PHYS) == 1)
+			lib = found;
+	}
+	if (!lib || !*lib)
+		why = "no libggml-base.so: GGML_LIB unset and none under /tmp/oracle/node_modules";
+	else if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
+		why = dlerror();
+
+	printf("ggml=%s", h ? lib : "none");
+	for (int t = 0; t < 2; t++) {
+		const struct mp_quant_type *qt = mp_quant_by_name(types[t]);
+		size_t bytes = blocks * qt->block_bytes;
+		unsigned char *src = malloc(bytes);
+		float *a = malloc(blocks * MP_QK_K * sizeof *a);
+		float *b = malloc(blocks * MP_QK_K * sizeof *b);
+		ggml_dequant_fn fn = h ? (ggml_dequant_fn)(uintptr_t)dlsym(h, syms[t]) : NULL;
+		double mbps_ours[64], mbps_ggml[64];
+
+		if (!src || !a || !b || mp_quant_fill_demo(qt, 20240611, 0, src, bytes)) {
+			fprintf(stderr, "dequantbench: out of memory\n");
+			return 1;
+		}
+		/* fault the pages in, and keep the outputs for the comparison */
+		mp_dequant(qt, src, a, blocks);
+		if (fn)
+			fn(src, b, (int64_t)(blocks * MP_QK_K));
+		/* ours and ggml's alternate, so that load from elsewhere on the
+		 * machine falls on both alike */
+		for (int r = 0; r < runs; r++) {
+			mbps_ours[r] = once(qt, NULL, src, a, blocks);
+			if (fn)
+				mbps_ggml[r] = once(qt, fn, src, b, blocks);
+		}
+		printf(" %s_ours_MBps=%.0f", types[t], median(mbps_ours, runs));
+		if (fn)
+			printf(" %s_ggml_MBps=%.0f %s_identical=%s", types[t],
+			       median(mbps_ggml, runs), types[t],
+			       memcmp(a, b, blocks * MP_QK_K * sizeof *a) ? "no" : "yes");
+		else if (h)
+			printf(" %s_ggml_MBps=none", types[t]);
+		free(src);
+		free(a);
+		free(b);
+	}
+	if (why)
+		printf(" why=\"%s\"", why);
+	printf("\n");
+	if (h)
+		dlclose(h);
+	return 0;
+}

@@ -1,0 +1,115 @@
+#!/usr/bin/env python3
+"""gen.py - regenerate the Q2_K / Q3_K dequantization fixtures.
+
+Every block here is written by ggml's own quantizer, then (for the NaN, Inf
+and subnormal cases) has its fp16 super-block scale bytes patched, and ggml's
+own dequantizer turns the result into float32.  ggml is reached through
+ggml_oracle.py, a standard-library ctypes wrapper around libggml-base.so,
+imported from GGML_ORACLE_DIR when set, else from Python's own path (it
+finds the library itself, or takes GGML_LIB).  See README in this directory.
+
+Usage: gen.py [--out DIR] [--seed N]
+Writes DIR/q2_k.bin, DIR/q2_k.f32, DIR/q3_k.bin, DIR/q3_k.f32 and
+DIR/cases.txt (one line per block: index and what it covers).
+Exit 77 (with the reason on stderr) when the oracle cannot be loaded.
+"""
+import argparse
+import os
+import random
+import struct
+import sys
+
+BLOCK = {"Q2_K": 84, "Q3_K": 110}
+# Offsets of the fp16 scales inside a block: Q2_K d, dmin; Q3_K d.
+SCALES = {"Q2_K": (80, 82), "Q3_K": (108,)}
+
+
+def load_oracle():
+    """ggml_oracle from GGML_ORACLE_DIR, or from Python's own path."""
+    d = os.environ.get("GGML_ORACLE_DIR")
+    if d:
+        sys.path.insert(0, d)
+    where = d or "Python's path (GGML_ORACLE_DIR is not set)"
+    try:
+        import ggml_oracle as go
+        go.get()
+    except BaseException as e:  # ImportError, OSError, the wrapper's checks
+        return None, "cannot load the ggml oracle from %s: %s" % (where, e)
+    return go, None
+
+
+def quantize(go, t, n, seed, sigma):
+    src = go.gaussian_f32(n, seed=seed, sigma=sigma)
+    return bytes(go.quantize(t, src, nrows=n // 256))
+
+
+def patch(block, offset, half):
+    b = bytearray(block)
+    b[offset:offset + 2] = struct.pack("<H", half)
+    return bytes(b)
+
+
+def cases(go, t, seed):
+    """(label, block bytes) for every fixture block of type t."""
+    bb = BLOCK[t]
+    rnd = random.Random(seed)
+    out = []
+
+    def add(label, data):
+        for i in range(len(data) // bb):
+            out.append(("%s #%d" % (label, i), data[i * bb:(i + 1) * bb]))
+
+    add("gaussian sigma 1", quantize(go, t, 4 * 256, seed, 1.0))
+    add("gaussian sigma 1e4 (large scales)", quantize(go, t, 2 * 256, seed + 1, 1e4))
+    add("gaussian sigma 2e-6 (subnormal scales)", quantize(go, t, 2 * 256, seed + 2, 2e-6))
+    add("gaussian sigma 1e-9 (scales underflow)", quantize(go, t, 256, seed + 3, 1e-9))
+    add("all-zero input", quantize(go, t, 256, seed, 0.0))
+    add("all-zero bytes", bytes(bb))
+
+    base = quantize(go, t, 256, seed + 4, 1.0)
+    halves = [
+        (0x7C00, "+Inf"), (0xFC00, "-Inf"), (0x7E00, "quiet NaN"),
+        (0x7C01, "signalling NaN"), (0xFE55, "negative NaN with payload"),
+        (0x0001, "smallest subnormal"), (0x03FF, "largest subnormal"),
+        (0x8200, "negative subnormal"), (0x0400, "smallest normal"),
+        (0x7BFF, "largest finite"), (0x8000, "negative zero"),
+    ]
+    for off_i, off in enumerate(SCALES[t]):
+        name = ("d", "dmin")[off_i]
+        for h, what in halves:
+            add("%s = %s (0x%04x)" % (name, what, h), patch(base, off, h))
+    # Random bytes everywhere, scales included: every exponent is possible.
+    add("random bytes", bytes(rnd.getrandbits(8) for _ in range(3 * bb)))
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
+    ap.add_argument("--seed", type=int, default=1)
+    a = ap.parse_args()
+    go, why = load_oracle()
+    if go is None:
+        print("gen.py: %s" % why, file=sys.stderr)
+        return 77
+    os.makedirs(a.out, exist_ok=True)
+    lines = []
+    for t in ("Q2_K", "Q3_K"):
+        blocks = cases(go, t, a.seed)
+        data = b"".join(b for _, b in blocks)
+        f32 = go.dequantize(t, data)
+        assert len(f32) == 256 * len(blocks)
+        if sys.byteorder != "little":
+            f32.byteswap()
+        with open(os.path.join(a.out, t.lower() + ".bin"), "wb") as f:
+            f.write(data)
+        with open(os.path.join(a.out, t.lower() + ".f32"), "wb") as f:
+            f.write(f32.tobytes())
+        lines += ["%s %d %s" % (t, i, label) for i, (label, _) in enumerate(blocks)]
+    with open(os.path.join(a.out, "cases.txt"), "w") as f:
+        f.write("\n".join(lines) + "\n")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
