@@ -649,7 +649,6 @@ static int prepare_fs(struct daemon *d)
 	struct mp_error err = {0};
 	size_t root_len = strlen(root);
 	struct mp_pack_id id;
-	struct stat st;
 	enum mp_err rc;
 
 	fs->pack = pack;
@@ -687,17 +686,16 @@ static int prepare_fs(struct daemon *d)
 	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->umask = d->opt.umask;
 	fs->blksize = blksize_for(pack->m.alignment);
-	if (fstat(pack->fd, &st) != 0) {
-		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, strerror(errno));
-		return EXIT_IO;
-	}
-	fs->mtime = st.st_mtim;
-	/* the size is the validated one: a change since then shows at once */
+	fs->mtime = pack->file_mtime;
+	/*
+	 * The identity taken when the pack was opened, before validation read
+	 * it: a change during a long verify=full shows at once after mounting.
+	 */
 	id = (struct mp_pack_id){
 		.size = pack->file_size,
-		.mtime = st.st_mtim,
-		.ctime = st.st_ctim,
-		.nlink = st.st_nlink,
+		.mtime = pack->file_mtime,
+		.ctime = pack->file_ctime,
+		.nlink = (nlink_t)pack->file_nlink,
 	};
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");

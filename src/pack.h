@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <stddef.h>
+#include <time.h>
 
 #include "errors.h"
 
@@ -100,6 +101,10 @@ struct mp_pack {
 	char *manifest_raw;        /* the manifest's bytes, NUL-terminated */
 	size_t manifest_len;
 	uint64_t file_size;
+	/* fstat() of fd when it was opened, before a byte was read: what the
+	 * validated bytes are identified by when a mount watches the file */
+	struct timespec file_mtime, file_ctime;
+	uint64_t file_nlink;
 	struct mp_manifest m;
 	uint64_t index_count;
 	uint64_t object_count;     /* layer_count * num_experts */

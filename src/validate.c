@@ -401,6 +401,9 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
 		return rc;
 	p->file_size = (uint64_t)st.st_size;
+	p->file_mtime = st.st_mtim;
+	p->file_ctime = st.st_ctim;
+	p->file_nlink = (uint64_t)st.st_nlink;
 	p->real_path = realpath(pack_path, NULL);
 	if (!p->real_path)
 		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,

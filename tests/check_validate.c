@@ -2441,6 +2441,46 @@ START_TEST(test_lookup_not_found)
 }
 END_TEST
 
+/* Moves the pack's mtime while the full digest reads it. */
+static void touch_during_digest(uint64_t done, uint64_t total, void *arg)
+{
+	const char *path = arg;
+	struct timespec t[2] = {{0, UTIME_OMIT}, {12345, 0}};
+
+	(void)total;
+	if (done > 0)
+		ck_assert_int_eq(utimensat(AT_FDCWD, path, t, 0), 0);
+}
+
+/*
+ * The identity a mount watches (mtime, ctime, links) is the file's as it was
+ * opened, before validation read a byte: a change while a long verify=full
+ * runs is seen as a change, not taken as the reference.
+ */
+START_TEST(test_identity_taken_before_reading)
+{
+	struct fx f;
+	struct mp_pack *p;
+	struct mp_open_opts o = {.full = true, .progress = touch_during_digest};
+	struct mp_error err;
+	struct stat before, after;
+
+	fx_setup(&f, &(struct fx_pack_opts){.full_sha256 = true});
+	o.progress_arg = f.pack;
+	ck_assert_int_eq(stat(f.pack, &before), 0);
+	ck_assert_int_eq(fx_open_pack(&f, &o, &p, &err), MP_OK);
+	ck_assert_int_eq(stat(f.pack, &after), 0);
+	ck_assert_int_eq(after.st_mtim.tv_sec, 12345); /* the callback ran */
+	ck_assert_int_eq(p->file_mtime.tv_sec, before.st_mtim.tv_sec);
+	ck_assert_int_eq(p->file_mtime.tv_nsec, before.st_mtim.tv_nsec);
+	ck_assert_int_eq(p->file_ctime.tv_sec, before.st_ctim.tv_sec);
+	ck_assert_int_eq(p->file_ctime.tv_nsec, before.st_ctim.tv_nsec);
+	ck_assert_uint_eq(p->file_nlink, (uint64_t)before.st_nlink);
+	mp_pack_close(p);
+	fx_cleanup(&f);
+}
+END_TEST
+
 static Suite *validate_suite(void)
 {
 	Suite *s = suite_create("validate");
@@ -2548,6 +2588,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_accept_name_padding_ignored);
 	tcase_add_test(tc, test_accept_data_start_at_index_end);
 	tcase_add_test(tc, test_lookup_not_found);
+	tcase_add_test(tc, test_identity_taken_before_reading);
 	suite_add_tcase(s, tc);
 	return s;
 }
