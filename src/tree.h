@@ -16,7 +16,9 @@
  * number is computed, never allocated: any number the tree ever issued can
  * be decoded from the number alone, the same pack geometry gives the same
  * numbers after a restart, and nothing is stored per file.  NFS file handles
- * depend on that (see nfs-testing.md).
+ * depend on that: an NFS server hands out handles holding an inode number and
+ * generation, and asks for them again long after the kernel (or a restarted
+ * daemon) forgot the inode (moepackfs(1), NFS AND FILE HANDLES).
  *
  * Pure code: no FUSE, no I/O, no allocation.
  */
