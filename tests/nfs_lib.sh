@@ -21,7 +21,7 @@
 #                            (contrib/nfs-ganesha.conf, so what runs here
 #                            is what the project ships)
 #
-# Only 127.0.0.1 is ever addressed.  ganesha is told to skip its grace
+# Safe under `set -eu`.  Only 127.0.0.1 is ever addressed.  ganesha is told to skip its grace
 # period (libnfs clients leave records in the recovery directory, and the
 # next start would wait them out).  One ganesha at a time: `make check`
 # orders tests/nfs-load.test after tests/nfs.test, and by hand run either
@@ -129,7 +129,7 @@ ganesha_stop() {
 	[ -n "$_nl_pid" ] || _nl_pid=$GANESHA_PID
 	_nl_alive "$_nl_pid" || return 0
 	for _nl_sig in TERM KILL; do
-		kill -"$_nl_sig" "$_nl_pid" 2>/dev/null
+		kill -"$_nl_sig" "$_nl_pid" 2>/dev/null || :
 		_nl_n=0
 		while _nl_alive "$_nl_pid" && [ "$_nl_n" -lt 50 ]; do
 			sleep 0.1
@@ -137,7 +137,7 @@ ganesha_stop() {
 		done
 		_nl_alive "$_nl_pid" || break
 	done
-	wait "$_nl_pid" 2>/dev/null
+	wait "$_nl_pid" 2>/dev/null || :
 	! _nl_alive "$_nl_pid"
 }
 
