@@ -5,7 +5,9 @@
 #                                  pack, verify, inspect and mount it
 #   sh contrib/bootstrap.sh test   install what is missing, build with
 #                                  -Werror, run the whole suite, then again
-#                                  under AddressSanitizer/UBSan, then distcheck
+#                                  under AddressSanitizer/UBSan, then each
+#                                  libFuzzer target for ${FUZZ_SECONDS:-60} s
+#                                  (clang build), then distcheck
 #
 # Builds go to build/ (and build-asan/) inside the checkout; the demo pack
 # goes to ${DEMO_DIR:-/tmp/moepack-demo}.
@@ -17,10 +19,11 @@ jobs=$(nproc 2>/dev/null || echo 2)
 
 # Packages: build tools, the four libraries, and what the tests drive
 # (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks, mandoc
-# for the manual pages' lint).
+# for the manual pages' lint); clang and its runtime libraries (libFuzzer,
+# ASan, UBSan) for `make fuzz`.
 PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
 libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
-nfs-ganesha nfs-ganesha-vfs libnfs-utils"
+nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev"
 
 say() { printf '\n==> %s\n' "$*"; }
 
@@ -120,6 +123,11 @@ test)
 	run_suite build-asan || all_rc=1
 	set -- $(summarize "$top"/build-asan/tests/*.log)
 	p=$((p + $1)) f=$((f + $2))
+	# The fuzz targets are built by clang in the -Werror build's tree; a
+	# crash, leak, sanitizer report or timeout fails CI.
+	say "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
+	(cd "$top/build" && make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-60}") ||
+		{ all_rc=1; f=$((f + 1)); }
 	say "make distcheck"
 	(cd "$top/build" && make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
 		{ all_rc=1; f=$((f + 1)); }

@@ -9,6 +9,11 @@
 # page cache starts empty.  A MISS is a figure, not an error: the script
 # fails only when a tool fails or FUSE returns other bytes than the pack.
 #
+# Row 10 reads expert objects over NFSv4 from nfs-ganesha on 127.0.0.1
+# (tests/nfs_lib.sh, the shipped export) with a libnfs client
+# (tests/bench/nfsread.py) against readbench on the same objects of the
+# local mount.
+#
 # Environment: top_builddir, top_srcdir (set by make); BENCH_DIR (default
 # /tmp/moepack-bench); BENCH_ROWS (e.g. "1 2 3", default all);
 # BENCH_MOUNT_OPTS (extra moepackfs options, e.g. "-o readahead_kb=1008");
@@ -19,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
@@ -53,9 +58,9 @@ want_row() {
 	return 1
 }
 
-# Rows 3 to 7 mount; rows 1 and 2 only need the CLI.
+# Rows 3 to 7 and 10 mount; rows 1, 2, 8 and 9 only need the CLI.
 fuse_rows=no
-for n in 3 4 5 6 7; do want_row $n && fuse_rows=yes; done
+for n in 3 4 5 6 7 10; do want_row $n && fuse_rows=yes; done
 for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH"; do
 	[ -x "$tool" ] || die "$tool is not built"
 done
@@ -76,7 +81,14 @@ unmount() {
 	fi
 }
 
+. "$top_srcdir/tests/nfs_lib.sh"
+NFS_DIR=$BENCH_DIR/ganesha
+NFS_EXPORT_DIR=$MNT_DENSE
+NFS_EXAMPLE=$top_srcdir/contrib/nfs-ganesha.conf
+
 cleanup() {
+	# ganesha first: it holds the mount it exports.
+	[ -z "$GANESHA_PID" ] || ganesha_stop || say "cannot stop ganesha $GANESHA_PID"
 	unmount "$MNT_DENSE"
 	unmount "$MNT_K3"
 	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
@@ -260,7 +272,8 @@ fi
 #
 # Rows 2-6 share the dense pack and its range lists.
 #
-if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6 || want_row 9; then
+if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6 || want_row 9 ||
+	want_row 10; then
 	make_pack "$DENSE" "$DENSE_ARGS"
 	DENSE_SIZE=$(stat -c %s "$DENSE")
 	L=$BENCH_DIR/dense
@@ -408,6 +421,61 @@ if want_row 6; then
 			>>"$NOTES"
 	fi
 	rm -f "$sums"
+fi
+
+#
+# Row 10: expert objects over NFSv4 (nfs-ganesha, libnfs) against the same
+# objects read from the local mount.
+#
+if want_row 10; then
+	why=$(ganesha_missing)
+	if [ -n "$why" ]; then
+		row "10. expert objects over NFSv4 via nfs-ganesha vs local mount" "skipped" \
+			"$why" "-" "reference" "-"
+	else
+		# Every 8th object (23 of 184, 275 MB): both sides read exactly these.
+		# (libnfs cannot go faster than one connection; the point is the
+		# ratio, not a figure for a real NFS client.)
+		awk 'NR % 8 == 1' "$L.objects.fuse" >"$L.nfs.fuse"
+		awk 'NR % 8 == 1' "$L.objects.native" >"$L.nfs.native"
+		# Export-relative paths with the pack offsets, for nfsread.py -c.
+		sed "s|^$MNT_DENSE||" "$L.nfs.fuse" | cut -d' ' -f1 |
+			paste -d' ' - "$L.nfs.native" | cut -d' ' -f1,3,4 >"$L.nfs.list"
+		nfs_bytes=$(awk '{ n += $3 } END { print n }' "$L.nfs.list")
+		warm "$DENSE"
+		mount_pack "$DENSE" "$MNT_DENSE"
+		mkdir -p "$NFS_DIR"
+		ganesha_start || die "nfs-ganesha does not start: see $NFS_DIR/ganesha.log"
+		url=$(ganesha_url "")
+		# Untimed: fills FUSE's page cache for both sides and checks every
+		# byte read over NFS against the pack.
+		rb seq "$L.nfs.fuse"
+		NFS_OUT=$(python3 "$top_srcdir/tests/bench/nfsread.py" -n 1 -c "$DENSE" \
+			"$url" "$L.nfs.list") || {
+			FAILED=1
+			row "10. NFS bytes = pack bytes" "differ or unreadable" "see stderr" "-" \
+				"equal" "FAIL"
+		}
+		if [ "$FAILED" = 0 ]; then
+			for _ in 1 2 3; do
+				NFS_OUT=$(python3 "$top_srcdir/tests/bench/nfsread.py" -n 1 \
+					"$url" "$L.nfs.list") || die "nfsread.py failed"
+				kv MBps "$NFS_OUT" >>"$SAMPLES.nfs"
+				rb seq "$L.nfs.fuse"
+				sample local
+			done
+			take_median nfs
+			nfs=$MEDIAN
+			take_median local
+			row "10. 12 MiB expert objects over NFSv4 (ganesha, libnfs, 1 MiB reads) vs local mount" \
+				"$(calc "$nfs" 0) MB/s" "$(calc "$MEDIAN" 0) MB/s (local mount)" \
+				"$(calc "$nfs / $MEDIAN")" "reference" "-"
+			echo "nfs: $((nfs_bytes / 1000000)) MB per pass, $(wc -l <"$L.nfs.list") objects; both sides from FUSE's page cache; bytes over NFS checked against the pack" >>"$NOTES"
+		fi
+		ganesha_stop || say "cannot stop ganesha"
+		GANESHA_PID=
+		unmount "$MNT_DENSE"
+	fi
 fi
 
 #

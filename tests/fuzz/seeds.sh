@@ -1,0 +1,45 @@
+#!/bin/sh
+# seeds.sh MOEPACK SRCDIR OUTDIR - write the fuzz targets' seed corpora.
+#
+# Seeds are made at build time, never committed: a 1-expert demo pack with
+# 256x256 roles (the smallest mkdemo makes: 92 layers x 3 entries, a 42 KB
+# header and index), and the GGUF fixtures of tests/data/gguf.
+#
+#   OUTDIR/pack.pack, OUTDIR/pack.pack.manifest.json
+#                         the reference pack the targets check against
+#   OUTDIR/manifest/      manifests (the reference's, one with
+#                         expert_pack.sha256 and 4096 alignment, a minimal
+#                         JSON object)
+#   OUTDIR/pack/          pack heads: header and index of the reference
+#                         (what fuzz_pack reads), and its header alone
+#   OUTDIR/gguf/          the GGUF fixtures
+set -eu
+moepack=$1 srcdir=$2 out=$3
+
+rm -rf "$out.tmp"
+mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other"
+# The reference's manifest must name where it will live, so write it in place.
+abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
+abs_tmp=$(cd "$out.tmp" && pwd)
+"$moepack" mkdemo -q --out "$abs_out/pack.pack" --experts 1 --hidden 256 --inter 256 \
+	--alignment 64
+"$moepack" mkdemo -q --out "$abs_tmp/other/a.pack" --experts 1 --sparse \
+	--alignment 4096 --full-sha256
+
+# data_start: little-endian u64 at byte 32 of the header.
+head_of() {
+	ds=$(od -An -t u8 -j 32 -N 8 "$1" | tr -d ' ')
+	head -c "$ds" "$1" >"$2"
+}
+head_of "$abs_out/pack.pack" "$out.tmp/pack/seed-1-expert"
+head -c 40 "$abs_out/pack.pack" >"$out.tmp/pack/seed-header-only"
+cp "$abs_out/pack.pack.manifest.json" "$out.tmp/manifest/seed-reference.json"
+# Its path made relative to the reference: relative paths resolve against
+# the manifest's directory, which the target says is OUTDIR.
+sed "s|\"$abs_tmp/other/a.pack\"|\"pack.pack\"|" "$out.tmp/other/a.pack.manifest.json" \
+	>"$out.tmp/manifest/seed-full-sha256.json"
+printf '{}' >"$out.tmp/manifest/seed-empty-object.json"
+cp "$srcdir"/tests/data/gguf/*.gguf "$out.tmp/gguf/"
+rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf"
+mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out/"
+rmdir "$out.tmp"
