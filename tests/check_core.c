@@ -26,6 +26,7 @@
 #include "jsonstr.h"
 #include "pack.h"
 #include "quant.h"
+#include "readahead.h"
 #include "text.h"
 
 /* FIPS 180-2 test vectors */
@@ -284,6 +285,123 @@ START_TEST(test_sha256_fd_matches_buf)
 	ck_assert_int_eq(mp_sha256_fd(fd, 0, path, NULL, NULL, d, &err), MP_OK);
 	hex_of(d, hex);
 	ck_assert_str_eq(hex, SHA256_EMPTY);
+	close(fd);
+	free(data);
+	fx_rmtree(dir);
+}
+END_TEST
+
+/* What a readahead consumer saw: the bytes in order, and where they came from. */
+struct ra_log {
+	const unsigned char *want;   /* the file's bytes */
+	uint64_t next;               /* next expected pos */
+	uint64_t calls;
+	uint64_t max_len;
+	int bad;                     /* a gap, an overlap or a wrong byte */
+	uint64_t fail_at;            /* fail when this pos arrives (0: never) */
+	struct progress_log prog;
+};
+
+static enum mp_err ra_consume(const unsigned char *buf, size_t len, uint64_t pos,
+			      void *arg, struct mp_error *err)
+{
+	struct ra_log *l = arg;
+
+	if (l->fail_at && pos >= l->fail_at)
+		return mp_fail(err, MP_E_NOMEM, "consumer stops at %llu",
+			       (unsigned long long)pos);
+	if (pos != l->next || len == 0 || memcmp(buf, l->want + pos, len) != 0)
+		l->bad = 1;
+	l->next = pos + len;
+	l->calls++;
+	if (len > l->max_len)
+		l->max_len = len;
+	return MP_OK;
+}
+
+static void ra_progress(uint64_t done, uint64_t total, void *arg)
+{
+	log_progress(done, total, &((struct ra_log *)arg)->prog);
+}
+
+START_TEST(test_readahead_ring)
+{
+	/* many times the ring, so that every slot is reused many times */
+	const size_t len = (3u << 20) + 4321;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct mp_readahead_opts ro = {.buf_size = 4096 + 7, .nbufs = 3,
+				       .progress = ra_progress};
+	struct mp_error err = {0};
+	struct ra_log l = {0};
+	unsigned char *data;
+	int fd;
+
+	fx_mkdtemp(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/blob", dir);
+	data = make_file(path, len);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+
+	l.want = data;
+	ro.progress_arg = &l;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, &ro, ra_consume, &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len);
+	ck_assert_uint_eq(l.max_len, 4096 + 7);
+	ck_assert_uint_eq(l.calls, (len + 4096 + 6) / (4096 + 7));
+	ck_assert_uint_eq(l.prog.last_done, len);
+	ck_assert_uint_eq(l.prog.last_total, len);
+	ck_assert_int_eq(l.prog.went_backwards, 0);
+
+	/* a range inside the file: positions are absolute, progress relative */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	l.next = 1000;
+	ro.progress_arg = &l;
+	ck_assert_int_eq(mp_readahead(fd, 1000, 1000 + 50000, path, &ro, ra_consume,
+				      &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, 51000);
+	ck_assert_uint_eq(l.prog.last_done, 50000);
+	ck_assert_uint_eq(l.prog.last_total, 50000);
+
+	/* the default ring, and a range that fits one buffer (no thread) */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len);
+	ck_assert_uint_eq(l.max_len, MP_READAHEAD_BUF);
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, 77, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_uint_eq(l.calls, 1);
+	ck_assert_int_eq(l.bad, 0);
+	/* an empty range calls nothing */
+	memset(&l, 0, sizeof l);
+	ck_assert_int_eq(mp_readahead(fd, 5, 5, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_uint_eq(l.calls, 0);
+
+	/* a consumer that fails stops the read with its own error, at once */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	l.fail_at = 100000;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, &ro, ra_consume, &l, &err),
+			 MP_E_NOMEM);
+	fx_assert_err(&err, MP_E_NOMEM, "consumer stops at");
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_lt(l.next, 100000 + 4096 + 7);
+
+	/* a file shorter than the range: the bytes before are consumed, then
+	 * an I/O error naming the path and where the file ends */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, len + 10, path, &ro, ra_consume, &l, &err),
+			 MP_E_PACK_IO);
+	fx_assert_err(&err, MP_E_PACK_IO, path);
+	ck_assert_ptr_nonnull(strstr(err.msg, "file ends at byte"));
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len / (4096 + 7) * (4096 + 7));
 	close(fd);
 	free(data);
 	fx_rmtree(dir);
@@ -829,6 +947,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_sha256_hex_check);
 	tcase_add_test(tc, test_sha256_fd_matches_buf);
 	tcase_add_test(tc, test_sha256_fd_short_file);
+	tcase_add_test(tc, test_readahead_ring);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quant");

@@ -1,0 +1,58 @@
+/*
+ * readahead.h - read a file range front to back on a second thread.
+ *
+ * A reader thread pread()s the range into a small ring of buffers while
+ * the calling thread hands each filled buffer, in file order, to a
+ * consumer callback (SHA-256, the payload scan, both).  On two cores the
+ * copy out of the page cache and the consumer's work overlap, and each
+ * buffer is small enough (1 MiB) to be consumed while it is still in the
+ * cache it was written to: one large buffer far bigger than the cache,
+ * filled and then hashed, costs the kernel's copy on top of the hash.
+ *
+ * The engine knows nothing of what the bytes are.  A writer that wants the
+ * digest of what it wrote (a pack builder) can run it over its output
+ * range once written, or over each finished part: the consumer gets the
+ * bytes and their absolute offset, and may stop the read by failing.
+ *
+ * Memory: nbufs * buf_size, allocated once per call, whatever the range.
+ */
+#ifndef MOEPACK_READAHEAD_H
+#define MOEPACK_READAHEAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "errors.h"
+#include "pack.h"
+
+#define MP_READAHEAD_BUF (1u << 20)
+#define MP_READAHEAD_NBUFS 4u
+
+/*
+ * Called on the caller's thread with bytes [pos, pos + len) of the file,
+ * in order, each exactly once; len > 0.  Return MP_OK to go on; anything
+ * else (with *err filled) stops the read, and mp_readahead returns it.
+ */
+typedef enum mp_err (*mp_readahead_fn)(const unsigned char *buf, size_t len,
+				       uint64_t pos, void *arg,
+				       struct mp_error *err);
+
+struct mp_readahead_opts {
+	size_t buf_size;          /* 0: MP_READAHEAD_BUF */
+	unsigned nbufs;           /* 0: MP_READAHEAD_NBUFS; at least 2 */
+	mp_progress_fn progress;  /* may be NULL: bytes done of end - start */
+	void *progress_arg;
+};
+
+/*
+ * Feed bytes [start, end) of fd to fn.  A read error, or a file that ends
+ * before `end`, gives MP_E_PACK_IO with a message naming `what` (a path,
+ * or "pack PATH") and the byte; bytes before it have been consumed.  Out
+ * of memory is MP_E_NOMEM.  When no thread can be started the same work
+ * is done on the calling thread, without the overlap.  opts may be NULL.
+ */
+enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
+			 const struct mp_readahead_opts *opts,
+			 mp_readahead_fn fn, void *arg, struct mp_error *err);
+
+#endif
