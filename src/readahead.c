@@ -3,9 +3,9 @@
  *
  * Slots are filled in ring order by the reader and emptied in the same
  * order by the consumer, so each side only waits on the state of the one
- * slot it needs next.  One mutex guards every slot's state: at 1 MiB a
- * slot, a 2 GB pack is about 2000 hand-overs, and an uncontended lock is
- * nothing next to hashing a megabyte.
+ * slot it needs next.  One mutex guards every slot's state: at 4 MiB a
+ * slot, a 2 GB pack is about 520 hand-overs, and an uncontended lock is
+ * nothing next to hashing megabytes.
  */
 #include "config.h"
 

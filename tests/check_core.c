@@ -326,8 +326,8 @@ static void ra_progress(uint64_t done, uint64_t total, void *arg)
 
 START_TEST(test_readahead_ring)
 {
-	/* many times the ring, so that every slot is reused many times */
-	const size_t len = (3u << 20) + 4321;
+	/* many times the small ring below, and more than two default buffers */
+	const size_t len = (9u << 20) + 4321;
 	char dir[PATH_MAX], path[PATH_MAX + 16];
 	struct mp_readahead_opts ro = {.buf_size = 4096 + 7, .nbufs = 3,
 				       .progress = ra_progress};
