@@ -1,5 +1,5 @@
 /*
- * readahead.c - a reader thread and a ring of buffers (see readahead.h).
+ * readahead.c - a filling thread and a ring of buffers (see readahead.h).
  *
  * Slots are filled in ring order by the reader and emptied in the same
  * order by the consumer, so each side only waits on the state of the one
@@ -31,9 +31,9 @@ struct slot {
 };
 
 struct ring {
-	int fd;
 	uint64_t start, end;
-	const char *what;
+	mp_ring_fill_fn fill;
+	void *fill_arg;
 	size_t buf_size;
 	unsigned nbufs;
 	struct slot *slots;
@@ -42,27 +42,34 @@ struct ring {
 	bool stop;                /* the consumer gave up: the reader ends */
 };
 
-/* Fill one buffer with bytes [pos, pos + len), retrying short reads. */
-static enum mp_err read_full(int fd, unsigned char *buf, size_t len, uint64_t pos,
-			     uint64_t end, const char *what, struct mp_error *err)
+/* pread() as a filling side: the whole piece, retrying short reads. */
+struct file_src {
+	int fd;
+	uint64_t end;
+	const char *what;
+};
+
+static enum mp_err read_full(unsigned char *buf, size_t len, uint64_t pos, void *arg,
+			     struct mp_error *err)
 {
+	const struct file_src *f = arg;
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t got = pread(fd, buf + done, len - done, (off_t)(pos + done));
+		ssize_t got = pread(f->fd, buf + done, len - done, (off_t)(pos + done));
 
 		if (got < 0 && errno == EINTR)
 			continue;
 		if (got < 0)
 			return mp_fail(err, MP_E_PACK_IO, "cannot read %s at byte %llu: %s",
-				       what, (unsigned long long)(pos + done),
+				       f->what, (unsigned long long)(pos + done),
 				       strerror(errno));
 		if (got == 0)
 			return mp_fail(err, MP_E_PACK_IO,
 				       "cannot read %s: file ends at byte %llu, "
-				       "expected %llu", what,
+				       "expected %llu", f->what,
 				       (unsigned long long)(pos + done),
-				       (unsigned long long)end);
+				       (unsigned long long)f->end);
 		done += (size_t)got;
 	}
 	return MP_OK;
@@ -95,7 +102,8 @@ static void *reader(void *arg)
 		/* the slot is the reader's alone until it is marked full */
 		s->pos = pos;
 		s->len = len;
-		s->rc = read_full(r->fd, s->buf, len, pos, r->end, r->what, &s->err);
+		memset(&s->err, 0, sizeof s->err);
+		s->rc = r->fill(s->buf, len, pos, r->fill_arg, &s->err);
 
 		pthread_mutex_lock(&r->lock);
 		s->state = SLOT_FULL;
@@ -124,7 +132,7 @@ static enum mp_err run_inline(struct ring *r, const struct mp_readahead_opts *o,
 	for (uint64_t pos = r->start; pos < r->end;) {
 		size_t len = piece(r, pos);
 
-		if ((rc = read_full(r->fd, buf, len, pos, r->end, r->what, err)) ||
+		if ((rc = r->fill(buf, len, pos, r->fill_arg, err)) ||
 		    (rc = fn(buf, len, pos, arg, err)))
 			return rc;
 		pos += len;
@@ -172,13 +180,15 @@ static enum mp_err run_threaded(struct ring *r, pthread_t thread,
 	return rc;
 }
 
-enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
-			 const struct mp_readahead_opts *opts,
-			 mp_readahead_fn fn, void *arg, struct mp_error *err)
+enum mp_err mp_ring_run(uint64_t start, uint64_t end,
+			const struct mp_readahead_opts *opts,
+			mp_ring_fill_fn fill, void *fill_arg,
+			mp_readahead_fn consume, void *consume_arg,
+			struct mp_error *err)
 {
 	static const struct mp_readahead_opts none;
 	const struct mp_readahead_opts *o = opts ? opts : &none;
-	struct ring r = {.fd = fd, .start = start, .end = end, .what = what};
+	struct ring r = {.start = start, .end = end, .fill = fill, .fill_arg = fill_arg};
 	unsigned char *mem = NULL;
 	enum mp_err rc;
 	pthread_t thread;
@@ -197,11 +207,11 @@ enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 	if (!r.slots || r.buf_size > SIZE_MAX / r.nbufs ||
 	    posix_memalign((void **)&mem, MP_PAGE, r.buf_size * r.nbufs) != 0) {
 		free(r.slots);
-		return mp_fail(err, MP_E_NOMEM, "out of memory reading %s", what);
+		return mp_fail(err, MP_E_NOMEM, "out of memory for a %u x %zu byte ring",
+			       r.nbufs, r.buf_size);
 	}
 	for (unsigned i = 0; i < r.nbufs; i++)
 		r.slots[i].buf = mem + (size_t)i * r.buf_size;
-	posix_fadvise(fd, (off_t)start, (off_t)(end - start), POSIX_FADV_SEQUENTIAL);
 
 	threaded = r.nbufs > 1 && pthread_mutex_init(&r.lock, NULL) == 0;
 	if (threaded && pthread_cond_init(&r.filled, NULL) != 0) {
@@ -220,14 +230,26 @@ enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 		threaded = false;
 	}
 	if (threaded) {
-		rc = run_threaded(&r, thread, o, fn, arg, err);
+		rc = run_threaded(&r, thread, o, consume, consume_arg, err);
 		pthread_cond_destroy(&r.emptied);
 		pthread_cond_destroy(&r.filled);
 		pthread_mutex_destroy(&r.lock);
 	} else {
-		rc = run_inline(&r, o, fn, arg, err);
+		rc = run_inline(&r, o, consume, consume_arg, err);
 	}
 	free(mem);
 	free(r.slots);
 	return rc;
+}
+
+enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
+			 const struct mp_readahead_opts *opts,
+			 mp_readahead_fn fn, void *arg, struct mp_error *err)
+{
+	struct file_src f = {.fd = fd, .end = end, .what = what};
+
+	if (start < end)
+		posix_fadvise(fd, (off_t)start, (off_t)(end - start),
+			      POSIX_FADV_SEQUENTIAL);
+	return mp_ring_run(start, end, opts, read_full, &f, fn, arg, err);
 }

@@ -11,10 +11,12 @@
  * a busy machine; 1 MiB buffers measured no better and hand over four
  * times as often (each hand-over may wait for the scheduler).
  *
- * The engine knows nothing of what the bytes are.  A writer that wants the
- * digest of what it wrote (a pack builder) can run it over its output
- * range once written, or over each finished part: the consumer gets the
- * bytes and their absolute offset, and may stop the read by failing.
+ * The engine knows nothing of what the bytes are: mp_ring_run() takes the
+ * filling side as a callback too, so a writer can overlap producing bytes
+ * with hashing them (a pack builder with --full-sha256: its fill callback
+ * generates or copies the next piece and writes it out, the consume
+ * callback hashes it).  mp_readahead() is that engine with pread() as the
+ * filling side.
  *
  * Memory: nbufs * buf_size, allocated once per call, whatever the range.
  */
@@ -39,6 +41,16 @@ typedef enum mp_err (*mp_readahead_fn)(const unsigned char *buf, size_t len,
 				       uint64_t pos, void *arg,
 				       struct mp_error *err);
 
+/*
+ * The filling side of mp_ring_run(): put bytes [pos, pos + len) into buf
+ * (len > 0, at most the buffer size), in order.  Runs on the second
+ * thread (or the caller's, when no thread can be started), never at the
+ * same time as itself.  Anything but MP_OK ends the run after the pieces
+ * before it have been consumed, and mp_ring_run returns it.
+ */
+typedef enum mp_err (*mp_ring_fill_fn)(unsigned char *buf, size_t len, uint64_t pos,
+				       void *arg, struct mp_error *err);
+
 struct mp_readahead_opts {
 	size_t buf_size;          /* 0: MP_READAHEAD_BUF */
 	unsigned nbufs;           /* 0: MP_READAHEAD_NBUFS; at least 2 */
@@ -56,5 +68,16 @@ struct mp_readahead_opts {
 enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 			 const struct mp_readahead_opts *opts,
 			 mp_readahead_fn fn, void *arg, struct mp_error *err);
+
+/*
+ * The general engine: bytes [start, end) made by fill on the second thread
+ * and handed to consume on the caller's, in order, through the ring.
+ * Returns the first failure of either side, MP_E_NOMEM, or MP_OK.
+ */
+enum mp_err mp_ring_run(uint64_t start, uint64_t end,
+			const struct mp_readahead_opts *opts,
+			mp_ring_fill_fn fill, void *fill_arg,
+			mp_readahead_fn consume, void *consume_arg,
+			struct mp_error *err);
 
 #endif

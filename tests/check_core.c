@@ -408,6 +408,95 @@ START_TEST(test_readahead_ring)
 }
 END_TEST
 
+/* A writer's side of the ring: bytes made from their position. */
+struct ring_src {
+	uint64_t fail_at;           /* fail when this pos is asked for (0: never) */
+	uint64_t filled;            /* bytes made */
+	uint64_t next;
+	int out_of_order;
+};
+
+static unsigned char byte_at(uint64_t pos)
+{
+	return (unsigned char)((pos * 2654435761u) >> 13);
+}
+
+static enum mp_err ring_fill(unsigned char *buf, size_t len, uint64_t pos, void *arg,
+			     struct mp_error *err)
+{
+	struct ring_src *src = arg;
+
+	if (src->fail_at && pos >= src->fail_at)
+		return mp_fail(err, MP_E_PACK_IO, "cannot make byte %llu",
+			       (unsigned long long)pos);
+	if (pos != src->next)
+		src->out_of_order = 1;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = byte_at(pos + i);
+	src->next = pos + len;
+	src->filled += len;
+	return MP_OK;
+}
+
+struct ring_sink {
+	uint64_t next, consumed, fail_at;
+	int bad;
+};
+
+static enum mp_err ring_consume(const unsigned char *buf, size_t len, uint64_t pos,
+				void *arg, struct mp_error *err)
+{
+	struct ring_sink *k = arg;
+
+	if (k->fail_at && pos >= k->fail_at)
+		return mp_fail(err, MP_E_NOMEM, "sink full at %llu", (unsigned long long)pos);
+	if (pos != k->next)
+		k->bad = 1;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != byte_at(pos + i))
+			k->bad = 1;
+	k->next = pos + len;
+	k->consumed += len;
+	return MP_OK;
+}
+
+START_TEST(test_ring_with_a_writer)
+{
+	struct mp_readahead_opts ro = {.buf_size = 1000, .nbufs = 2};
+	struct mp_error err = {0};
+	struct ring_src src = {.next = 5};
+	struct ring_sink sink = {.next = 5};
+
+	/* every byte made once, consumed once, in order */
+	ck_assert_int_eq(mp_ring_run(5, 5 + 123457, &ro, ring_fill, &src, ring_consume,
+				     &sink, &err), MP_OK);
+	ck_assert_int_eq(src.out_of_order, 0);
+	ck_assert_int_eq(sink.bad, 0);
+	ck_assert_uint_eq(src.filled, 123457);
+	ck_assert_uint_eq(sink.consumed, 123457);
+
+	/* the filling side fails: what came before is consumed, then its error */
+	memset(&src, 0, sizeof src);
+	memset(&sink, 0, sizeof sink);
+	src.fail_at = 50000;
+	ck_assert_int_eq(mp_ring_run(0, 123457, &ro, ring_fill, &src, ring_consume, &sink,
+				     &err), MP_E_PACK_IO);
+	fx_assert_err(&err, MP_E_PACK_IO, "cannot make byte 50000");
+	ck_assert_int_eq(sink.bad, 0);
+	ck_assert_uint_eq(sink.consumed, 50000);
+
+	/* the consuming side fails: the filling side stops within the ring */
+	memset(&src, 0, sizeof src);
+	memset(&sink, 0, sizeof sink);
+	sink.fail_at = 20000;
+	ck_assert_int_eq(mp_ring_run(0, 10000000, &ro, ring_fill, &src, ring_consume,
+				     &sink, &err), MP_E_NOMEM);
+	fx_assert_err(&err, MP_E_NOMEM, "sink full at 20000");
+	ck_assert_uint_eq(sink.consumed, 20000);
+	ck_assert_uint_le(src.filled, 20000 + 3 * 1000);
+}
+END_TEST
+
 START_TEST(test_sha256_fd_short_file)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
@@ -948,6 +1037,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_sha256_fd_matches_buf);
 	tcase_add_test(tc, test_sha256_fd_short_file);
 	tcase_add_test(tc, test_readahead_ring);
+	tcase_add_test(tc, test_ring_with_a_writer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quant");
