@@ -851,6 +851,7 @@ static int prepare_fs(struct daemon *d)
 		.verify = d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
 					 : (pack->full_checked ? "full" : "index"),
 		.full_digest_checked = pack->full_checked,
+		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
 		.generation = fs->tree.generation,
 		.mounted_at = time(NULL),

@@ -684,6 +684,7 @@ START_TEST(test_status_fresh)
 			 "/data/kimi.pack");
 	ck_assert_str_eq(json_string_value(json_object_get(root, "verify")), "index");
 	ck_assert(json_is_false(json_object_get(root, "full_digest_checked")));
+	ck_assert(json_is_false(json_object_get(root, "dequant")));
 	ck_assert_uint_eq(json_array_size(json_object_get(root, "warnings")), 2);
 	ck_assert_str_eq(json_string_value(json_array_get(
 				 json_object_get(root, "warnings"), 1)), "second");
@@ -691,6 +692,13 @@ START_TEST(test_status_fresh)
 	ck_assert_uint_eq(json_array_size(layers), 3);
 	ck_assert_int_eq(geti(json_array_get(layers, 2), "layer"), 3);
 	ck_assert_int_eq(geti(json_array_get(layers, 2), "reads"), 0);
+	json_decref(root);
+	/* -o dequant and the payload scan are said */
+	info.dequant = true;
+	info.verify = "full+payload";
+	root = render(&s, &info);
+	ck_assert(json_is_true(json_object_get(root, "dequant")));
+	ck_assert_str_eq(json_string_value(json_object_get(root, "verify")), "full+payload");
 	ck_assert_uint_eq(json_array_size(json_object_get(root, "hottest_experts")), 0);
 	ck_assert_int_eq(geti(json_object_get(root, "counters"), "reads"), 0);
 	json_decref(root);
