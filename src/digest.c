@@ -3,12 +3,10 @@
 
 #include "digest.h"
 
-#include <errno.h>
-#include <fcntl.h>
+#include "readahead.h"
+
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -75,52 +73,28 @@ int mp_is_sha256_hex(const char *s)
 	return i == 2 * MP_SHA256_LEN;
 }
 
-/*
- * 8 MiB reads: large enough that syscall cost vanishes next to hashing,
- * small enough to stay in L2/L3-friendly territory.
- */
-#define DIGEST_CHUNK (8u << 20)
+static enum mp_err hash_piece(const unsigned char *buf, size_t len, uint64_t pos,
+			      void *arg, struct mp_error *err)
+{
+	mp_sha256_update(arg, buf, len);
+	return MP_OK;
+}
 
+/* The read goes on a second thread (readahead.h): the wall time is the
+ * hash's alone. */
 enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
 			 mp_progress_fn progress, void *arg,
 			 unsigned char out[MP_SHA256_LEN], struct mp_error *err)
 {
+	struct mp_readahead_opts ro = {.progress = progress, .progress_arg = arg};
 	struct mp_sha256 *h = mp_sha256_new();
-	unsigned char *buf = malloc(DIGEST_CHUNK);
-	enum mp_err rc = MP_OK;
-	uint64_t done = 0;
+	enum mp_err rc;
 
-	if (!h || !buf) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
-		goto out;
-	}
-	posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-	while (done < size) {
-		size_t want = size - done < DIGEST_CHUNK ? (size_t)(size - done) : DIGEST_CHUNK;
-		ssize_t got = pread(fd, buf, want, (off_t)done);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
-			rc = mp_fail(err, MP_E_PACK_IO, "cannot read %s at byte %llu: %s", what,
-				     (unsigned long long)done, strerror(errno));
-			goto out;
-		}
-		if (got == 0) {
-			rc = mp_fail(err, MP_E_PACK_IO,
-				     "cannot read %s: file ends at byte %llu, expected %llu",
-				     what, (unsigned long long)done, (unsigned long long)size);
-			goto out;
-		}
-		mp_sha256_update(h, buf, (size_t)got);
-		done += (uint64_t)got;
-		if (progress)
-			progress(done, size, arg);
-	}
-	if (progress && size == 0)
-		progress(0, 0, arg);
-	mp_sha256_final(h, out);
-out:
-	free(buf);
+	if (!h)
+		return mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
+	rc = mp_readahead(fd, 0, size, what, &ro, hash_piece, h, err);
+	if (rc == MP_OK)
+		mp_sha256_final(h, out);
 	mp_sha256_free(h);
 	return rc;
 }

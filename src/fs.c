@@ -35,6 +35,14 @@
  * pages of every file holding pack bytes, so cached reads and mapped pages
  * fault back here and get EIO.
  *
+ * The .f32 files of -o dequant are computed: a read decodes only the
+ * super-blocks that its range touches (256 floats, 1 KiB, each) from a
+ * pread() of their quantized bytes into one buffer of the request's size
+ * plus two blocks, freed before the reply returns.  Nothing is cached in
+ * the daemon and nothing is kept per file: the kernel's page cache keeps
+ * what was read, memory is bounded by the largest request times the
+ * number of threads, and mmap works as for any cached file.
+ *
  * Everything else (manifests, status.json) is small and answered from
  * memory with fuse_reply_buf(); status.json from a snapshot that the
  * watcher renders anew once a second.  Files are never opened in the daemon
@@ -58,6 +66,8 @@
 #include <syslog.h>
 #include <unistd.h>
 
+#include "dequant.h"
+#include "quant.h"
 #include "text.h"
 
 #define XATTR_PREFIX "user.moepack."
@@ -95,6 +105,15 @@ static void payload_range(const struct mp_fs *fs, const struct mp_node *n,
 	}
 }
 
+/* Bytes of float32 a role decodes to: 256 floats per super-block. */
+static uint64_t f32_size(const struct mp_fs *fs, enum mp_role role)
+{
+	const struct mp_role_info *ri = &fs->pack->m.roles[role];
+	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
+
+	return ri->expert_bytes / qt->block_bytes * MP_QK_K * sizeof(float);
+}
+
 static uint64_t node_size(const struct mp_fs *fs, const struct mp_node *n)
 {
 	uint64_t offset, nbytes;
@@ -110,6 +129,8 @@ static uint64_t node_size(const struct mp_fs *fs, const struct mp_node *n)
 	case MP_NODE_OBJECT:
 		payload_range(fs, n, &offset, &nbytes);
 		return nbytes;
+	case MP_NODE_F32:
+		return f32_size(fs, n->role);
 	default:
 		return STATUS_FILE_SIZE;
 	}
@@ -611,6 +632,91 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	fuse_reply_data(req, &bv, 0);
 }
 
+/* True while the pack's bytes are still the validated ones up to `end`. */
+static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
+{
+	struct stat st;
+
+	return !atomic_load(&fs->changed) && fstat(fs->pack->fd, &st) == 0 &&
+	       mp_fs_pack_unchanged(fs, &st) && (uint64_t)st.st_size >= end;
+}
+
+#define F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
+
+/*
+ * Bytes [off, off + size) of a role's float32 view: read the quantized
+ * blocks that hold them, decode those blocks, reply with the slice.  The
+ * buffer is the request's size plus at most two partial blocks (floats)
+ * and the quantized bytes (about a tenth of that): the kernel's largest
+ * read bounds it, whatever the file or the access pattern.
+ */
+static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+		      size_t size, off_t off)
+{
+	const struct mp_role_info *ri = &fs->pack->m.roles[n->role];
+	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
+	uint64_t start, qbytes, first, nblocks, pos;
+	size_t raw_len, done = 0;
+	unsigned char *mem, *raw;
+	float *out;
+
+	if (!clip_read(req, f32_size(fs, n->role), &size, off))
+		return;
+	first = (uint64_t)off / F32_BLOCK_BYTES;
+	nblocks = ((uint64_t)off + size - 1) / F32_BLOCK_BYTES - first + 1;
+	mp_pack_role_range(fs->pack, n->object, n->role, &start, &qbytes);
+	pos = start + first * qt->block_bytes;
+	raw_len = (size_t)nblocks * qt->block_bytes;
+
+	if (!pack_still_valid(fs, pos + raw_len)) {
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	/* floats first: malloc's alignment is theirs */
+	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
+	if (!mem) {
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	out = (float *)(void *)mem;
+	raw = mem + (size_t)nblocks * F32_BLOCK_BYTES;
+	while (done < raw_len) {
+		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
+				    (off_t)(pos + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+	}
+	/* a change that raced the read: its bytes may be the new ones */
+	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
+		free(mem);
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		return;
+	}
+	mp_dequant(qt, raw, out, (size_t)nblocks);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	/* the files are little-endian, as `moepack dump --f32` writes them */
+	for (size_t i = 0; i < (size_t)nblocks * MP_QK_K; i++) {
+		uint32_t u;
+
+		memcpy(&u, &out[i], sizeof u);
+		u = __builtin_bswap32(u);
+		memcpy(&out[i], &u, sizeof u);
+	}
+#endif
+	mp_stats_count_object(&fs->stats, n->object, raw_len);
+	mp_stats_count_reply(&fs->stats, false);
+	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),
+		       size);
+	free(mem);
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -642,6 +748,9 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		payload_range(fs, &n, &start, &len);
 		reply_pack_range(req, fs, &n, start, len, size, off);
 		return;
+	case MP_NODE_F32:
+		reply_f32(req, fs, &n, size, off);
+		return;
 	default:
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -660,6 +769,9 @@ enum xattr_id {
 	XA_EXPERT,
 	XA_LAYER,
 	XA_GENERATION,
+	XA_SOURCE_DTYPE,  /* .f32 files: what they are decoded from */
+	XA_SOURCE_OFFSET,
+	XA_SOURCE_NBYTES,
 	XA_COUNT,
 };
 
@@ -667,7 +779,30 @@ static const char *const xattr_names[XA_COUNT] = {
 	XATTR_PREFIX "dtype",  XATTR_PREFIX "dtype_id", XATTR_PREFIX "shape",
 	XATTR_PREFIX "offset", XATTR_PREFIX "nbytes",   XATTR_PREFIX "tensor",
 	XATTR_PREFIX "expert", XATTR_PREFIX "layer",    XATTR_PREFIX "generation",
+	XATTR_PREFIX "source_dtype", XATTR_PREFIX "source_offset",
+	XATTR_PREFIX "source_nbytes",
 };
+
+/*
+ * Role and object files carry the first nine; an .f32 file all but
+ * "offset" (its bytes are nowhere in the pack), with dtype F32 and its
+ * source's dtype, offset and size as source_*.
+ */
+static bool xattr_applies(enum mp_node_kind kind, enum xattr_id id)
+{
+	switch (kind) {
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		return id < XA_SOURCE_DTYPE;
+	case MP_NODE_F32:
+		return id != XA_OFFSET;
+	default:
+		return false;
+	}
+}
+
+/* GGML's type id of F32. */
+#define GGML_TYPE_F32_ID 0
 
 /* Longest value: the object's three tensor names or shapes (each in GGUF
  * ne[] order, the row length first, as the manifest has them). */
@@ -709,8 +844,10 @@ static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
 {
 	const struct mp_pack *pack = fs->pack;
 	uint32_t layer = pack->m.layer_ids[n->layer_index];
-	unsigned first = n->kind == MP_NODE_ROLE ? n->role : 0;
-	unsigned last = n->kind == MP_NODE_ROLE ? n->role : MP_ROLE_COUNT - 1;
+	bool one = n->kind == MP_NODE_ROLE || n->kind == MP_NODE_F32;
+	unsigned first = one ? n->role : 0;
+	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
+	bool f32 = n->kind == MP_NODE_F32;
 	uint64_t offset, nbytes;
 	size_t len = 0;
 	char tensor[MP_TREE_NAME_MAX];
@@ -718,11 +855,19 @@ static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
 	buf[0] = '\0';
 	switch (id) {
 	case XA_DTYPE:
+		if (f32) {
+			append(buf, cap, &len, "F32");
+			break;
+		}
 		for (unsigned r = first; r <= last; r++)
 			append(buf, cap, &len, "%s%s", r > first ? "," : "",
 			       pack->m.roles[r].dtype);
 		break;
 	case XA_DTYPE_ID:
+		if (f32) {
+			append(buf, cap, &len, "%d", GGML_TYPE_F32_ID);
+			break;
+		}
 		for (unsigned r = first; r <= last; r++)
 			append(buf, cap, &len, "%s%d", r > first ? "," : "",
 			       pack->m.roles[r].dtype_id);
@@ -742,8 +887,20 @@ static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
 		append(buf, cap, &len, "%" PRIu64, offset);
 		break;
 	case XA_NBYTES:
+		if (f32) {
+			append(buf, cap, &len, "%" PRIu64, f32_size(fs, n->role));
+			break;
+		}
 		payload_range(fs, n, &offset, &nbytes);
 		append(buf, cap, &len, "%" PRIu64, nbytes);
+		break;
+	case XA_SOURCE_DTYPE:
+		append(buf, cap, &len, "%s", pack->m.roles[n->role].dtype);
+		break;
+	case XA_SOURCE_OFFSET:
+	case XA_SOURCE_NBYTES:
+		mp_pack_role_range(pack, n->object, n->role, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, id == XA_SOURCE_OFFSET ? offset : nbytes);
 		break;
 	case XA_TENSOR:
 		for (unsigned r = first; r <= last; r++) {
@@ -765,11 +922,6 @@ static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
 		break;
 	}
 	return len;
-}
-
-static bool has_xattrs(enum mp_node_kind kind)
-{
-	return kind == MP_NODE_ROLE || kind == MP_NODE_OBJECT;
 }
 
 /* The getxattr/listxattr size protocol: 0 asks for the size. */
@@ -794,15 +946,14 @@ static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (has_xattrs(n.kind)) {
-		for (int id = 0; id < XA_COUNT; id++) {
-			if (strcmp(name, xattr_names[id]) == 0) {
-				size_t len = xattr_value(fs, &n, (enum xattr_id)id,
-							 value, sizeof value);
+	for (int id = 0; id < XA_COUNT; id++) {
+		if (xattr_applies(n.kind, (enum xattr_id)id) &&
+		    strcmp(name, xattr_names[id]) == 0) {
+			size_t len = xattr_value(fs, &n, (enum xattr_id)id, value,
+						 sizeof value);
 
-				reply_xattr_bytes(req, value, len, size);
-				return;
-			}
+			reply_xattr_bytes(req, value, len, size);
+			return;
 		}
 	}
 	fuse_reply_err(req, ENODATA);
@@ -819,13 +970,13 @@ static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
-	if (has_xattrs(n.kind)) {
-		for (int id = 0; id < XA_COUNT; id++) {
-			size_t l = strlen(xattr_names[id]) + 1;
+	for (int id = 0; id < XA_COUNT; id++) {
+		size_t l = strlen(xattr_names[id]) + 1;
 
-			memcpy(names + len, xattr_names[id], l);
-			len += l;
-		}
+		if (!xattr_applies(n.kind, (enum xattr_id)id))
+			continue;
+		memcpy(names + len, xattr_names[id], l);
+		len += l;
 	}
 	reply_xattr_bytes(req, names, len, size);
 }
@@ -1066,8 +1217,8 @@ static void report_change(const struct mp_fs *fs, const struct mp_status_change 
 
 /*
  * Drop the kernel's pages of every file that may hold pack bytes: the
- * whole-pack file, then every role and object file (their inode numbers
- * are one range).  -ENOENT (an inode the kernel does not know) is the
+ * whole-pack file, then every role and object file and every .f32 file
+ * decoded from them (their inode numbers are one range, to the end).  -ENOENT (an inode the kernel does not know) is the
  * common answer and fine.  Bounded by the tree; given up on at unmount.
  */
 static void invalidate_pack_files(struct mp_fs *fs)

@@ -30,6 +30,7 @@
 
 #include "manifest.h"
 #include "progress.h"
+#include "scan.h"
 #include "text.h"
 
 #define PROG "moepackfs"
@@ -52,7 +53,11 @@ static const char usage_text[] =
 	"  -o expect_layers=N      require model.num_hidden_layers to be N\n"
 	"  -o expect_experts=N     require model.num_experts to be N\n"
 	"  -o config=FILE          require model.config_sha256 to be FILE's SHA-256\n"
-	"  -o verify=index|full    full also checks expert_pack.sha256 (default index)\n"
+	"  -o verify=MODE          index (default), full (also expert_pack.sha256),\n"
+	"                          payload (the payload scan of `moepack verify\n"
+	"                          --payload`) or full+payload (both, one read)\n"
+	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
+	"                          decoded on read) beside each expert's roles\n"
 	"  -o client_root=PATH     where clients see the mount, for\n"
 	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
 	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
@@ -84,6 +89,8 @@ struct options {
 	uint64_t expect_layers;
 	uint64_t expect_experts;
 	bool full;
+	bool payload;             /* -o verify=payload: the scan before mounting */
+	bool dequant;             /* -o dequant: the .f32 files */
 	bool readahead_given;
 	unsigned readahead_kb;
 	bool uid_given, gid_given;
@@ -102,6 +109,7 @@ enum {
 	KEY_EXPECT_EXPERTS,
 	KEY_CONFIG,
 	KEY_VERIFY,
+	KEY_DEQUANT,
 	KEY_CLIENT_ROOT,
 	KEY_READAHEAD,
 	KEY_UID,
@@ -121,6 +129,7 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("expect_experts=", KEY_EXPECT_EXPERTS),
 	FUSE_OPT_KEY("config=", KEY_CONFIG),
 	FUSE_OPT_KEY("verify=", KEY_VERIFY),
+	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
 	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
 	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
 	FUSE_OPT_KEY("uid=", KEY_UID),
@@ -254,14 +263,34 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			usage_error(o, "-o client_root must be an absolute path, "
 				    "not '%s'", o->client_root);
 		return 0;
-	case KEY_VERIFY:
-		if (strcmp(value_of(arg), "full") == 0)
-			o->full = true;
-		else if (strcmp(value_of(arg), "index") == 0)
-			o->full = false;
-		else
-			usage_error(o, "invalid value '%s' for -o verify (index or full)",
-				    value_of(arg));
+	case KEY_VERIFY: {
+		/* "+", not ",": a comma would end the -o option */
+		static const struct {
+			const char *name;
+			bool full, payload;
+		} modes[] = {
+			{"index", false, false},
+			{"full", true, false},
+			{"payload", false, true},
+			{"full+payload", true, true},
+			{"payload+full", true, true},
+		};
+		size_t i;
+
+		for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+			if (strcmp(value_of(arg), modes[i].name) == 0) {
+				o->full = modes[i].full;
+				o->payload = modes[i].payload;
+				break;
+			}
+		}
+		if (i == sizeof modes / sizeof modes[0])
+			usage_error(o, "invalid value '%s' for -o verify (index, full, "
+				    "payload or full+payload)", value_of(arg));
+		return 0;
+	}
+	case KEY_DEQUANT:
+		o->dequant = true;
 		return 0;
 	case KEY_EXPECT_LAYERS:
 		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_layers);
@@ -612,6 +641,102 @@ static void daemon_free(struct daemon *d)
 	free(d->cmd.mountpoint);
 }
 
+/* One problem of the payload scan, as `moepack verify --payload` words it. */
+static void describe_problem(char *buf, size_t len, const struct mp_scan_problem *p)
+{
+	int n = snprintf(buf, len, "layer %u expert %llu", (unsigned)p->layer,
+			 (unsigned long long)p->expert);
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	buf += n;
+	len -= (size_t)n;
+	switch (p->kind) {
+	case MP_SCAN_NONFINITE_SCALE:
+		snprintf(buf, len, " %s: non-finite scale: %llu in the role, first at "
+			 "block %llu (%s = %s, 0x%04x)", mp_role_name(p->role),
+			 (unsigned long long)p->count, (unsigned long long)p->first_block,
+			 p->first_scale,
+			 (p->first_value & 0x3ff) ? "NaN"
+			 : (p->first_value & 0x8000) ? "-Inf" : "+Inf",
+			 p->first_value);
+		break;
+	case MP_SCAN_ZERO_ROLE:
+		snprintf(buf, len, " %s: all-zero role%s", mp_role_name(p->role),
+			 p->hole ? " (a hole in the file: never written)" : "");
+		break;
+	case MP_SCAN_ZERO_SCALES:
+		snprintf(buf, len, ": all-zero scales (every block of up, gate and down)");
+		break;
+	}
+}
+
+struct first_problem {
+	bool found;
+	char text[MP_MSG_MAX];
+};
+
+static void keep_first(const struct mp_scan_problem *p, void *arg)
+{
+	struct first_problem *f = arg;
+
+	if (!f->found)
+		describe_problem(f->text, sizeof f->text, p);
+	f->found = true;
+}
+
+/*
+ * -o verify=payload: the scan of `moepack verify --payload`, and with
+ * full the digest from the same read.  Anything found refuses the mount
+ * with one line: the first problem and the counts.
+ */
+static int scan_payload(struct daemon *d)
+{
+	struct mp_pack *pack = d->pack;
+	struct progress_bar bar;
+	struct mp_scan_opts so = {.hash = d->opt.full, .progress = progress_bar_update,
+				  .progress_arg = &bar};
+	unsigned char digest[MP_SHA256_LEN] = {0};
+	struct first_problem first = {0};
+	struct mp_scan_summary sum;
+	struct mp_error err = {0};
+	enum mp_err rc = MP_OK;
+	uint64_t problems;
+
+	if (d->opt.full && !pack->m.sha256[0]) {
+		rc = mp_scan_check_digest(pack, digest, &err);
+	} else {
+		progress_bar_init(&bar, stderr, d->opt.full ? "sha256+scan" : "scan", true);
+		rc = mp_scan_pack(pack, &so, keep_first, &first, &sum, digest, &err);
+		progress_bar_finish(&bar);
+		if (rc == MP_OK && d->opt.full) {
+			rc = mp_scan_check_digest(pack, digest, &err);
+			pack->full_checked = rc == MP_OK;
+		}
+	}
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return exit_status(rc);
+	}
+	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
+	if (problems) {
+		char shown[1024];
+
+		mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%llu "
+			"non-finite scales in %llu roles, %llu all-zero roles, %llu "
+			"experts with all-zero scales), the first: %s; not mounted "
+			"(`moepack verify --payload` lists them all)\n",
+			shown, (unsigned long long)problems, problems == 1 ? "" : "s",
+			(unsigned long long)sum.nonfinite_scales,
+			(unsigned long long)sum.nonfinite_roles,
+			(unsigned long long)sum.zero_roles,
+			(unsigned long long)sum.zero_scale_experts, first.text);
+		return exit_status(MP_E_PAYLOAD);
+	}
+	return 0;
+}
+
 /* Validate exactly as `moepack verify` does and report the same way. */
 static int open_pack(struct daemon *d)
 {
@@ -620,7 +745,8 @@ static int open_pack(struct daemon *d)
 		.expect_layers = d->opt.expect_layers,
 		.expect_experts = d->opt.expect_experts,
 		.config_path = d->opt.config,
-		.full = d->opt.full,
+		/* with the payload scan, the digest rides on its read */
+		.full = d->opt.full && !d->opt.payload,
 	};
 	struct progress_bar bar;
 	struct mp_error err = {0};
@@ -637,7 +763,7 @@ static int open_pack(struct daemon *d)
 	}
 	for (unsigned i = 0; i < d->pack->nwarnings && i < MP_MAX_WARNINGS; i++)
 		fprintf(stderr, PROG ": warning: %s\n", d->pack->warnings[i]);
-	return 0;
+	return d->opt.payload ? scan_payload(d) : 0;
 }
 
 /* Tree, counters, the client manifest and the fixed facts of status.json. */
@@ -653,6 +779,8 @@ static int prepare_fs(struct daemon *d)
 
 	fs->pack = pack;
 	rc = mp_tree_init_pack(&fs->tree, pack, &err);
+	if (rc == MP_OK && d->opt.dequant)
+		mp_tree_add_dequant(&fs->tree);
 	if (rc == MP_OK) {
 		rc = mp_stats_init(&fs->stats, pack->m.layer_count, pack->m.num_experts,
 				   &err);
@@ -720,8 +848,10 @@ static int prepare_fs(struct daemon *d)
 		.manifest_path = d->manifest_real ? d->manifest_real
 						  : pack->manifest_path,
 		.mountpoint = d->cmd.mountpoint,
-		.verify = pack->full_checked ? "full" : "index",
+		.verify = d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
+					 : (pack->full_checked ? "full" : "index"),
 		.full_digest_checked = pack->full_checked,
+		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
 		.generation = fs->tree.generation,
 		.mounted_at = time(NULL),

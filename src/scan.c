@@ -9,8 +9,8 @@
  * Without hashing only the expert objects are read, and a role that lies
  * wholly in a hole of the file (SEEK_DATA finds no data in it) is known to
  * be zero without reading it: a sparse Kimi K3 pack scans in seconds.
- * With hashing every byte is read once, front to back, and the same buffer
- * goes to SHA-256 and to the scan.
+ * With hashing every byte is read once, front to back, by the reader
+ * thread of readahead.h, and each buffer goes to SHA-256 and to the scan.
  */
 #include "config.h"
 
@@ -18,9 +18,11 @@
 
 #include "dequant.h"
 #include "quant.h"
+#include "readahead.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -273,18 +275,36 @@ static bool is_hole(int fd, uint64_t start, uint64_t end)
 	return (uint64_t)data >= end;
 }
 
+struct hash_feed {
+	struct scan *s;
+	struct mp_sha256 *h;
+};
+
+/* Every byte of the file, in order, from the reader thread's ring: the
+ * digest and the scan see each buffer while it is still in the cache. */
+static enum mp_err hash_and_feed(const unsigned char *buf, size_t len, uint64_t pos,
+				 void *arg, struct mp_error *err)
+{
+	struct hash_feed *hf = arg;
+
+	mp_sha256_update(hf->h, buf, len);
+	feed(hf->s, pos, buf, len);
+	return MP_OK;
+}
+
 enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *opts,
 			 mp_scan_fn fn, void *arg, struct mp_scan_summary *sum,
 			 unsigned char sha256[MP_SHA256_LEN], struct mp_error *err)
 {
 	struct scan s = {.pack = pack, .fn = fn, .arg = arg, .sum = sum};
 	struct mp_sha256 *h = NULL;
-	unsigned char *buf = malloc(SCAN_CHUNK);
+	/* with hashing the read goes through readahead.h's ring instead */
+	unsigned char *buf = opts->hash ? NULL : malloc(SCAN_CHUNK);
 	uint64_t total, done = 0;
 	enum mp_err rc = MP_OK;
 
 	memset(sum, 0, sizeof *sum);
-	if (!buf || (opts->hash && !(h = mp_sha256_new()))) {
+	if (opts->hash ? !(h = mp_sha256_new()) : !buf) {
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
 		goto out;
 	}
@@ -293,19 +313,15 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 	posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 
 	if (opts->hash) {
-		total = pack->file_size;
-		for (uint64_t pos = 0; pos < total;) {
-			size_t n = total - pos < SCAN_CHUNK ? (size_t)(total - pos) : SCAN_CHUNK;
+		struct mp_readahead_opts ro = {.progress = opts->progress,
+					       .progress_arg = opts->progress_arg};
+		struct hash_feed hf = {.s = &s, .h = h};
+		char what[MP_MSG_MAX];
 
-			if ((rc = read_at(pack, buf, n, pos, err)))
-				goto out;
-			mp_sha256_update(h, buf, n);
-			feed(&s, pos, buf, n);
-			pos += n;
-			done += n;
-			if (opts->progress)
-				opts->progress(done, total, opts->progress_arg);
-		}
+		snprintf(what, sizeof what, "pack %s", pack->path);
+		if ((rc = mp_readahead(pack->fd, 0, pack->file_size, what, &ro,
+				       hash_and_feed, &hf, err)))
+			goto out;
 		mp_sha256_final(h, sha256);
 	} else {
 		total = pack->object_count * pack->m.object_bytes;

@@ -317,6 +317,7 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 		put(root, "verify", jstr(info->verify), &ok);
 		put(root, "full_digest_checked",
 		    json_boolean(info->full_digest_checked), &ok);
+		put(root, "dequant", json_boolean(info->dequant), &ok);
 		put(root, "index_sha256", jtext(info->index_sha256, 128), &ok);
 		put(root, "generation", jstr(gen), &ok);
 		if (!brief) {

@@ -65,8 +65,9 @@ struct mp_status_info {
 	const char *pack_path;        /* resolved path of the pack */
 	const char *manifest_path;
 	const char *mountpoint;
-	const char *verify;           /* "index" or "full" */
+	const char *verify;           /* "index", "full", "payload", "full+payload" */
 	bool full_digest_checked;
+	bool dequant;                 /* -o dequant: the .f32 files are there */
 	const char *index_sha256;
 	uint64_t generation;          /* the FUSE generation of every inode */
 	time_t mounted_at;

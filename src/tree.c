@@ -76,8 +76,9 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 		max_id = layer_ids[i];
 	}
 
-	/* 7 + L + L*E + 4*L*E inodes must fit in 64 bits. */
-	if (num_experts != 0 && layer_count > (UINT64_MAX / 8) / num_experts)
+	/* 7 + L + L*E + 4*L*E (+ 3*L*E with .f32 files) inodes must fit in 64
+	 * bits. */
+	if (num_experts != 0 && layer_count > (UINT64_MAX / 16) / num_experts)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: %" PRIu64 " layers x %" PRIu64
 			       " experts are too many inodes", layer_count,
@@ -98,7 +99,8 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 		tree->expert_width = 3;
 	tree->first_expert_ino = MP_INO_FIRST_LAYER + layer_count;
 	tree->first_file_ino = tree->first_expert_ino + objects;
-	tree->end_ino = tree->first_file_ino + objects * MP_SLOTS_PER_OBJECT;
+	tree->first_f32_ino = tree->first_file_ino + objects * MP_SLOTS_PER_OBJECT;
+	tree->end_ino = tree->first_f32_ino;
 
 	/*
 	 * The kernel keeps the low 32 bits as i_generation (and in NFS file
@@ -122,6 +124,15 @@ enum mp_err mp_tree_init_pack(struct mp_tree *tree, const struct mp_pack *pack,
 			    pack->m.num_experts, name, pack->index_digest, err);
 }
 
+void mp_tree_add_dequant(struct mp_tree *tree)
+{
+	if (tree->dequant)
+		return;
+	tree->dequant = true;
+	tree->end_ino = tree->first_f32_ino +
+			tree->layer_count * tree->num_experts * MP_ROLE_COUNT;
+}
+
 bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node)
 {
 	memset(node, 0, sizeof *node);
@@ -131,7 +142,13 @@ bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node
 		node->kind = MP_NODE_NONE;
 		return false;
 	}
-	if (ino >= tree->first_file_ino) {
+	if (ino >= tree->first_f32_ino) { /* below end_ino: only with dequant */
+		uint64_t rel = ino - tree->first_f32_ino;
+
+		node->kind = MP_NODE_F32;
+		node->object = rel / MP_ROLE_COUNT;
+		node->role = (enum mp_role)(rel % MP_ROLE_COUNT);
+	} else if (ino >= tree->first_file_ino) {
 		uint64_t rel = ino - tree->first_file_ino;
 		unsigned slot = rel % MP_SLOTS_PER_OBJECT;
 
@@ -199,6 +216,11 @@ uint64_t mp_tree_ino(const struct mp_tree *tree, const struct mp_node *node)
 		if (node->object >= objects)
 			return 0;
 		return mp_tree_file_ino(tree, node->object, MP_SLOT_OBJECT);
+	case MP_NODE_F32:
+		if (!tree->dequant || node->object >= objects ||
+		    (unsigned)node->role >= MP_ROLE_COUNT)
+			return 0;
+		return mp_tree_f32_ino(tree, node->object, node->role);
 	case MP_NODE_NONE:
 		break;
 	}
@@ -218,6 +240,7 @@ uint64_t mp_tree_parent(const struct mp_tree *tree, uint64_t ino)
 		return MP_INO_FIRST_LAYER + node.layer_index;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
+	case MP_NODE_F32:
 		return tree->first_expert_ino + node.object;
 	default:
 		return MP_INO_ROOT;
@@ -300,6 +323,16 @@ uint64_t mp_tree_lookup(const struct mp_tree *tree, uint64_t dir, const char *na
 		for (unsigned slot = 0; slot < MP_SLOTS_PER_OBJECT; slot++)
 			if (strcmp(name, slot_names[slot]) == 0)
 				return mp_tree_file_ino(tree, node.object, slot);
+		if (tree->dequant) {
+			for (unsigned r = 0; r < MP_ROLE_COUNT; r++) {
+				size_t len = strlen(slot_names[r]);
+
+				if (strncmp(name, slot_names[r], len) == 0 &&
+				    strcmp(name + len, MP_TREE_F32_SUFFIX) == 0)
+					return mp_tree_f32_ino(tree, node.object,
+							       (enum mp_role)r);
+			}
+		}
 		return 0;
 	default:
 		return 0;
@@ -320,7 +353,7 @@ uint64_t mp_tree_child_count(const struct mp_tree *tree, uint64_t dir)
 	case MP_NODE_LAYER:
 		return tree->num_experts;
 	case MP_NODE_EXPERT:
-		return MP_SLOTS_PER_OBJECT;
+		return MP_SLOTS_PER_OBJECT + (tree->dequant ? MP_ROLE_COUNT : 0);
 	default:
 		return 0;
 	}
@@ -371,6 +404,10 @@ bool mp_tree_name(const struct mp_tree *tree, uint64_t ino, char *name,
 	case MP_NODE_OBJECT:
 		copy_name(name, name_len, slot_names[MP_SLOT_OBJECT]);
 		break;
+	case MP_NODE_F32:
+		snprintf(name, name_len, "%s%s", slot_names[node.role],
+			 MP_TREE_F32_SUFFIX);
+		break;
 	case MP_NODE_NONE:
 		return false;
 	}
@@ -405,8 +442,12 @@ bool mp_tree_dirent(const struct mp_tree *tree, uint64_t dir, uint64_t index,
 		child = tree->first_expert_ino +
 			node.layer_index * tree->num_experts + index;
 		break;
-	default: /* MP_NODE_EXPERT */
-		child = mp_tree_file_ino(tree, node.object, (unsigned)index);
+	default: /* MP_NODE_EXPERT: the four files, then the .f32 ones */
+		if (index < MP_SLOTS_PER_OBJECT)
+			child = mp_tree_file_ino(tree, node.object, (unsigned)index);
+		else
+			child = mp_tree_f32_ino(tree, node.object,
+						(enum mp_role)(index - MP_SLOTS_PER_OBJECT));
 		break;
 	}
 	*ino = child;

@@ -10,9 +10,14 @@
  *     001/ ...                first_layer_ino + layer_index
  *       000/ ...              first_expert_ino + object
  *         up gate down object first_file_ino + 4 * object + slot
+ *         up.f32 gate.f32 down.f32
+ *                             first_f32_ino + 3 * object + role
+ *                             (only with mp_tree_add_dequant)
  *
  * where object = layer_index * num_experts + expert and slot is the role
- * (MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN) or MP_SLOT_OBJECT.  Every inode
+ * (MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN) or MP_SLOT_OBJECT.  The .f32
+ * files of -o dequant are numbered after every other inode, so a mount
+ * with them gives every other file the number it has without them.  Every inode
  * number is computed, never allocated: any number the tree ever issued can
  * be decoded from the number alone, the same pack geometry gives the same
  * numbers after a restart, and nothing is stored per file.  NFS file handles
@@ -53,6 +58,7 @@ enum {
 #define MP_TREE_STATUS_NAME "status.json"
 #define MP_TREE_LAYERS_NAME "layers"
 #define MP_TREE_CLIENT_SUFFIX ".manifest.json"
+#define MP_TREE_F32_SUFFIX ".f32"
 
 enum mp_node_kind {
 	MP_NODE_NONE,
@@ -66,6 +72,7 @@ enum mp_node_kind {
 	MP_NODE_EXPERT, /* layers/001/000 */
 	MP_NODE_ROLE,   /* layers/001/000/up */
 	MP_NODE_OBJECT, /* layers/001/000/object */
+	MP_NODE_F32,    /* layers/001/000/up.f32 (-o dequant) */
 };
 
 /* A decoded inode.  Fields that do not apply to the kind are 0. */
@@ -74,7 +81,7 @@ struct mp_node {
 	uint64_t layer_index; /* index into the active layer ids */
 	uint64_t expert;
 	uint64_t object;      /* layer_index * num_experts + expert */
-	enum mp_role role;    /* MP_NODE_ROLE only; MP_ROLE_COUNT otherwise */
+	enum mp_role role;    /* MP_NODE_ROLE, MP_NODE_F32; else MP_ROLE_COUNT */
 };
 
 struct mp_tree {
@@ -87,7 +94,9 @@ struct mp_tree {
 	unsigned expert_width;      /* digits of an expert directory's name */
 	uint64_t first_expert_ino;
 	uint64_t first_file_ino;
+	uint64_t first_f32_ino;     /* where .f32 files would start */
 	uint64_t end_ino;           /* one past the last inode */
+	bool dequant;               /* the tree has the .f32 files */
 	uint64_t generation;        /* FUSE generation of every inode */
 };
 
@@ -107,6 +116,13 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 enum mp_err mp_tree_init_pack(struct mp_tree *tree, const struct mp_pack *pack,
 			      struct mp_error *err);
 
+/*
+ * Add up.f32, gate.f32 and down.f32 to every expert directory (-o
+ * dequant), numbered from the old end of the tree on.  Every other inode
+ * keeps its number.  Idempotent.
+ */
+void mp_tree_add_dequant(struct mp_tree *tree);
+
 /* Decode an inode number.  False (and kind MP_NODE_NONE) when it is none. */
 bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node);
 
@@ -118,6 +134,13 @@ static inline uint64_t mp_tree_file_ino(const struct mp_tree *tree,
 					uint64_t object, unsigned slot)
 {
 	return tree->first_file_ino + object * MP_SLOTS_PER_OBJECT + slot;
+}
+
+/* Inode of the .f32 file of a role of an object (with mp_tree_add_dequant). */
+static inline uint64_t mp_tree_f32_ino(const struct mp_tree *tree,
+				       uint64_t object, enum mp_role role)
+{
+	return tree->first_f32_ino + object * MP_ROLE_COUNT + (unsigned)role;
 }
 
 static inline bool mp_node_is_dir(enum mp_node_kind kind)

@@ -26,6 +26,7 @@
 #include "jsonstr.h"
 #include "pack.h"
 #include "quant.h"
+#include "readahead.h"
 #include "text.h"
 
 /* FIPS 180-2 test vectors */
@@ -287,6 +288,212 @@ START_TEST(test_sha256_fd_matches_buf)
 	close(fd);
 	free(data);
 	fx_rmtree(dir);
+}
+END_TEST
+
+/* What a readahead consumer saw: the bytes in order, and where they came from. */
+struct ra_log {
+	const unsigned char *want;   /* the file's bytes */
+	uint64_t next;               /* next expected pos */
+	uint64_t calls;
+	uint64_t max_len;
+	int bad;                     /* a gap, an overlap or a wrong byte */
+	uint64_t fail_at;            /* fail when this pos arrives (0: never) */
+	struct progress_log prog;
+};
+
+static enum mp_err ra_consume(const unsigned char *buf, size_t len, uint64_t pos,
+			      void *arg, struct mp_error *err)
+{
+	struct ra_log *l = arg;
+
+	if (l->fail_at && pos >= l->fail_at)
+		return mp_fail(err, MP_E_NOMEM, "consumer stops at %llu",
+			       (unsigned long long)pos);
+	if (pos != l->next || len == 0 || memcmp(buf, l->want + pos, len) != 0)
+		l->bad = 1;
+	l->next = pos + len;
+	l->calls++;
+	if (len > l->max_len)
+		l->max_len = len;
+	return MP_OK;
+}
+
+static void ra_progress(uint64_t done, uint64_t total, void *arg)
+{
+	log_progress(done, total, &((struct ra_log *)arg)->prog);
+}
+
+START_TEST(test_readahead_ring)
+{
+	/* many times the small ring below, and more than two default buffers */
+	const size_t len = (9u << 20) + 4321;
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	struct mp_readahead_opts ro = {.buf_size = 4096 + 7, .nbufs = 3,
+				       .progress = ra_progress};
+	struct mp_error err = {0};
+	struct ra_log l = {0};
+	unsigned char *data;
+	int fd;
+
+	fx_mkdtemp(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/blob", dir);
+	data = make_file(path, len);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+
+	l.want = data;
+	ro.progress_arg = &l;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, &ro, ra_consume, &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len);
+	ck_assert_uint_eq(l.max_len, 4096 + 7);
+	ck_assert_uint_eq(l.calls, (len + 4096 + 6) / (4096 + 7));
+	ck_assert_uint_eq(l.prog.last_done, len);
+	ck_assert_uint_eq(l.prog.last_total, len);
+	ck_assert_int_eq(l.prog.went_backwards, 0);
+
+	/* a range inside the file: positions are absolute, progress relative */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	l.next = 1000;
+	ro.progress_arg = &l;
+	ck_assert_int_eq(mp_readahead(fd, 1000, 1000 + 50000, path, &ro, ra_consume,
+				      &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, 51000);
+	ck_assert_uint_eq(l.prog.last_done, 50000);
+	ck_assert_uint_eq(l.prog.last_total, 50000);
+
+	/* the default ring, and a range that fits one buffer (no thread) */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len);
+	ck_assert_uint_eq(l.max_len, MP_READAHEAD_BUF);
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, 77, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_uint_eq(l.calls, 1);
+	ck_assert_int_eq(l.bad, 0);
+	/* an empty range calls nothing */
+	memset(&l, 0, sizeof l);
+	ck_assert_int_eq(mp_readahead(fd, 5, 5, path, NULL, ra_consume, &l, &err), MP_OK);
+	ck_assert_uint_eq(l.calls, 0);
+
+	/* a consumer that fails stops the read with its own error, at once */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	l.fail_at = 100000;
+	ck_assert_int_eq(mp_readahead(fd, 0, len, path, &ro, ra_consume, &l, &err),
+			 MP_E_NOMEM);
+	fx_assert_err(&err, MP_E_NOMEM, "consumer stops at");
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_lt(l.next, 100000 + 4096 + 7);
+
+	/* a file shorter than the range: the bytes before are consumed, then
+	 * an I/O error naming the path and where the file ends */
+	memset(&l, 0, sizeof l);
+	l.want = data;
+	ck_assert_int_eq(mp_readahead(fd, 0, len + 10, path, &ro, ra_consume, &l, &err),
+			 MP_E_PACK_IO);
+	fx_assert_err(&err, MP_E_PACK_IO, path);
+	ck_assert_ptr_nonnull(strstr(err.msg, "file ends at byte"));
+	ck_assert_int_eq(l.bad, 0);
+	ck_assert_uint_eq(l.next, len / (4096 + 7) * (4096 + 7));
+	close(fd);
+	free(data);
+	fx_rmtree(dir);
+}
+END_TEST
+
+/* A writer's side of the ring: bytes made from their position. */
+struct ring_src {
+	uint64_t fail_at;           /* fail when this pos is asked for (0: never) */
+	uint64_t filled;            /* bytes made */
+	uint64_t next;
+	int out_of_order;
+};
+
+static unsigned char byte_at(uint64_t pos)
+{
+	return (unsigned char)((pos * 2654435761u) >> 13);
+}
+
+static enum mp_err ring_fill(unsigned char *buf, size_t len, uint64_t pos, void *arg,
+			     struct mp_error *err)
+{
+	struct ring_src *src = arg;
+
+	if (src->fail_at && pos >= src->fail_at)
+		return mp_fail(err, MP_E_PACK_IO, "cannot make byte %llu",
+			       (unsigned long long)pos);
+	if (pos != src->next)
+		src->out_of_order = 1;
+	for (size_t i = 0; i < len; i++)
+		buf[i] = byte_at(pos + i);
+	src->next = pos + len;
+	src->filled += len;
+	return MP_OK;
+}
+
+struct ring_sink {
+	uint64_t next, consumed, fail_at;
+	int bad;
+};
+
+static enum mp_err ring_consume(const unsigned char *buf, size_t len, uint64_t pos,
+				void *arg, struct mp_error *err)
+{
+	struct ring_sink *k = arg;
+
+	if (k->fail_at && pos >= k->fail_at)
+		return mp_fail(err, MP_E_NOMEM, "sink full at %llu", (unsigned long long)pos);
+	if (pos != k->next)
+		k->bad = 1;
+	for (size_t i = 0; i < len; i++)
+		if (buf[i] != byte_at(pos + i))
+			k->bad = 1;
+	k->next = pos + len;
+	k->consumed += len;
+	return MP_OK;
+}
+
+START_TEST(test_ring_with_a_writer)
+{
+	struct mp_readahead_opts ro = {.buf_size = 1000, .nbufs = 2};
+	struct mp_error err = {0};
+	struct ring_src src = {.next = 5};
+	struct ring_sink sink = {.next = 5};
+
+	/* every byte made once, consumed once, in order */
+	ck_assert_int_eq(mp_ring_run(5, 5 + 123457, &ro, ring_fill, &src, ring_consume,
+				     &sink, &err), MP_OK);
+	ck_assert_int_eq(src.out_of_order, 0);
+	ck_assert_int_eq(sink.bad, 0);
+	ck_assert_uint_eq(src.filled, 123457);
+	ck_assert_uint_eq(sink.consumed, 123457);
+
+	/* the filling side fails: what came before is consumed, then its error */
+	memset(&src, 0, sizeof src);
+	memset(&sink, 0, sizeof sink);
+	src.fail_at = 50000;
+	ck_assert_int_eq(mp_ring_run(0, 123457, &ro, ring_fill, &src, ring_consume, &sink,
+				     &err), MP_E_PACK_IO);
+	fx_assert_err(&err, MP_E_PACK_IO, "cannot make byte 50000");
+	ck_assert_int_eq(sink.bad, 0);
+	ck_assert_uint_eq(sink.consumed, 50000);
+
+	/* the consuming side fails: the filling side stops within the ring */
+	memset(&src, 0, sizeof src);
+	memset(&sink, 0, sizeof sink);
+	sink.fail_at = 20000;
+	ck_assert_int_eq(mp_ring_run(0, 10000000, &ro, ring_fill, &src, ring_consume,
+				     &sink, &err), MP_E_NOMEM);
+	fx_assert_err(&err, MP_E_NOMEM, "sink full at 20000");
+	ck_assert_uint_eq(sink.consumed, 20000);
+	ck_assert_uint_le(src.filled, 20000 + 3 * 1000);
 }
 END_TEST
 
@@ -829,6 +1036,8 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_sha256_hex_check);
 	tcase_add_test(tc, test_sha256_fd_matches_buf);
 	tcase_add_test(tc, test_sha256_fd_short_file);
+	tcase_add_test(tc, test_readahead_ring);
+	tcase_add_test(tc, test_ring_with_a_writer);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quant");

@@ -450,6 +450,150 @@ START_TEST(test_list_layers_and_layer)
 }
 END_TEST
 
+/* Room for the .f32 files too: 8 * L * E inodes and more must not wrap. */
+START_TEST(test_too_many_inodes_with_dequant)
+{
+	static const uint32_t ids[] = {1, 2};
+	struct mp_tree t;
+	struct mp_error err = {0};
+
+	ck_assert_int_eq(mp_tree_init(&t, ids, 2, UINT64_MAX / 16, "p", digest_a, &err),
+			 MP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "too many inodes"));
+	/* the largest geometry accepted still numbers every .f32 file */
+	ck_assert_int_eq(mp_tree_init(&t, ids, 1, UINT64_MAX / 16, "p", digest_a, &err),
+			 MP_OK);
+	mp_tree_add_dequant(&t);
+	ck_assert_uint_gt(t.end_ino, t.first_f32_ino);
+	ck_assert_uint_eq(t.end_ino - t.first_f32_ino, 3 * (UINT64_MAX / 16));
+}
+END_TEST
+
+/* ---- -o dequant: the .f32 files ------------------------------------------ */
+
+START_TEST(test_dequant_numbers_after_the_rest)
+{
+	struct mp_tree t;
+
+	k3_tree(&t);
+	mp_tree_add_dequant(&t);
+	mp_tree_add_dequant(&t); /* twice is once */
+	/* the numbers of test_fixed_inodes, unchanged */
+	ck_assert_uint_eq(walk(&t, "layers/001/000"), 99);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/up"), 99 + 82432);
+	ck_assert_uint_eq(walk(&t, "layers/017/123/down"),
+			  99 + 82432 + 4 * (16 * 896 + 123) + 2);
+	ck_assert_uint_eq(walk(&t, "layers/092/895/object"), 412258);
+	/* then three per object, from the old end on */
+	ck_assert_uint_eq(t.first_f32_ino, 412259);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/up.f32"), 412259);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/gate.f32"), 412260);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/down.f32"), 412261);
+	ck_assert_uint_eq(walk(&t, "layers/017/123/gate.f32"),
+			  412259 + 3 * (16 * 896 + 123) + 1);
+	ck_assert_uint_eq(walk(&t, "layers/092/895/down.f32"), 412259 + 3 * 82432 - 1);
+	ck_assert_uint_eq(t.end_ino, 412259 + 3 * 82432);
+	/* no other name ends in .f32 */
+	ck_assert_uint_eq(walk(&t, "layers/001/000/object.f32"), 0);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/up.f3"), 0);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/up.f32x"), 0);
+	ck_assert_uint_eq(walk(&t, "layers/001/000/.f32"), 0);
+	ck_assert_uint_eq(walk(&t, "layers/001.f32"), 0);
+}
+END_TEST
+
+START_TEST(test_dequant_keeps_every_number)
+{
+	struct mp_tree plain, dq;
+	char a[MP_TREE_NAME_MAX], b[MP_TREE_NAME_MAX];
+
+	k3_tree(&plain);
+	k3_tree(&dq);
+	mp_tree_add_dequant(&dq);
+	/* every inode of the plain tree is the same node, name and parent */
+	for (uint64_t ino = 1; ino < plain.end_ino; ino++) {
+		struct mp_node n, m;
+
+		REQUIRE(mp_tree_node(&plain, ino, &n) && mp_tree_node(&dq, ino, &m),
+			"ino %" PRIu64, ino);
+		REQUIRE(n.kind == m.kind && n.object == m.object && n.role == m.role &&
+			n.layer_index == m.layer_index && n.expert == m.expert,
+			"ino %" PRIu64 " decodes differently", ino);
+		REQUIRE(mp_tree_name(&plain, ino, a, sizeof a) &&
+			mp_tree_name(&dq, ino, b, sizeof b) && strcmp(a, b) == 0,
+			"ino %" PRIu64 " named %s and %s", ino, a, b);
+		REQUIRE(mp_tree_parent(&plain, ino) == mp_tree_parent(&dq, ino),
+			"ino %" PRIu64 " parent", ino);
+	}
+	/* the plain tree has no .f32 file: not by name, not by number */
+	ck_assert_uint_eq(walk(&plain, "layers/001/000/up.f32"), 0);
+	ck_assert_uint_eq(plain.end_ino, plain.first_f32_ino);
+	ck_assert(!mp_tree_node(&plain, dq.first_f32_ino, &(struct mp_node){0}));
+	ck_assert_uint_eq(mp_tree_child_count(&plain, walk(&plain, "layers/005/006")), 4);
+	ck_assert_uint_eq(mp_tree_child_count(&dq, walk(&dq, "layers/005/006")), 7);
+	{
+		struct mp_node f = {.kind = MP_NODE_F32, .object = 3, .role = MP_ROLE_UP};
+
+		ck_assert_uint_eq(mp_tree_ino(&plain, &f), 0);
+		ck_assert_uint_eq(mp_tree_ino(&dq, &f), dq.first_f32_ino + 9);
+	}
+}
+END_TEST
+
+START_TEST(test_dequant_round_trips)
+{
+	struct mp_tree t;
+	char name[MP_TREE_NAME_MAX];
+	uint64_t f32 = 0;
+
+	k3_tree(&t);
+	mp_tree_add_dequant(&t);
+	for (uint64_t ino = t.first_f32_ino; ino < t.end_ino; ino++) {
+		struct mp_node n;
+		uint64_t parent;
+
+		REQUIRE(mp_tree_node(&t, ino, &n) && n.kind == MP_NODE_F32,
+			"ino %" PRIu64 " not an .f32 file", ino);
+		REQUIRE(mp_tree_ino(&t, &n) == ino, "ino %" PRIu64 " not encoded", ino);
+		REQUIRE(n.object == n.layer_index * 896 + n.expert && n.expert < 896 &&
+			n.layer_index < 92 && (unsigned)n.role < MP_ROLE_COUNT,
+			"ino %" PRIu64 " fields", ino);
+		REQUIRE(mp_tree_name(&t, ino, name, sizeof name), "ino %" PRIu64, ino);
+		parent = mp_tree_parent(&t, ino);
+		REQUIRE(parent == t.first_expert_ino + n.object, "ino %" PRIu64, ino);
+		REQUIRE(mp_tree_lookup(&t, parent, name) == ino,
+			"ino %" PRIu64 " name %s", ino, name);
+		REQUIRE(mp_tree_nlink(&t, ino) == 1, "ino %" PRIu64 " nlink", ino);
+		f32++;
+	}
+	ck_assert_uint_eq(f32, 3 * 82432);
+	ck_assert(!mp_tree_node(&t, t.end_ino, &(struct mp_node){0}));
+}
+END_TEST
+
+START_TEST(test_dequant_listing)
+{
+	static char names[16][MP_TREE_NAME_MAX];
+	static const char *const files[] = {
+		".", "..", "up", "gate", "down", "object", "up.f32", "gate.f32", "down.f32",
+	};
+	uint64_t inos[16], expert;
+	struct mp_tree t;
+
+	k3_tree(&t);
+	mp_tree_add_dequant(&t);
+	expert = walk(&t, "layers/033/444");
+	ck_assert_uint_eq(list(&t, expert, names, inos, 16), 9);
+	for (unsigned i = 0; i < 9; i++) {
+		ck_assert_str_eq(names[i], files[i]);
+		ck_assert_uint_eq(inos[i], mp_tree_lookup(&t, expert, files[i]));
+	}
+	/* the rest of the tree lists as before */
+	ck_assert_uint_eq(list(&t, MP_INO_ROOT, names, inos, 16), 7);
+	ck_assert_uint_eq(list(&t, walk(&t, "layers/033/444/up.f32"), names, inos, 16), 0);
+}
+END_TEST
+
 START_TEST(test_tree_of_real_pack)
 {
 	struct fx f;
@@ -540,6 +684,7 @@ START_TEST(test_status_fresh)
 			 "/data/kimi.pack");
 	ck_assert_str_eq(json_string_value(json_object_get(root, "verify")), "index");
 	ck_assert(json_is_false(json_object_get(root, "full_digest_checked")));
+	ck_assert(json_is_false(json_object_get(root, "dequant")));
 	ck_assert_uint_eq(json_array_size(json_object_get(root, "warnings")), 2);
 	ck_assert_str_eq(json_string_value(json_array_get(
 				 json_object_get(root, "warnings"), 1)), "second");
@@ -547,6 +692,13 @@ START_TEST(test_status_fresh)
 	ck_assert_uint_eq(json_array_size(layers), 3);
 	ck_assert_int_eq(geti(json_array_get(layers, 2), "layer"), 3);
 	ck_assert_int_eq(geti(json_array_get(layers, 2), "reads"), 0);
+	json_decref(root);
+	/* -o dequant and the payload scan are said */
+	info.dequant = true;
+	info.verify = "full+payload";
+	root = render(&s, &info);
+	ck_assert(json_is_true(json_object_get(root, "dequant")));
+	ck_assert_str_eq(json_string_value(json_object_get(root, "verify")), "full+payload");
 	ck_assert_uint_eq(json_array_size(json_object_get(root, "hottest_experts")), 0);
 	ck_assert_int_eq(geti(json_object_get(root, "counters"), "reads"), 0);
 	json_decref(root);
@@ -811,6 +963,11 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_pack_name_rules);
 	tcase_add_test(tc, test_ids_must_ascend);
 	tcase_add_test(tc, test_too_many_inodes);
+	tcase_add_test(tc, test_too_many_inodes_with_dequant);
+	tcase_add_test(tc, test_dequant_numbers_after_the_rest);
+	tcase_add_test(tc, test_dequant_keeps_every_number);
+	tcase_add_test(tc, test_dequant_round_trips);
+	tcase_add_test(tc, test_dequant_listing);
 	tcase_add_test(tc, test_list_root_and_expert);
 	tcase_add_test(tc, test_list_layers_and_layer);
 	tcase_add_test(tc, test_tree_of_real_pack);
