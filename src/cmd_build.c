@@ -221,10 +221,9 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 		printf(", %.1f s, %s/s%s", r->seconds,
 		       format_bytes(human, sizeof human, (uint64_t)rate),
 		       r->offloaded ? ", copy_file_range" : "");
-	printf("); %s %llu, verified, %llu payload%s compared%s%s\n",
-	       "manifest written, entries", (unsigned long long)r->entries,
-	       (unsigned long long)r->samples_compared, r->samples_compared == 1 ? "" : "s",
-	       r->sha256[0] ? ", sha256 " : "", r->sha256);
+	printf("); manifest %s; validated, %llu payload%s compared with the shards%s%s\n",
+	       cli_text(shown, r->manifest_path), (unsigned long long)r->samples_compared,
+	       r->samples_compared == 1 ? "" : "s", r->sha256[0] ? "; sha256 " : "", r->sha256);
 	return CLI_EXIT_OK;
 }
 
@@ -279,6 +278,9 @@ int cmd_build(int argc, char **argv)
 
 		fprintf(stderr, "moepack %s: %s\n", cmd, err.msg);
 		status = cli_exit_status(rc);
+		/* like the reference: a pack that cannot be read is not valid */
+		if (a.o.check_only && rc == MP_E_PACK_IO)
+			status = CLI_EXIT_INVALID;
 		if (rc == MP_E_INTERRUPTED && sig) {
 			/* die of the signal, as the caller expects */
 			mp_gguf_build_result_free(&res);
