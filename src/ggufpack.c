@@ -218,6 +218,8 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 
 /* ---- judging an existing pack ------------------------------------------ */
 
+static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
+
 static enum mp_err compare_prefix(const struct build *b, int fd, const char *path,
 				  struct mp_error *err)
 {
@@ -286,6 +288,13 @@ static enum mp_err compare_entry(const struct build *b, int fd, const char *path
 		done += k;
 	}
 	return MP_OK;
+}
+
+uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
+{
+	if (n < 2 || count == 0)
+		return 0;
+	return sample_index(i, count, n);
 }
 
 /* round(i * (count - 1) / (n - 1)) with Python's round-half-even. */
@@ -460,9 +469,7 @@ static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_
 			break;
 		}
 		if (got < 0)
-			return mp_fail(err, errno == ENOSPC || errno == EDQUOT ? MP_E_PACK_IO
-									      : MP_E_PACK_IO,
-				       "cannot copy %s byte %" PRIu64 " to %s byte %" PRIu64 ": %s",
+			return mp_fail(err, MP_E_PACK_IO, "cannot copy %s byte %" PRIu64 " to %s byte %" PRIu64 ": %s",
 				       s->path, src, b->partial, dst, strerror(errno));
 		if (got == 0)
 			return mp_fail(err, MP_E_GGUF_IO, "%s %s at byte %" PRIu64
@@ -764,6 +771,18 @@ static void canonical(struct strbuf *sb, const json_t *v)
 	}
 }
 
+char *mp_json_canonical(const json_t *v)
+{
+	struct strbuf sb = {0};
+
+	canonical(&sb, v);
+	if (sb.bad) {
+		free(sb.p);
+		return NULL;
+	}
+	return sb.p;
+}
+
 static int canonical_digest(const json_t *v, char hex[MP_SHA256_HEX])
 {
 	struct strbuf sb = {0};
@@ -884,6 +903,12 @@ static json_t *layer_ids(int *bad)
 	return ids;
 }
 
+/* Code point order, as Python's sorted(): not the locale's alphasort(). */
+static int name_order(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
 static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
 				  struct mp_error *err)
 {
@@ -900,7 +925,7 @@ static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **ba
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
 			       strerror(errno));
 	}
-	n = scandir(real, &names, NULL, alphasort);
+	n = scandir(real, &names, NULL, name_order);
 	if (n < 0)
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
 			     strerror(errno));

@@ -13,6 +13,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include <jansson.h>
+
 #include "build.h"
 #include "errors.h"
 #include "pack.h"
@@ -69,6 +71,19 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 			  const struct mp_gguf_build_opts *opts, struct mp_gguf_build_result *res,
 			  struct mp_error *err);
 void mp_gguf_build_result_free(struct mp_gguf_build_result *res);
+
+/*
+ * Entry index of payload sample i of n among count entries, as the
+ * reference picks them: round(i * (count - 1) / (n - 1)), halves to even.
+ */
+uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n);
+
+/*
+ * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False) of a jansson value, malloc'd; NULL: out of memory.
+ * The text source.inventory_sha256 and tokenizer.inventory_sha256 hash.
+ */
+char *mp_json_canonical(const json_t *v);
 
 /*
  * Ask a running build to stop at its next object boundary, after making

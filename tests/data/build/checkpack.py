@@ -236,6 +236,18 @@ def check_pack(pack, manifest_path, config, shards):
          ep.get("roles", {}).get("down", {}).get("entry_count"), 92 * experts),
         ("verification.structure", m.get("verification", {}).get("structure"), "complete"),
     ]
+    tok = m.get("tokenizer")
+    if tok is not None:
+        files = []
+        for name in sorted(os.listdir(tok["path"])):
+            p = os.path.join(tok["path"], name)
+            if os.path.isfile(p):
+                files.append({"name": name, "size": os.path.getsize(p),
+                              "sha256": hashlib.sha256(open(p, "rb").read()).hexdigest()})
+        checks.append(("tokenizer.files", tok.get("files"), files))
+        checks.append(("tokenizer.inventory_sha256", tok.get("inventory_sha256"),
+                       hashlib.sha256(json.dumps(files, sort_keys=True, separators=(",", ":"),
+                                                 ensure_ascii=False).encode()).hexdigest()))
     if ep.get("full_pack_hash"):
         checks.append(("expert_pack.sha256", ep.get("sha256"), full))
     for name, have, want in checks:

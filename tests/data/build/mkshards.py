@@ -25,6 +25,9 @@ Variants (each breaks one rule build and check-gguf must refuse):
   duplicate      token_embd.weight also in shard 2
   v-q4k          blk.5.attn_v_b.weight is Q4_K
   up-q4k         blk.7.ffn_up_exps.weight is Q4_K
+
+--hidden and --inter change the expert geometry: --hidden 3584 --inter
+3072 --experts 896 --sparse is Kimi-K3's, ~1 TB of holes.
 """
 import argparse
 import json
@@ -198,14 +201,18 @@ def shard_path(outdir, i):
 
 
 def main():
+    global HIDDEN, INTER
     ap = argparse.ArgumentParser()
     ap.add_argument("outdir")
     ap.add_argument("--variant", default="ok")
     ap.add_argument("--experts", type=int, default=2)
+    ap.add_argument("--hidden", type=int, default=HIDDEN, help="up/gate row length")
+    ap.add_argument("--inter", type=int, default=INTER, help="down row length")
     ap.add_argument("--sparse", action="store_true",
                     help="zero payloads, as holes (for refusals: fast)")
     ap.add_argument("--oracle", help="directory of ggml_oracle.py: compare with ggml")
     a = ap.parse_args()
+    HIDDEN, INTER = a.hidden, a.inter
     os.makedirs(a.outdir, exist_ok=True)
     plan = checkpoint(a.variant, a.experts)
     for i, (tensors, kv) in enumerate(plan):
