@@ -1222,10 +1222,18 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
 			       "build: give --resume to continue it, or remove it", b->partial);
 	if (b->o->resume && exists(b->partial)) {
+		struct stat st;
+
 		start = load_state(b);
+		/* a partial file shorter than its state says was cut since:
+		 * growing it back would put zeros in the pack */
+		if (start && (stat(b->partial, &st) != 0 ||
+			      (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)))
+			start = 0;
 		if (start == 0) {
 			/* nothing durable to trust: start over */
 			unlink(b->partial);
+			unlink(b->state);
 		} else {
 			have = mp_layout_object_offset(&b->l, start);
 		}
