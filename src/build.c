@@ -47,12 +47,6 @@
 
 static const unsigned char zeros[64 * 1024];
 
-const int mp_role_dtype[MP_ROLE_COUNT] = {
-	[MP_ROLE_UP] = MP_GGML_Q2_K,
-	[MP_ROLE_GATE] = MP_GGML_Q2_K,
-	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
-};
-
 static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
 	while (b) {

@@ -15,12 +15,6 @@
 #include "errors.h"
 #include "pack.h"
 
-/*
- * The one role table: the GGML type of each role, in physical order (up
- * and gate Q2_K, down Q3_K), for mkdemo, build and the manifests they write.
- */
-extern const int mp_role_dtype[MP_ROLE_COUNT];
-
 /* Everything about a pack's file layout: mkdemo and build share it, and
  * the one header and entry encoder of index.c writes it. */
 struct mp_layout {

@@ -551,18 +551,20 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 		if (ftruncate(fd, (off_t)end) != 0)
 			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 				     strerror(errno));
+		int rfd = !rc && h.sha ? open(b->partial, O_RDONLY | O_CLOEXEC) : -1;
+
+		if (!rc && h.sha && rfd < 0)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot read %s: %s", b->partial,
+				     strerror(errno));
 		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
 			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
-			int rfd = open(b->partial, O_RDONLY | O_CLOEXEC);
 
-			rc = rfd < 0 ? mp_fail(err, MP_E_PACK_IO, "cannot read %s: %s",
-					       b->partial, strerror(errno))
-				     : read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
-			if (rfd >= 0)
-				close(rfd);
+			rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
 			pack_hash_update(&h, b->buf, n);
 			pos += n;
 		}
+		if (rfd >= 0)
+			close(rfd);
 	}
 	if (!rc && !start)
 		rc = checkpoint(b, fd, 0, err);
@@ -1344,6 +1346,10 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 		if (rc) /* a manifest that does not pass must not stay */
 			unlink(res->manifest_path);
 	}
+	/* a pack written now that fails its checks (a shard changed under
+	 * the build) must not stay under its name either */
+	if (rc && !res->reused && exists(res->pack_path))
+		unlink(res->pack_path);
 out:
 	json_decref(inventory);
 	if (b.lock_fd >= 0)
