@@ -25,6 +25,8 @@ Variants (each breaks one rule build and check-gguf must refuse):
   duplicate      token_embd.weight also in shard 2
   v-q4k          blk.5.attn_v_b.weight is Q4_K
   up-q4k         blk.7.ffn_up_exps.weight is Q4_K
+  everywhere     (valid) general.* in every shard, the reference's layout
+  arch2          general.* in every shard, shard 2 says "llama"
 
 --hidden and --inter change the expert geometry: --hidden 3584 --inter
 3072 --experts 896 --sparse is Kimi-K3's, ~1 TB of holes.
@@ -157,8 +159,11 @@ def checkpoint(variant, experts):
     out = []
     for i, s in enumerate(shards):
         kv = []
-        if i == 0:
+        # the reference's layout has general.* in every shard
+        if i == 0 or variant in ("everywhere", "arch2"):
             arch = "deepseek2" if variant == "arch" else "kimi-k3"
+            if variant == "arch2" and i == 1:
+                arch = "llama"
             kv += [("general.architecture", (GGUF_STRING, arch)),
                    ("general.name", (GGUF_STRING, "Kimi-K3 test checkpoint")),
                    ("kimi-k3.block_count", (GGUF_U32, 93))]
