@@ -589,6 +589,11 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 		}
 		if (rc)
 			break;
+		/* start writing the object back now, so that the disk works
+		 * while the next objects are copied and a checkpoint's sync
+		 * has little left to wait for */
+		(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
+				      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
 		b->res->objects_copied++;
 		if (b->o->progress)
 			b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
