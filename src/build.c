@@ -14,6 +14,7 @@
 
 #include "digest.h"
 #include "file.h"
+#include "index.h"
 #include "jsonstr.h"
 #include "quant.h"
 
@@ -45,25 +46,6 @@
 #define PROGRESS_STEP (8u << 20)
 
 static const unsigned char zeros[64 * 1024];
-
-static const int role_dtype[MP_ROLE_COUNT] = {
-	[MP_ROLE_UP] = MP_GGML_Q2_K,
-	[MP_ROLE_GATE] = MP_GGML_Q2_K,
-	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
-};
-
-/* Everything about the file's layout that follows from the options. */
-struct geometry {
-	uint64_t role_bytes[MP_ROLE_COUNT];
-	uint64_t role_shape[MP_ROLE_COUNT][2];
-	uint64_t object_bytes;
-	uint64_t gap;          /* rounded up to the alignment */
-	uint64_t objects;
-	uint64_t index_count;
-	uint64_t index_end;    /* header + index */
-	uint64_t data_start;
-	uint64_t size;
-};
 
 static uint64_t gcd_u64(uint64_t a, uint64_t b)
 {
@@ -99,7 +81,7 @@ static uint64_t units_needed(uint64_t alignment)
 	uint64_t need = 1;
 
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		const struct mp_quant_type *t = mp_quant_by_id(role_dtype[r]);
+		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
 		uint64_t per_unit = (uint64_t)QK * t->block_bytes;
 		uint64_t q = alignment / gcd_u64(alignment, per_unit);
 
@@ -110,15 +92,14 @@ static uint64_t units_needed(uint64_t alignment)
 	return need;
 }
 
-static enum mp_err compute_geometry(const struct mp_build_opts *o, struct geometry *g,
+static enum mp_err compute_geometry(const struct mp_build_opts *o, struct mp_layout *g,
 				    struct mp_error *err)
 {
 	uint64_t weights = o->hidden * o->inter; /* both <= 2^24 */
-	uint64_t payload, gaps, t;
 
 	memset(g, 0, sizeof *g);
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		const struct mp_quant_type *qt = mp_quant_by_id(role_dtype[r]);
+		const struct mp_quant_type *qt = mp_quant_by_id(mp_role_dtype[r]);
 
 		g->role_bytes[r] = mp_quant_bytes(qt, weights);
 		if (g->role_bytes[r] == 0)
@@ -135,17 +116,31 @@ static enum mp_err compute_geometry(const struct mp_build_opts *o, struct geomet
 			g->role_shape[r][0] = o->hidden;
 			g->role_shape[r][1] = o->inter;
 		}
-		g->object_bytes += g->role_bytes[r];
 	}
-	if (round_up(o->gap, o->alignment, &g->gap))
+	return mp_layout_compute(g, o->experts, o->alignment, o->gap, err);
+}
+
+enum mp_err mp_layout_compute(struct mp_layout *g, uint64_t experts, uint64_t alignment,
+			      uint64_t gap, struct mp_error *err)
+{
+	uint64_t payload, gaps, t;
+
+	g->experts = experts;
+	g->alignment = alignment;
+	g->object_bytes = 0;
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		if (__builtin_add_overflow(g->object_bytes, g->role_bytes[r], &g->object_bytes))
+			return mp_fail(err, MP_E_USAGE, "invalid usage: an expert is larger "
+				       "than 2^64 bytes");
+	if (round_up(gap, alignment, &g->gap))
 		return mp_fail(err, MP_E_USAGE,
-			       "invalid usage: --gap %" PRIu64 " is too large", o->gap);
-	g->objects = (uint64_t)LAYER_COUNT * o->experts;
+			       "invalid usage: --gap %" PRIu64 " is too large", gap);
+	g->objects = (uint64_t)LAYER_COUNT * experts;
 	g->index_count = g->objects * 3;
 	g->index_end = MP_HEADER_SIZE + (uint64_t)MP_ENTRY_SIZE * g->index_count;
-	if (round_up(g->index_end, o->alignment, &g->data_start))
+	if (round_up(g->index_end, alignment, &g->data_start))
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --alignment %" PRIu64
-			       " is too large", o->alignment);
+			       " is too large", alignment);
 	if (__builtin_mul_overflow(g->objects, g->object_bytes, &payload) ||
 	    __builtin_mul_overflow(g->objects - 1, g->gap, &gaps) ||
 	    __builtin_add_overflow(payload, gaps, &t) ||
@@ -157,10 +152,29 @@ static enum mp_err compute_geometry(const struct mp_build_opts *o, struct geomet
 	return MP_OK;
 }
 
+uint64_t mp_layout_object_offset(const struct mp_layout *g, uint64_t object)
+{
+	return g->data_start + object * (g->object_bytes + g->gap);
+}
+
+void mp_layout_entry(const struct mp_layout *g, uint64_t i, unsigned char raw[MP_ENTRY_SIZE])
+{
+	uint64_t object = i / 3;
+	enum mp_role role = (enum mp_role)(i % 3);
+	uint64_t layer = MP_ACTIVE_FIRST + object / g->experts;
+	uint64_t offset = mp_layout_object_offset(g, object);
+	char name[MP_ENTRY_NAME_LEN];
+
+	for (int r = 0; r < (int)role; r++)
+		offset += g->role_bytes[r];
+	mp_tensor_name(name, sizeof name, layer, role);
+	mp_entry_encode(raw, name, (int32_t)(object % g->experts), offset, g->role_bytes[role]);
+}
+
 enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 {
 	uint64_t need, h, i;
-	struct geometry g;
+	struct mp_layout g;
 
 	if (!o->out || !*o->out)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --out is required");
@@ -476,68 +490,25 @@ static enum mp_err writer_skip(struct writer *w, uint64_t n, struct mp_error *er
 	return MP_OK;
 }
 
-static void put_le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static uint64_t mix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ULL;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ULL;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
-	return x ^ (x >> 31);
-}
-
-static uint64_t object_offset(const struct geometry *g, uint64_t object)
-{
-	return g->data_start + object * (g->object_bytes + g->gap);
-}
-
 /* Header and index; the index digest covers exactly these bytes. */
-static enum mp_err write_index(struct writer *w, const struct mp_build_opts *o,
-			       const struct geometry *g, struct mp_sha256 *index_hash,
+static enum mp_err write_index(struct writer *w,
+			       const struct mp_layout *g, struct mp_sha256 *index_hash,
 			       struct mp_error *err)
 {
 	unsigned char *h, *e;
 	enum mp_err rc;
 
 	h = w->buf + w->len;
-	memset(h, 0, MP_HEADER_SIZE);
-	memcpy(h, MP_MAGIC, sizeof MP_MAGIC - 1);
-	put_le32(h + 16, MP_VERSION);
-	put_le32(h + 20, MP_HEADER_SIZE);
-	put_le64(h + 24, g->index_count);
-	put_le64(h + 32, g->data_start);
+	mp_header_encode(h, g->index_count, g->data_start);
 	mp_sha256_update(index_hash, h, MP_HEADER_SIZE);
 	w->len += MP_HEADER_SIZE;
 
 	for (uint64_t i = 0; i < g->index_count; i++) {
-		uint64_t object = i / 3;
-		enum mp_role role = (enum mp_role)(i % 3);
-		uint64_t layer = MP_ACTIVE_FIRST + object / o->experts;
-		uint64_t expert = object % o->experts;
-		uint64_t offset = object_offset(g, object);
-
-		for (int r = 0; r < (int)role; r++)
-			offset += g->role_bytes[r];
 		rc = writer_reserve(w, MP_ENTRY_SIZE, err);
 		if (rc)
 			return rc;
 		e = w->buf + w->len;
-		memset(e, 0, MP_ENTRY_SIZE);
-		snprintf((char *)e, MP_ENTRY_NAME_LEN, "blk.%" PRIu64 ".ffn_%s_exps.weight",
-			 layer, mp_role_name(role));
-		put_le32(e + 128, (uint32_t)expert);
-		put_le64(e + 136, offset);
-		put_le64(e + 144, g->role_bytes[role]);
+		mp_layout_entry(g, i, e);
 		mp_sha256_update(index_hash, e, MP_ENTRY_SIZE);
 		w->len += MP_ENTRY_SIZE;
 	}
@@ -545,16 +516,16 @@ static enum mp_err write_index(struct writer *w, const struct mp_build_opts *o,
 }
 
 static enum mp_err write_payload(struct writer *w, const struct mp_build_opts *o,
-				 const struct geometry *g, struct mp_error *err)
+				 const struct mp_layout *g, struct mp_error *err)
 {
 	enum mp_err rc = writer_skip(w, g->data_start - g->index_end, err);
 
 	for (uint64_t object = 0; !rc && object < g->objects; object++) {
 		for (int r = 0; !rc && r < MP_ROLE_COUNT; r++) {
-			const struct mp_quant_type *t = mp_quant_by_id(role_dtype[r]);
+			const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
 			/* One stream per role payload, so any payload can be
 			 * regenerated on its own from (seed, entry number). */
-			uint64_t seed = mix64(o->seed ^ mix64(object * 3 + (uint64_t)r));
+			uint64_t seed = mp_splitmix64(o->seed ^ mp_splitmix64(object * 3 + (uint64_t)r));
 			uint64_t done = 0;
 
 			while (!rc && done < g->role_bytes[r]) {
@@ -587,7 +558,7 @@ static enum mp_err set_size(struct outfile *f, uint64_t size, struct mp_error *e
 }
 
 static enum mp_err write_pack(struct outfile *f, const struct mp_build_opts *o,
-			      const struct geometry *g, char index_hex[MP_SHA256_HEX],
+			      const struct mp_layout *g, char index_hex[MP_SHA256_HEX],
 			      char full_hex[MP_SHA256_HEX], struct mp_error *err)
 {
 	struct writer w = {
@@ -618,7 +589,7 @@ static enum mp_err write_pack(struct outfile *f, const struct mp_build_opts *o,
 		if (rc)
 			goto out;
 	}
-	rc = write_index(&w, o, g, index_hash, err);
+	rc = write_index(&w, g, index_hash, err);
 	if (rc)
 		goto out;
 	mp_sha256_final(index_hash, digest);
@@ -719,7 +690,7 @@ static json_t *model_json(const struct mp_build_opts *o, const struct digests *d
 	return model;
 }
 
-static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geometry *g,
+static json_t *expert_pack_json(const struct mp_build_opts *o, const struct mp_layout *g,
 				const struct digests *d, int *bad)
 {
 	json_t *pack = json_object();
@@ -727,7 +698,7 @@ static json_t *expert_pack_json(const struct mp_build_opts *o, const struct geom
 	json_t *roles = json_object();
 
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		const struct mp_quant_type *t = mp_quant_by_id(role_dtype[r]);
+		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
 		json_t *role = json_object();
 		json_t *shape = json_array();
 
@@ -798,7 +769,7 @@ static int inventory_digest(char hex[MP_SHA256_HEX])
 	return 0;
 }
 
-static char *manifest_text(const struct mp_build_opts *o, const struct geometry *g,
+static char *manifest_text(const struct mp_build_opts *o, const struct mp_layout *g,
 			   const char *abs_path, const struct digests *d)
 {
 	json_t *root = json_object();
@@ -881,7 +852,7 @@ enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err
 	char *manifest_path = NULL, *config_path = NULL, *abs_path = NULL;
 	char *config_json = NULL, *manifest_json = NULL;
 	struct digests d;
-	struct geometry g;
+	struct mp_layout g;
 	enum mp_err rc;
 
 	memset(&d, 0, sizeof d);

@@ -15,6 +15,34 @@
 #include "errors.h"
 #include "pack.h"
 
+/* Everything about a pack's file layout: mkdemo and build share it, and
+ * the one header and entry encoder of index.c writes it. */
+struct mp_layout {
+	uint64_t experts;         /* per layer, layers 1..92 */
+	uint64_t alignment;
+	uint64_t role_bytes[MP_ROLE_COUNT]; /* one expert's payload per role */
+	uint64_t role_shape[MP_ROLE_COUNT][2]; /* logical_shape, GGUF ne[] order */
+	uint64_t object_bytes;
+	uint64_t gap;             /* after each object, rounded up to the alignment */
+	uint64_t objects;
+	uint64_t index_count;
+	uint64_t index_end;       /* header + index */
+	uint64_t data_start;
+	uint64_t size;
+};
+
+/*
+ * Fill the rest of *l from its role_bytes (set by the caller) and these:
+ * objects in layer-major order, each up|gate|down, the first at data_start
+ * = the index's end rounded up to the alignment.  MP_E_USAGE when the sizes
+ * overflow or the pack would pass 1 PiB.
+ */
+enum mp_err mp_layout_compute(struct mp_layout *l, uint64_t experts, uint64_t alignment,
+			      uint64_t gap, struct mp_error *err);
+uint64_t mp_layout_object_offset(const struct mp_layout *l, uint64_t object);
+/* Index entry i (layer-major, then expert, then role), encoded. */
+void mp_layout_entry(const struct mp_layout *l, uint64_t i, unsigned char raw[MP_ENTRY_SIZE]);
+
 struct mp_build_opts {
 	const char *out;          /* pack path to write (replaced atomically) */
 	const char *manifest;     /* NULL: "<out>.manifest.json" */

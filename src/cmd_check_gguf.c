@@ -3,10 +3,12 @@
 #include "config.h"
 
 #include <limits.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "cli.h"
 #include "gguf.h"
+#include "shards.h"
 #include "text.h"
 
 /* A path escaped for the terminal: each byte may become \xNN. */
@@ -23,13 +25,27 @@ static const char usage_text[] =
 	"the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
 	"reads them, up to a NUL.  The first violation in each file is reported.\n"
 	"\n"
+	"A shard of a split checkpoint (NAME-0000i-of-0000N.gguf) is checked with\n"
+	"its whole set, as build reads it: the shard numbering, split.no,\n"
+	"split.count, split.tensors.count, architecture kimi-k3 (general.* may be\n"
+	"in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
+	"all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
+	"types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
+	"problem is reported, then one summary line for the set.\n"
+	"\n"
+	"  -s, --set                check an unsplit FILE.gguf as a set of one\n"
+	"      --any-geometry       any expert count and sizes, not Kimi-K3's\n"
 	"  -j, --json               print one JSON object per file, one per line\n"
 	"  -h, --help               show this help and exit\n"
 	"\n"
 	"Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
 	"GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n";
 
+enum { OPT_ANY_GEOMETRY = 0x100 };
+
 static const struct option long_options[] = {
+	{"set", no_argument, NULL, 's'},
+	{"any-geometry", no_argument, NULL, OPT_ANY_GEOMETRY},
 	{"json", no_argument, NULL, 'j'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -75,14 +91,112 @@ static int check_one(const char *path, bool json)
 	return CLI_EXIT_OK;
 }
 
+/* NAME-NNNNN-of-MMMMM.gguf: a shard of a split set */
+static bool is_split_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n < 20)
+		return false;
+	base += n - 20;
+	for (int i = 0; i < 20; i++) {
+		const char *pat = "-99999-of-99999.gguf";
+
+		if (pat[i] == '9' ? (base[i] < '0' || base[i] > '9') : base[i] != pat[i])
+			return false;
+	}
+	return true;
+}
+
+static int check_set(const char *path, bool kimi, bool json)
+{
+	struct mp_shard_set *set = NULL;
+	struct mp_experts *ex = NULL;
+	struct mp_error err = {0};
+	enum mp_err rc = mp_shards_open(path, &set, &err);
+	char name[PATH_MAX + 64], safe[SAFE_PATH_MAX], arch[4 * MP_GGUF_ARCH_MAX + 1];
+	size_t kept;
+	int status = CLI_EXIT_OK;
+
+	if (!set) {
+		mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
+		return cli_report(safe, &err);
+	}
+	if (!rc) {
+		ex = calloc(1, sizeof *ex);
+		if (!ex)
+			rc = mp_shards_problem(set, MP_E_NOMEM, "out of memory");
+		else
+			rc = mp_shards_experts(set, kimi, ex);
+	}
+	free(ex);
+	if (set->split)
+		snprintf(name, sizeof name, "%s/%s-NNNNN-of-%05zu.gguf", set->dir, set->prefix,
+			 set->count);
+	else
+		snprintf(name, sizeof name, "%s", path);
+	mp_text_escape(safe, sizeof safe, name, strlen(name), 0);
+	mp_text_escape(arch, sizeof arch, set->architecture, strlen(set->architecture), 0);
+	kept = set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
+	for (size_t i = 0; i < kept; i++) {
+		int s = cli_exit_status(set->problems[i].code);
+
+		if (s > status)
+			status = s;
+		if (!json)
+			fprintf(stderr, "moepack check-gguf: %s\n", set->problems[i].msg);
+	}
+	if (json) {
+		json_t *o = json_object(), *problems = json_array();
+
+		for (size_t i = 0; i < kept; i++) {
+			json_t *p = json_object();
+
+			json_object_set_new(p, "code", json_string(mp_err_name(set->problems[i].code)));
+			json_object_set_new(p, "message", cli_json_text(set->problems[i].msg));
+			json_array_append_new(problems, p);
+		}
+		json_object_set_new(o, "file", cli_json_text(safe));
+		json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
+		json_object_set_new(o, "code", json_string(mp_err_name(rc)));
+		json_object_set_new(o, "shards", json_integer((json_int_t)set->count));
+		json_object_set_new(o, "tensors", json_integer((json_int_t)set->ntensors));
+		json_object_set_new(o, "bytes", json_integer((json_int_t)set->total_bytes));
+		json_object_set_new(o, "architecture", cli_json_text(arch));
+		json_object_set_new(o, "problem_count", json_integer((json_int_t)set->nproblems));
+		json_object_set_new(o, "problems", problems);
+		if (cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER))
+			status = CLI_EXIT_IO;
+	} else {
+		if (set->nproblems > kept)
+			fprintf(stderr, "moepack check-gguf: ... and %zu more problems\n",
+				set->nproblems - kept);
+		printf("%s: %s (%zu shard%s, %zu tensors, %llu bytes, architecture %s)\n", safe,
+		       rc ? "INVALID" : "ok", set->count, set->count == 1 ? "" : "s",
+		       set->ntensors, (unsigned long long)set->total_bytes,
+		       arch[0] ? arch : "unknown");
+	}
+	mp_shards_close(set);
+	return status;
+}
+
 int cmd_check_gguf(int argc, char **argv)
 {
 	const char *cmd = argv[0];
-	bool json = false;
+	bool json = false, force_set = false, kimi = true;
 	int c, status = CLI_EXIT_OK;
 
-	while ((c = cli_getopt(cmd, argc, argv, "jh", long_options)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "sjh", long_options)) != -1) {
 		switch (c) {
+		case 's':
+			force_set = true;
+			break;
+		case OPT_ANY_GEOMETRY:
+			kimi = false;
+			break;
 		case 'j':
 			json = true;
 			break;
@@ -97,7 +211,8 @@ int cmd_check_gguf(int argc, char **argv)
 		return cli_usage_error(cmd, "missing FILE.gguf");
 
 	for (int i = optind; i < argc; i++) {
-		int one = check_one(argv[i], json);
+		int one = force_set || is_split_name(argv[i]) ? check_set(argv[i], kimi, json)
+							      : check_one(argv[i], json);
 
 		if (one > status)
 			status = one;

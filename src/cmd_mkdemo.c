@@ -141,8 +141,8 @@ static void print_result(const struct mp_build_opts *o)
 {
 	char human[32], manifest[4096], shown[CLI_TEXT_MAX];
 	struct stat st;
-	const struct mp_quant_type *q2 = mp_quant_by_id(MP_GGML_Q2_K);
-	const struct mp_quant_type *q3 = mp_quant_by_id(MP_GGML_Q3_K);
+	const struct mp_quant_type *q2 = mp_quant_by_id(mp_role_dtype[MP_ROLE_UP]);
+	const struct mp_quant_type *q3 = mp_quant_by_id(mp_role_dtype[MP_ROLE_DOWN]);
 	uint64_t weights = o->hidden * o->inter;
 
 	if (o->manifest)

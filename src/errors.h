@@ -120,6 +120,31 @@ enum mp_err_class {
 	  "Kimi-K3 MLA V projection must remain GGUF Q2_K")                       \
 	X(MP_E_GGUF_EXPERT_TYPE, "gguf_expert_type", MP_CLASS_INVALID,            \
 	  "routed expert tensor has the wrong quant type")                        \
+	X(MP_E_SHARD_NAMES, "shard_names", MP_CLASS_INVALID,                      \
+	  "GGUF shard names do not form one split set")                           \
+	X(MP_E_SHARD_MISSING, "shard_missing", MP_CLASS_INVALID,                  \
+	  "a shard of the split set is missing")                                  \
+	X(MP_E_SHARD_SPLIT, "shard_split", MP_CLASS_INVALID,                      \
+	  "split metadata is inconsistent")                                       \
+	X(MP_E_GGUF_DUPLICATE, "gguf_duplicate_tensor", MP_CLASS_INVALID,         \
+	  "tensor appears in more than one shard")                                \
+	X(MP_E_GGUF_ARCH, "gguf_architecture", MP_CLASS_INVALID,                  \
+	  "checkpoint architecture must be kimi-k3")                              \
+	X(MP_E_GGUF_EXPERTS, "gguf_expert_tensors", MP_CLASS_INVALID,             \
+	  "routed expert tensors are missing or inconsistent")                    \
+	X(MP_E_GGUF_GEOMETRY, "gguf_geometry", MP_CLASS_INVALID,                  \
+	  "expert geometry is not Kimi-K3's")                                     \
+	X(MP_E_CONFIG_MISMATCH, "config_mismatch", MP_CLASS_INVALID,              \
+	  "model config disagrees")                                               \
+	X(MP_E_BUILD_LOCKED, "build_locked", MP_CLASS_IO,                         \
+	  "another build holds the pack's lock")                                  \
+	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO,                                 \
+	  "not enough free space for the pack")                                   \
+	X(MP_E_INTERRUPTED, "interrupted", MP_CLASS_IO, "build interrupted")      \
+	X(MP_E_PAYLOAD_MISMATCH, "payload_mismatch", MP_CLASS_INVALID,            \
+	  "pack payload differs from its GGUF slice")                             \
+	X(MP_E_PACK_LAYOUT, "pack_layout", MP_CLASS_INVALID,                      \
+	  "pack is not the one the shards give")                                  \
 	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, "no such entry")
 
 enum mp_err {

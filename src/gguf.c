@@ -482,13 +482,33 @@ static enum mp_err read_header(struct reader *r, struct mp_gguf_header *h)
 	return MP_OK;
 }
 
-/* Read key i into the key set; *is_alignment when it is general.alignment. */
-static enum mp_err read_key(struct reader *r, uint64_t i, int *is_alignment)
+/* The keys whose values are read rather than skipped. */
+enum special_key {
+	KEY_OTHER,
+	KEY_ALIGNMENT,
+	KEY_SPLIT_NO,
+	KEY_SPLIT_COUNT,
+	KEY_SPLIT_TENSORS_COUNT,
+	KEY_ARCHITECTURE,
+};
+
+static const char *const special_keys[] = {
+	[KEY_ALIGNMENT] = ALIGNMENT_KEY,
+	[KEY_SPLIT_NO] = "split.no",
+	[KEY_SPLIT_COUNT] = "split.count",
+	[KEY_SPLIT_TENSORS_COUNT] = "split.tensors.count",
+	[KEY_ARCHITECTURE] = "general.architecture",
+};
+
+#define SPECIAL_KEY_COUNT (sizeof special_keys / sizeof special_keys[0])
+
+/* Read key i into the key set; *which says whether it is one to read. */
+static enum mp_err read_key(struct reader *r, uint64_t i, enum special_key *which)
 {
 	uint64_t len, at;
 	enum mp_err rc = read_u64(r, &len, "key");
 
-	*is_alignment = 0;
+	*which = KEY_OTHER;
 	if (rc)
 		return rc;
 	if (len > MP_GGUF_MAX_KEY)
@@ -506,8 +526,70 @@ static enum mp_err read_key(struct reader *r, uint64_t i, int *is_alignment)
 		return rc;
 	at = r->keys.arena_len;
 	name_set_push(&r->keys, (uint32_t)len, i);
-	*is_alignment = len == sizeof ALIGNMENT_KEY - 1 &&
-			memcmp(r->keys.arena + at, ALIGNMENT_KEY, len) == 0;
+	for (size_t k = 1; k < SPECIAL_KEY_COUNT; k++)
+		if (len == strlen(special_keys[k]) &&
+		    memcmp(r->keys.arena + at, special_keys[k], len) == 0)
+			*which = (enum special_key)k;
+	return MP_OK;
+}
+
+/*
+ * An integer value of any integer type, as the reference reads split.*
+ * keys; any other type is skipped and leaves is_integer 0.
+ */
+static enum mp_err read_int_value(struct reader *r, uint32_t type, struct mp_gguf_int *v)
+{
+	unsigned char b[8] = {0};
+	unsigned n;
+	uint64_t u = 0;
+	enum mp_err rc;
+
+	v->present = 1;
+	v->is_integer = 0;
+	if (type >= GGUF_VALUE_TYPE_COUNT || type == GGUF_F32 || type == GGUF_F64 ||
+	    type == GGUF_BOOL || type == GGUF_STRING || type == GGUF_ARRAY)
+		return skip_value(r, type);
+	n = fixed_value_bytes[type];
+	rc = read_bytes(r, b, n, "value");
+	if (rc)
+		return rc;
+	for (int i = (int)n - 1; i >= 0; i--)
+		u = u << 8 | b[i];
+	v->is_integer = 1;
+	if (type == GGUF_I8 || type == GGUF_I16 || type == GGUF_I32 || type == GGUF_I64) {
+		unsigned bits = 8 * n;
+		/* sign-extend from the value's width */
+		if (bits < 64 && (u >> (bits - 1)) & 1)
+			u |= ~0ULL << bits;
+		v->value = (int64_t)u;
+	} else {
+		v->value = u > (uint64_t)INT64_MAX ? INT64_MAX : (int64_t)u;
+	}
+	return MP_OK;
+}
+
+static enum mp_err read_architecture(struct reader *r, uint32_t type,
+				     struct mp_gguf_header *h)
+{
+	uint64_t len, keep;
+	enum mp_err rc;
+
+	if (type != GGUF_STRING)
+		return skip_value(r, type);
+	rc = read_u64(r, &len, "string value");
+	if (!rc)
+		rc = need(r, len, "string value");
+	if (rc)
+		return rc;
+	keep = len < MP_GGUF_ARCH_MAX ? len : MP_GGUF_ARCH_MAX;
+	rc = read_bytes(r, h->architecture, keep, "string value");
+	if (!rc)
+		rc = skip_bytes(r, len - keep, "string value");
+	if (rc)
+		return rc;
+	h->architecture[keep] = '\0';
+	h->has_architecture = 1;
+	h->architecture_cut = len > keep;
 	return MP_OK;
 }
 
@@ -547,21 +629,40 @@ static enum mp_err check_duplicate_keys(struct reader *r)
 	return corrupt(r, "duplicate key \"%s\" (KV pair %u has it too)", key, a.index);
 }
 
-static enum mp_err read_kv_pairs(struct reader *r, uint64_t kv_count)
+static enum mp_err read_kv_pairs(struct reader *r, struct mp_gguf_header *h)
 {
 	enum mp_err rc = MP_OK;
 
-	for (uint64_t i = 0; i < kv_count && !rc; i++) {
+	for (uint64_t i = 0; i < h->kv_count && !rc; i++) {
 		uint32_t type;
-		int is_alignment;
+		enum special_key which;
 
 		r->where = "KV pair";
 		r->where_index = i;
-		rc = read_key(r, i, &is_alignment);
+		rc = read_key(r, i, &which);
 		if (!rc)
 			rc = read_u32(r, &type, "value type");
-		if (!rc)
-			rc = is_alignment ? read_alignment(r, type) : skip_value(r, type);
+		if (rc)
+			break;
+		switch (which) {
+		case KEY_ALIGNMENT:
+			rc = read_alignment(r, type);
+			break;
+		case KEY_SPLIT_NO:
+			rc = read_int_value(r, type, &h->split_no);
+			break;
+		case KEY_SPLIT_COUNT:
+			rc = read_int_value(r, type, &h->split_count);
+			break;
+		case KEY_SPLIT_TENSORS_COUNT:
+			rc = read_int_value(r, type, &h->split_tensors_count);
+			break;
+		case KEY_ARCHITECTURE:
+			rc = read_architecture(r, type, h);
+			break;
+		default:
+			rc = skip_value(r, type);
+		}
 	}
 	if (!rc)
 		rc = check_duplicate_keys(r);
@@ -635,6 +736,11 @@ static enum mp_err read_tensor_info(struct reader *r, struct mp_gguf_tensor *t,
 	if (!rc)
 		rc = read_u64(r, &t->offset, "data offset");
 	return rc;
+}
+
+const char *mp_gguf_type_name(uint32_t type)
+{
+	return type < GGML_TYPE_COUNT ? ggml_types[type].name : NULL;
 }
 
 /* "Q4_K (12)", "Q4_2 (4)" or "type 200" */
@@ -834,7 +940,7 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 
 	rc = read_header(&r, &h);
 	if (!rc)
-		rc = read_kv_pairs(&r, h.kv_count);
+		rc = read_kv_pairs(&r, &h);
 	if (!rc && h.tensor_count > metadata_left(&r) / TENSOR_INFO_MIN_BYTES)
 		rc = corrupt(&r, "tensor count %llu cannot fit in the %llu bytes left after "
 			     "the KV pairs", (unsigned long long)h.tensor_count,
@@ -843,6 +949,9 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 		rc = read_tensor_infos(&r, h.tensor_count, fn, ctx, &ext);
 	if (!rc)
 		rc = check_data_extent(&r, &ext);
+	h.alignment = r.alignment;
+	/* pos < 2^63 and the alignment fits 32 bits */
+	h.data_start = (r.pos + r.alignment - 1) / r.alignment * r.alignment;
 	free(r.buf);
 	free(r.spans);
 	name_set_free(&r.keys);

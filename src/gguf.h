@@ -36,11 +36,33 @@
 #define MP_GGUF_MAX_KEY_BYTES (16u << 20)  /* bytes of all keys together */
 #define MP_GGUF_MAX_METADATA (256u << 20)  /* header, KV pairs and tensor infos */
 
+/* Longest general.architecture kept; a longer one is cut (and flagged). */
+#define MP_GGUF_ARCH_MAX 127
+
+/* An integer KV value a shard set is judged by. */
+struct mp_gguf_int {
+	int present;      /* the key is there */
+	int is_integer;   /* with an integer value type (any width, signed or not) */
+	int64_t value;    /* u64 values above INT64_MAX read as INT64_MAX */
+};
+
 struct mp_gguf_header {
 	uint32_t version;
 	uint64_t tensor_count;
 	uint64_t kv_count;
+	uint32_t alignment;      /* general.alignment, or ggml's default 32 */
+	uint64_t data_start;     /* absolute offset of the data section (the end of
+	                            the metadata, rounded up to the alignment) */
+	/* The KV pairs split checkpoints are checked by (gguf-split writes
+	 * them): split.no, split.count, split.tensors.count. */
+	struct mp_gguf_int split_no, split_count, split_tensors_count;
+	int has_architecture;    /* general.architecture is a string */
+	int architecture_cut;    /* ... longer than MP_GGUF_ARCH_MAX bytes */
+	char architecture[MP_GGUF_ARCH_MAX + 1]; /* raw bytes, NUL-terminated */
 };
+
+/* ggml's name of a type id ("Q2_K", "BF16"), NULL for an unknown id. */
+const char *mp_gguf_type_name(uint32_t type);
 
 struct mp_gguf_tensor {
 	uint64_t index;        /* position among the tensor infos */

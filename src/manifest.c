@@ -587,12 +587,10 @@ bad:
 		       path);
 }
 
-static const int role_dtype_id[MP_ROLE_COUNT] = {MP_GGML_Q2_K, MP_GGML_Q2_K, MP_GGML_Q3_K};
-
 static enum mp_err check_role_dtype(json_t *root, enum mp_role r, struct mp_role_info *ri,
 				    struct mp_error *err)
 {
-	const struct mp_quant_type *want = mp_quant_by_id(role_dtype_id[r]);
+	const struct mp_quant_type *want = mp_quant_by_id(mp_role_dtype[r]);
 	const struct mp_quant_type *named;
 	char path[64];
 	const char *dtype;

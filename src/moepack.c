@@ -19,7 +19,8 @@ static const struct command commands[] = {
 	{"cat", cmd_cat, "write one expert payload to standard output"},
 	{"dump", cmd_dump, "dequantize one expert's role to float32 (or text, stats)"},
 	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
-	{"check-gguf", cmd_check_gguf, "check the tensor quant types of Kimi-K3 GGUF files"},
+	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)"},
+	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

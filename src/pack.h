@@ -48,6 +48,12 @@ const char *mp_role_name(enum mp_role role);
 /* MP_ROLE_COUNT when name is not a role. */
 enum mp_role mp_role_from_name(const char *name);
 
+/*
+ * The one role table: the GGML type id each role must have (up and gate
+ * Q2_K, down Q3_K), for the validator, mkdemo, build and their manifests.
+ */
+extern const int mp_role_dtype[MP_ROLE_COUNT];
+
 struct mp_role_info {
 	char dtype[16];        /* "Q2_K" / "Q3_K" */
 	int dtype_id;          /* GGML type id: 10 / 11 */

@@ -76,6 +76,11 @@ static inline uint64_t splitmix64_next(uint64_t *state)
 	return z ^ (z >> 31);
 }
 
+uint64_t mp_splitmix64(uint64_t x)
+{
+	return splitmix64_next(&x);
+}
+
 /* Bytes come out the same on every host: the stream is defined as
  * little-endian words. */
 static inline void store_le64(unsigned char *p, uint64_t v)

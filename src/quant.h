@@ -52,6 +52,10 @@ uint64_t mp_quant_bytes(const struct mp_quant_type *t, uint64_t weights);
 int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 		       uint64_t stream_pos, void *buf, size_t nbytes);
 
+/* SplitMix64's output for state x: the demo payload's seed mixer, so that
+ * neighbouring entry numbers get unrelated streams. */
+uint64_t mp_splitmix64(uint64_t x);
+
 /* IEEE half <-> float, for block scales. */
 float mp_fp16_to_float(uint16_t h);
 uint16_t mp_float_to_fp16(float f);

@@ -19,8 +19,15 @@
 #include "index.h"
 #include "manifest.h"
 #include "pack.h"
+#include "quant.h"
 
 static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
+
+const int mp_role_dtype[MP_ROLE_COUNT] = {
+	[MP_ROLE_UP] = MP_GGML_Q2_K,
+	[MP_ROLE_GATE] = MP_GGML_Q2_K,
+	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
+};
 
 const char *mp_role_name(enum mp_role role)
 {

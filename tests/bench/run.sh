@@ -24,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
@@ -58,7 +58,7 @@ want_row() {
 	return 1
 }
 
-# Rows 3 to 7, 10 and 11 mount; rows 1, 2, 8 and 9 only need the CLI.
+# Rows 3 to 7, 10 and 11 mount; rows 1, 2, 8, 9 and 12 only need the CLI.
 fuse_rows=no
 for n in 3 4 5 6 7 10 11; do want_row $n && fuse_rows=yes; done
 for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH"; do
@@ -673,6 +673,57 @@ if want_row 11; then
 	take_median f32
 	ratio_row "11. -o dequant: read .f32 files (15 roles, fresh mount) vs dump --f32" \
 		"$MEDIAN" "$dump" 0.5
+fi
+
+#
+# Row 12: moepack build against cp + sync of the same shard bytes.
+#
+if want_row 12; then
+	# moepack build from a split GGUF checkpoint made here in plain Python
+	# (tests/data/build/mkshards.py; 48 experts: ~2.5 GB of shards), against
+	# cp + sync of the same shard files to the same disk.  Shards are warm
+	# for every run; the pack's final fsync is part of the build's time.
+	G=$BENCH_DIR/gguf
+	if [ ! -f "$G/kimi-k3-test-00003-of-00003.gguf" ] || [ "$(cat "$G/args" 2>/dev/null)" != 48 ]; then
+		say "making GGUF shards in $G"
+		rm -rf "$G"
+		python3 "$top_srcdir/tests/data/build/mkshards.py" "$G" --experts 48 ||
+			die "mkshards.py failed"
+		echo 48 >"$G/args"
+	fi
+	SHARD_BYTES=$(cat "$G"/*.gguf | wc -c)
+	for f in "$G"/*.gguf; do warm "$f"; done
+	BPACK=$BENCH_DIR/build.pack
+	CPDIR=$BENCH_DIR/cp
+	timed() {
+		_t0=$(date +%s.%N)
+		"$@" || die "$* failed"
+		_t1=$(date +%s.%N)
+		calc "$_t1 - $_t0" 3
+	}
+	for i in 1 2 3; do
+		rm -rf "$CPDIR" && mkdir -p "$CPDIR" && sync
+		timed sh -c "cp '$G'/*.gguf '$CPDIR'/ && sync" >>"$SAMPLES.cp"
+		rm -rf "$CPDIR" && rm -f "$BPACK" "$BPACK.manifest.json" && sync
+		timed "$MOEPACK" build -q --any-geometry --margin 0 --gguf "$G/kimi-k3-test-00001-of-00003.gguf" \
+			--config "$G/config.json" --out "$BPACK" >>"$SAMPLES.build"
+		rm -f "$BPACK" "$BPACK.manifest.json" && sync
+		timed "$MOEPACK" build -q --any-geometry --margin 0 --full-sha256 \
+			--gguf "$G/kimi-k3-test-00001-of-00003.gguf" --config "$G/config.json" \
+			--out "$BPACK" >>"$SAMPLES.sha"
+		rm -f "$BPACK" "$BPACK.manifest.json"
+	done
+	take_median cp
+	cp_rate=$(calc "$SHARD_BYTES / 1e6 / $MEDIAN" 1)
+	take_median build
+	build_rate=$(calc "$SHARD_BYTES / 1e6 / $MEDIAN" 1)
+	take_median sha
+	sha_rate=$(calc "$SHARD_BYTES / 1e6 / $MEDIAN" 1)
+	ratio_row "12. moepack build, 2.5 GB GGUF shards, vs cp + sync, median of 3" \
+		"$build_rate" "$cp_rate" 0.8
+	ratio_row "12. moepack build --full-sha256 (hash while copying) vs cp + sync" \
+		"$sha_rate" "$cp_rate" 0.5
+	rm -f "$BPACK.lock"
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"

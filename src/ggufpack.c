@@ -1,0 +1,1369 @@
+/*
+ * ggufpack.c - the GGUF-to-pack builder of ggufpack.h.
+ *
+ * Safety: the pack is written as PACK.partial (O_EXCL) under an exclusive
+ * lock on PACK.lock, made durable (fsync), checked for size, renamed into
+ * place and the directory fsynced; the manifest the same way afterwards.
+ * The copy makes what it wrote durable at checkpoints and records how many
+ * objects are done in PACK.partial.state, so that --resume continues from
+ * there; the state also names the checkpoint's inventory digest and the
+ * layout size, so a state from other shards is never trusted.
+ *
+ * Speed: payload slices are copied with copy_file_range() (which reflinks
+ * where the file system can), falling back to large pread()/pwrite(); with
+ * --full-sha256 the bytes go through user space once and are hashed there.
+ */
+#define _GNU_SOURCE /* copy_file_range */
+#include "config.h"
+
+#include "ggufpack.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "digest.h"
+#include "file.h"
+#include "index.h"
+#include "jsonstr.h"
+#include "quant.h"
+#include "text.h"
+
+#define ALIGNMENT MP_PAGE
+#define NUM_HIDDEN_LAYERS (MP_ACTIVE_LAST + 1)
+#define CHUNK (16u << 20)                /* the reference's copy chunk */
+#define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
+#define STATE_MAGIC "moepack build state 1"
+/* Test hook: milliseconds to sleep after each object, so that a test can
+ * interrupt a small build deterministically.  Documented in moepack(1). */
+#define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
+/* Test hook: skip the free-space check, to reach a real ENOSPC. */
+#define NO_SPACE_CHECK_ENV "MOEPACK_TEST_NO_SPACE_CHECK"
+
+/*
+ * The one piece of global state: a signal handler has no other way to
+ * reach the copy loop.  Written only by mp_gguf_build_interrupt().
+ */
+static volatile sig_atomic_t interrupted_by;
+
+void mp_gguf_build_interrupt(int sig)
+{
+	interrupted_by = sig;
+}
+
+int mp_gguf_build_interrupted(void)
+{
+	return interrupted_by;
+}
+
+void mp_gguf_build_result_free(struct mp_gguf_build_result *res)
+{
+	free(res->pack_path);
+	free(res->manifest_path);
+	res->pack_path = res->manifest_path = NULL;
+}
+
+static char *concat(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b);
+	char *s = malloc(la + lb + 1);
+
+	if (s) {
+		memcpy(s, a, la);
+		memcpy(s + la, b, lb + 1);
+	}
+	return s;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the expected bytes ------------------------------------------------- */
+
+struct build {
+	const struct mp_shard_set *set;
+	const struct mp_experts *ex;
+	const struct mp_model_config *cfg;
+	const struct mp_gguf_build_opts *o;
+	struct mp_gguf_build_result *res;
+	struct mp_layout l;
+	char *dir;             /* of the pack */
+	char *partial, *state, *lock_path;
+	int lock_fd;
+	unsigned char *buf;    /* CHUNK bytes */
+	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
+	bool cfr_ok;           /* copy_file_range() still worth trying */
+};
+
+/* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
+ * entries, zeros. */
+static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out, size_t n)
+{
+	unsigned char raw[MP_ENTRY_SIZE > MP_HEADER_SIZE ? MP_ENTRY_SIZE : MP_HEADER_SIZE];
+
+	memset(out, 0, n);
+	if (pos < MP_HEADER_SIZE) {
+		size_t take = MP_HEADER_SIZE - pos < n ? MP_HEADER_SIZE - (size_t)pos : n;
+
+		mp_header_encode(raw, l->index_count, l->data_start);
+		memcpy(out, raw + pos, take);
+	}
+	for (uint64_t at = pos < MP_HEADER_SIZE ? MP_HEADER_SIZE : pos;
+	     at < pos + n && at < l->index_end;) {
+		uint64_t i = (at - MP_HEADER_SIZE) / MP_ENTRY_SIZE;
+		uint64_t start = MP_HEADER_SIZE + i * MP_ENTRY_SIZE;
+		uint64_t skip = at - start;
+		uint64_t take = MP_ENTRY_SIZE - skip;
+
+		if (take > pos + n - at)
+			take = pos + n - at;
+		mp_layout_entry(l, i, raw);
+		memcpy(out + (at - pos), raw + skip, (size_t)take);
+		at += take;
+	}
+}
+
+/* The GGUF slice entry i comes from. */
+static void entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
+			 uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
+{
+	uint64_t object = i / 3;
+	int role = (int)(i % 3);
+	uint64_t layer = MP_ACTIVE_FIRST + object / b->l.experts;
+	uint64_t expert = object % b->l.experts;
+	const struct mp_shard_tensor *t = b->ex->tensor[layer][role];
+
+	*shard = &b->set->shards[t->shard];
+	*nbytes = b->l.role_bytes[role];
+	*offset = t->data_offset + expert * *nbytes;
+	*pack_offset = mp_layout_object_offset(&b->l, object);
+	for (int r = 0; r < role; r++)
+		*pack_offset += b->l.role_bytes[r];
+}
+
+static enum mp_err read_full(int fd, void *buf, size_t n, uint64_t pos, const char *path,
+			     enum mp_err code, struct mp_error *err)
+{
+	unsigned char *p = buf;
+
+	while (n) {
+		ssize_t got = pread(fd, p, n, (off_t)pos);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return mp_fail(err, code, "%s %s at byte %" PRIu64 ": %s",
+				       mp_err_summary(code), path, pos,
+				       got < 0 ? strerror(errno) : "the file is shorter");
+		p += got;
+		n -= (size_t)got;
+		pos += (uint64_t)got;
+	}
+	return MP_OK;
+}
+
+static enum mp_err write_full(int fd, const void *buf, size_t n, uint64_t pos,
+			      const char *path, struct mp_error *err)
+{
+	const unsigned char *p = buf;
+
+	while (n) {
+		ssize_t put = pwrite(fd, p, n, (off_t)pos);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
+				       path, pos, put < 0 ? strerror(errno) : "no space");
+		p += put;
+		n -= (size_t)put;
+		pos += (uint64_t)put;
+	}
+	return MP_OK;
+}
+
+/* ---- the full-file digest ------------------------------------------------ */
+
+/*
+ * Everything the build hashes goes through here, in file order, so that the
+ * digest can move to a shared hashing engine without touching the copy.
+ */
+struct pack_hash {
+	struct mp_sha256 *sha; /* NULL: not wanted */
+};
+
+static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
+{
+	if (h->sha)
+		mp_sha256_update(h->sha, data, n);
+}
+
+/* ---- judging an existing pack ------------------------------------------ */
+
+static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
+
+static enum mp_err compare_prefix(const struct build *b, int fd, const char *path,
+				  struct mp_error *err)
+{
+	for (uint64_t pos = 0; pos < b->l.data_start;) {
+		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
+		enum mp_err rc = read_full(fd, b->buf, n, pos, path, MP_E_PACK_IO, err);
+
+		if (rc)
+			return rc;
+		prefix_bytes(&b->l, pos, b->buf2, n);
+		if (memcmp(b->buf, b->buf2, n) != 0) {
+			size_t k = 0;
+
+			while (b->buf[k] == b->buf2[k])
+				k++;
+			pos += k;
+			if (pos < MP_HEADER_SIZE)
+				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s header differs at "
+					       "byte %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT),
+					       path, pos);
+			if (pos < b->l.index_end)
+				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s index entry %" PRIu64
+					       " differs at byte %" PRIu64,
+					       mp_err_summary(MP_E_PACK_LAYOUT), path,
+					       (pos - MP_HEADER_SIZE) / MP_ENTRY_SIZE, pos);
+			return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s padding before data_start "
+				       "is not zero at byte %" PRIu64,
+				       mp_err_summary(MP_E_PACK_LAYOUT), path, pos);
+		}
+		pos += n;
+	}
+	return MP_OK;
+}
+
+/* Payload of entry i against its GGUF slice. */
+static enum mp_err compare_entry(const struct build *b, int fd, const char *path, uint64_t i,
+				 struct mp_error *err)
+{
+	const struct mp_shard *s;
+	uint64_t src, n, dst;
+
+	entry_source(b, i, &s, &src, &n, &dst);
+	for (uint64_t done = 0; done < n;) {
+		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+		enum mp_err rc = read_full(fd, b->buf, k, dst + done, path, MP_E_PACK_IO, err);
+
+		if (!rc)
+			rc = read_full(s->fd, b->buf2, k, src + done, s->path, MP_E_GGUF_IO, err);
+		if (rc)
+			return rc;
+		if (memcmp(b->buf, b->buf2, k) != 0) {
+			char name[MP_ENTRY_NAME_LEN];
+			size_t at = 0;
+
+			while (b->buf[at] == b->buf2[at])
+				at++;
+			mp_tensor_name(name, sizeof name, MP_ACTIVE_FIRST + i / 3 / b->l.experts,
+				       (enum mp_role)(i % 3));
+			return mp_fail(err, MP_E_PAYLOAD_MISMATCH,
+				       "%s: entry %" PRIu64 " (%s expert %" PRIu64 ") at pack "
+				       "byte %" PRIu64 ", %s byte %" PRIu64,
+				       mp_err_summary(MP_E_PAYLOAD_MISMATCH), i, name,
+				       i / 3 % b->l.experts, dst + done + at, s->path,
+				       src + done + at);
+		}
+		done += k;
+	}
+	return MP_OK;
+}
+
+uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
+{
+	if (n < 2 || count == 0)
+		return 0;
+	return sample_index(i, count, n);
+}
+
+/* round(i * (count - 1) / (n - 1)) with Python's round-half-even. */
+static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n)
+{
+	unsigned __int128 x = (unsigned __int128)i * (count - 1);
+	uint64_t d = n - 1;
+	uint64_t q = (uint64_t)(x / d), r = (uint64_t)(x % d);
+
+	if (2 * (unsigned __int128)r > d || (2 * (unsigned __int128)r == d && (q & 1)))
+		q++;
+	return q;
+}
+
+static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
+				    struct mp_error *err)
+{
+	uint64_t count = b->l.index_count, last = UINT64_MAX;
+
+	b->res->samples_compared = 0;
+	if (b->o->compare_all) {
+		for (uint64_t i = 0; i < count; i++) {
+			enum mp_err rc = compare_entry(b, fd, path, i, err);
+
+			if (rc)
+				return rc;
+			b->res->samples_compared++;
+			if (b->o->progress)
+				b->o->progress(i + 1, count, b->o->progress_arg);
+		}
+		return MP_OK;
+	}
+	for (uint64_t s = 0; s < b->o->samples; s++) {
+		uint64_t i = b->o->samples == 1 ? 0 : sample_index(s, count, b->o->samples);
+		enum mp_err rc;
+
+		if (i == last) /* duplicates removed */
+			continue;
+		last = i;
+		rc = compare_entry(b, fd, path, i, err);
+		if (rc)
+			return rc;
+		b->res->samples_compared++;
+	}
+	return MP_OK;
+}
+
+/* The reference's validation of a pack by the shards: layout and samples. */
+static enum mp_err judge_pack(struct build *b, const char *path, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc;
+	int fd;
+
+	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
+		return rc;
+	if ((uint64_t)st.st_size != b->l.size)
+		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
+			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
+			     (uint64_t)st.st_size, b->l.size);
+	if (!rc)
+		rc = compare_prefix(b, fd, path, err);
+	if (!rc)
+		rc = compare_payloads(b, fd, path, err);
+	close(fd);
+	return rc;
+}
+
+/* ---- durable files ------------------------------------------------------- */
+
+static enum mp_err fsync_dir(const char *dir, struct mp_error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return mp_fail(err, MP_E_PACK_IO, "cannot sync directory %s: %s", dir,
+			       strerror(e));
+	}
+	close(fd);
+	return MP_OK;
+}
+
+/* path written whole: PATH.tmp, fsync, rename, directory fsync. */
+static enum mp_err write_atomic(const char *path, const char *dir, const char *text,
+				size_t len, struct mp_error *err)
+{
+	char *tmp = concat(path, ".tmp");
+	enum mp_err rc;
+	int fd;
+
+	if (!tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	unlink(tmp);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	rc = write_full(fd, text, len, 0, tmp, err);
+	if (!rc && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (close(fd) != 0 && !rc)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (!rc && rename(tmp, path) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
+			     strerror(errno));
+	if (rc)
+		unlink(tmp);
+	else
+		rc = fsync_dir(dir, err);
+	free(tmp);
+	return rc;
+}
+
+/* ---- resume state -------------------------------------------------------- */
+
+static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error *err)
+{
+	char text[256];
+	int n = snprintf(text, sizeof text, "%s\nsize %" PRIu64 "\ninventory %s\nobjects %" PRIu64
+			 "\n", STATE_MAGIC, b->l.size, b->res->inventory_sha256, objects);
+
+	return write_atomic(b->state, b->dir, text, (size_t)n, err);
+}
+
+/* Objects PACK.partial.state vouches for, or 0 when it is absent or from
+ * another build. */
+static uint64_t load_state(const struct build *b)
+{
+	char text[256], inv[MP_SHA256_HEX];
+	unsigned long long size, objects;
+	FILE *f = fopen(b->state, "re");
+	size_t n;
+
+	if (!f)
+		return 0;
+	n = fread(text, 1, sizeof text - 1, f);
+	fclose(f);
+	text[n] = '\0';
+	if (sscanf(text, STATE_MAGIC "\nsize %llu\ninventory %64s\nobjects %llu\n", &size, inv,
+		   &objects) != 3)
+		return 0;
+	if (size != b->l.size || strcmp(inv, b->res->inventory_sha256) != 0 ||
+	    objects > b->l.objects)
+		return 0;
+	return objects;
+}
+
+/* ---- the copy ------------------------------------------------------------ */
+
+static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_t src,
+			      int dst_fd, uint64_t dst, uint64_t n, struct pack_hash *h,
+			      struct mp_error *err)
+{
+	/* the kernel copies (or reflinks) without the bytes entering user
+	 * space, unless they are to be hashed */
+	while (n && b->cfr_ok && !h->sha) {
+		loff_t in = (loff_t)src, out = (loff_t)dst;
+		size_t want = n < (1u << 30) ? (size_t)n : (1u << 30);
+		ssize_t got = copy_file_range(s->fd, &in, dst_fd, &out, want, 0);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
+				errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
+			b->cfr_ok = false;
+			break;
+		}
+		if (got < 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot copy %s byte %" PRIu64 " to %s byte %" PRIu64 ": %s",
+				       s->path, src, b->partial, dst, strerror(errno));
+		if (got == 0)
+			return mp_fail(err, MP_E_GGUF_IO, "%s %s at byte %" PRIu64
+				       ": the file is shorter than its tensor data",
+				       mp_err_summary(MP_E_GGUF_IO), s->path, src);
+		b->res->offloaded = true;
+		src += (uint64_t)got;
+		dst += (uint64_t)got;
+		n -= (uint64_t)got;
+	}
+	while (n) {
+		size_t k = n < CHUNK ? (size_t)n : CHUNK;
+		enum mp_err rc = read_full(s->fd, b->buf, k, src, s->path, MP_E_GGUF_IO, err);
+
+		if (!rc)
+			rc = write_full(dst_fd, b->buf, k, dst, b->partial, err);
+		if (rc)
+			return rc;
+		pack_hash_update(h, b->buf, k);
+		src += k;
+		dst += k;
+		n -= k;
+	}
+	return MP_OK;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted_by)
+		;
+}
+
+static enum mp_err checkpoint(struct build *b, int fd, uint64_t objects, struct mp_error *err)
+{
+	if (fdatasync(fd) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			       strerror(errno));
+	return save_state(b, objects, err);
+}
+
+static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_error *err)
+{
+	struct pack_hash h = {NULL};
+	const char *delay_env = getenv(DELAY_ENV);
+	long delay = delay_env ? strtol(delay_env, NULL, 10) : 0;
+	uint64_t since = 0;
+	double t0 = now();
+	enum mp_err rc = MP_OK;
+	int fd;
+
+	fd = start ? open(b->partial, O_WRONLY | O_CLOEXEC)
+		   : open(b->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (fd < 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			       strerror(errno));
+	if (b->o->full_sha256) {
+		h.sha = mp_sha256_new();
+		if (!h.sha) {
+			close(fd);
+			return mp_fail(err, MP_E_NOMEM, "out of memory");
+		}
+	}
+	/* the prefix: written anew (it is cheap), and hashed */
+	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
+		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
+
+		prefix_bytes(&b->l, pos, b->buf, n);
+		rc = write_full(fd, b->buf, n, pos, b->partial, err);
+		pack_hash_update(&h, b->buf, n);
+		pos += n;
+	}
+	if (!rc && start) {
+		/* what an earlier run wrote: durable (the state says so), and
+		 * hashed by reading it back */
+		uint64_t end = mp_layout_object_offset(&b->l, start);
+
+		if (ftruncate(fd, (off_t)end) != 0)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+				     strerror(errno));
+		int rfd = !rc && h.sha ? open(b->partial, O_RDONLY | O_CLOEXEC) : -1;
+
+		if (!rc && h.sha && rfd < 0)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot read %s: %s", b->partial,
+				     strerror(errno));
+		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
+			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
+
+			rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
+			pack_hash_update(&h, b->buf, n);
+			pos += n;
+		}
+		if (rfd >= 0)
+			close(rfd);
+	}
+	if (!rc && !start)
+		rc = checkpoint(b, fd, 0, err);
+	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
+		if (interrupted_by) {
+			rc = checkpoint(b, fd, object, err);
+			if (!rc)
+				rc = mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64
+					     " of %" PRIu64 " objects: %s is kept, run again with "
+					     "--resume to continue it",
+					     mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by,
+					     object, b->l.objects, b->partial);
+			break;
+		}
+		for (uint64_t i = object * 3; !rc && i < object * 3 + 3; i++) {
+			const struct mp_shard *s;
+			uint64_t src, n, dst;
+
+			entry_source(b, i, &s, &src, &n, &dst);
+			rc = copy_slice(b, s, src, fd, dst, n, &h, err);
+			since += n;
+		}
+		if (rc)
+			break;
+		/* start writing the object back now, so that the disk works
+		 * while the next objects are copied and a checkpoint's sync
+		 * has little left to wait for */
+		(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
+				      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
+		b->res->objects_copied++;
+		if (b->o->progress)
+			b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
+				       b->o->progress_arg);
+		if (since >= CHECKPOINT_BYTES) {
+			rc = checkpoint(b, fd, object + 1, err);
+			since = 0;
+		}
+		if (delay > 0)
+			sleep_ms(delay);
+	}
+	if (!rc && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			     strerror(errno));
+	if (!rc) {
+		struct stat st;
+
+		if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != b->l.size)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: it is %lld bytes after "
+				     "the copy, the layout says %" PRIu64, b->partial,
+				     (long long)st.st_size, b->l.size);
+	}
+	if (close(fd) != 0 && !rc)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			     strerror(errno));
+	if (!rc && h.sha) {
+		unsigned char d[MP_SHA256_LEN];
+
+		mp_sha256_final(h.sha, d);
+		mp_sha256_hex(d, b->res->sha256);
+	}
+	if (h.sha)
+		mp_sha256_free(h.sha);
+	b->res->seconds = now() - t0;
+	return rc;
+}
+
+/* ---- the manifest -------------------------------------------------------- */
+
+static void put(json_t *obj, const char *key, json_t *val, int *bad)
+{
+	if (!obj || !val || json_object_set_new(obj, key, val) != 0)
+		*bad = 1;
+}
+
+static void append(json_t *arr, json_t *val, int *bad)
+{
+	if (!arr || !val || json_array_append_new(arr, val) != 0)
+		*bad = 1;
+}
+
+static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
+
+/* A path as a JSON string: jansson carries UTF-8 only. */
+static json_t *path_json(const char *path, const char **bad_path)
+{
+	json_t *s = json_string(path);
+
+	if (!s && !*bad_path)
+		*bad_path = path;
+	return s;
+}
+
+struct strbuf {
+	char *p;
+	size_t len, cap;
+	int bad;
+};
+
+static void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->bad)
+		return;
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = sb->cap ? sb->cap : 4096;
+		char *grown;
+
+		while (cap < sb->len + n + 1)
+			cap *= 2;
+		grown = realloc(sb->p, cap);
+		if (!grown) {
+			sb->bad = 1;
+			return;
+		}
+		sb->p = grown;
+		sb->cap = cap;
+	}
+	memcpy(sb->p + sb->len, s, n);
+	sb->len += n;
+	sb->p[sb->len] = '\0';
+}
+
+static void sb_str(struct strbuf *sb, const char *s) { sb_add(sb, s, strlen(s)); }
+
+static void canonical_string(struct strbuf *sb, const char *s, size_t n)
+{
+	sb_add(sb, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+
+		switch (c) {
+		case '"': sb_str(sb, "\\\""); break;
+		case '\\': sb_str(sb, "\\\\"); break;
+		case '\n': sb_str(sb, "\\n"); break;
+		case '\r': sb_str(sb, "\\r"); break;
+		case '\t': sb_str(sb, "\\t"); break;
+		case '\b': sb_str(sb, "\\b"); break;
+		case '\f': sb_str(sb, "\\f"); break;
+		default:
+			if (c < 0x20) {
+				snprintf(esc, sizeof esc, "\\u%04x", c);
+				sb_str(sb, esc);
+			} else {
+				sb_add(sb, (const char *)&c, 1);
+			}
+		}
+	}
+	sb_add(sb, "\"", 1);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False) for the values a manifest holds: keys in code point
+ * order (byte order of UTF-8), lowercase \u00xx escapes, which jansson's
+ * compact output does not give (it writes uppercase hex).
+ */
+static void canonical(struct strbuf *sb, const json_t *v)
+{
+	char num[32];
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		size_t n = json_object_size(v), k = 0;
+		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		const char *key;
+		json_t *val;
+
+		if (!keys) {
+			sb->bad = 1;
+			return;
+		}
+		json_object_foreach((json_t *)v, key, val)
+			keys[k++] = key;
+		qsort(keys, n, sizeof *keys, key_cmp);
+		sb_add(sb, "{", 1);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				sb_add(sb, ",", 1);
+			canonical_string(sb, keys[i], strlen(keys[i]));
+			sb_add(sb, ":", 1);
+			canonical(sb, json_object_get(v, keys[i]));
+		}
+		sb_add(sb, "}", 1);
+		free(keys);
+		break;
+	}
+	case JSON_ARRAY:
+		sb_add(sb, "[", 1);
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			if (i)
+				sb_add(sb, ",", 1);
+			canonical(sb, json_array_get(v, i));
+		}
+		sb_add(sb, "]", 1);
+		break;
+	case JSON_STRING:
+		canonical_string(sb, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		sb_str(sb, num);
+		break;
+	case JSON_TRUE: sb_str(sb, "true"); break;
+	case JSON_FALSE: sb_str(sb, "false"); break;
+	default: sb_str(sb, "null"); break;
+	}
+}
+
+char *mp_json_canonical(const json_t *v)
+{
+	struct strbuf sb = {0};
+
+	canonical(&sb, v);
+	if (sb.bad) {
+		free(sb.p);
+		return NULL;
+	}
+	return sb.p;
+}
+
+static int canonical_digest(const json_t *v, char hex[MP_SHA256_HEX])
+{
+	struct strbuf sb = {0};
+	unsigned char d[MP_SHA256_LEN];
+
+	canonical(&sb, v);
+	if (sb.bad || !sb.p) {
+		free(sb.p);
+		return -1;
+	}
+	mp_sha256_buf(sb.p, sb.len, d);
+	mp_sha256_hex(d, hex);
+	free(sb.p);
+	return 0;
+}
+
+static int tensor_name_cmp(const void *a, const void *b)
+{
+	const struct mp_shard_tensor *x = *(const struct mp_shard_tensor *const *)a;
+	const struct mp_shard_tensor *y = *(const struct mp_shard_tensor *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* {summary, shards, tensors}: what source.inventory_sha256 covers. */
+static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp_error *err)
+{
+	const struct mp_shard_set *set = b->set;
+	json_t *inv = json_object(), *summary = json_object(), *shards = json_array(),
+	       *tensors = json_array();
+	const struct mp_shard_tensor **sorted = malloc((set->ntensors ? set->ntensors : 1) *
+						       sizeof *sorted);
+	const char *bad_path = NULL;
+	int bad = !sorted;
+	enum mp_err rc = MP_OK;
+
+	put(summary, "architecture", json_string(set->architecture), &bad);
+	put(summary, "shard_count", u64(set->count), &bad);
+	put(summary, "tensor_count", u64(set->ntensors), &bad);
+	put(summary, "total_bytes", u64(set->total_bytes), &bad);
+	put(summary, "full_source_hashes", json_false(), &bad);
+	for (size_t i = 0; !rc && i < set->count; i++) {
+		const struct mp_shard *s = &set->shards[i];
+		unsigned char d[MP_SHA256_LEN];
+		char hex[MP_SHA256_HEX];
+		json_t *o = json_object();
+
+		rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, d, err);
+		if (rc) {
+			json_decref(o);
+			break;
+		}
+		mp_sha256_hex(d, hex);
+		put(o, "index", u64(i), &bad);
+		put(o, "path", path_json(s->real_path, &bad_path), &bad);
+		put(o, "size", u64(s->size), &bad);
+		put(o, "metadata_nbytes", u64(s->hdr.data_start), &bad);
+		put(o, "metadata_sha256", json_string(hex), &bad);
+		put(o, "tensor_count", u64(s->tensor_count), &bad);
+		append(shards, o, &bad);
+	}
+	for (size_t i = 0; sorted && i < set->ntensors; i++)
+		sorted[i] = &set->tensors[i];
+	if (sorted)
+		qsort(sorted, set->ntensors, sizeof *sorted, tensor_name_cmp);
+	for (size_t i = 0; !rc && sorted && i < set->ntensors; i++) {
+		const struct mp_shard_tensor *t = sorted[i];
+		json_t *o = json_object(), *shape = json_array();
+		const char *type = mp_gguf_type_name(t->type);
+
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			append(shape, u64(t->dims[d]), &bad);
+		put(o, "name", json_string(t->name), &bad);
+		put(o, "shape", shape, &bad);
+		put(o, "dtype", json_string(type ? type : "?"), &bad);
+		put(o, "dtype_id", u64(t->type), &bad);
+		put(o, "shard_index", u64(t->shard), &bad);
+		put(o, "data_offset", u64(t->data_offset), &bad);
+		put(o, "nbytes", u64(t->nbytes), &bad);
+		append(tensors, o, &bad);
+	}
+	free(sorted);
+	put(inv, "summary", summary, &bad);
+	put(inv, "shards", shards, &bad);
+	put(inv, "tensors", tensors, &bad);
+	if (!rc && bad_path)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
+			     "manifest cannot record", bad_path);
+	if (!rc && bad)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory (or a tensor name that is not "
+			     "UTF-8)");
+	if (rc) {
+		json_decref(inv);
+		return rc;
+	}
+	*out = inv;
+	return MP_OK;
+}
+
+static json_t *hard_constraints(int *bad)
+{
+	json_t *hc = json_object();
+
+	put(hc, "top_k", json_integer(MP_TOP_K), bad);
+	put(hc, "top_k_is_immutable", json_true(), bad);
+	put(hc, "all_selected_experts_must_execute", json_true(), bad);
+	put(hc, "expert_pruning_allowed", json_false(), bad);
+	put(hc, "requantization_allowed", json_false(), bad);
+	return hc;
+}
+
+static json_t *layer_ids(int *bad)
+{
+	json_t *ids = json_array();
+
+	for (int l = MP_ACTIVE_FIRST; l <= MP_ACTIVE_LAST; l++)
+		append(ids, json_integer(l), bad);
+	return ids;
+}
+
+/* Code point order, as Python's sorted(): not the locale's alphasort(). */
+static int name_order(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
+				  struct mp_error *err)
+{
+	json_t *tok = json_object(), *files = json_array();
+	struct dirent **names = NULL;
+	char *real = realpath(dir, NULL);
+	char hex[MP_SHA256_HEX];
+	int bad = 0, n;
+	enum mp_err rc = MP_OK;
+
+	if (!real) {
+		json_decref(tok);
+		json_decref(files);
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
+			       strerror(errno));
+	}
+	n = scandir(real, &names, NULL, name_order);
+	if (n < 0)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
+			     strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char *path = rc ? NULL : malloc(strlen(real) + strlen(names[i]->d_name) + 2);
+		struct stat st;
+
+		if (!rc && path) {
+			sprintf(path, "%s/%s", real, names[i]->d_name);
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+				unsigned char d[MP_SHA256_LEN];
+				int fd;
+				json_t *o = json_object();
+
+				rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd,
+						     &st, err);
+				if (!rc) {
+					rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL,
+							  d, err);
+					close(fd);
+				}
+				mp_sha256_hex(d, hex);
+				put(o, "name", path_json(names[i]->d_name, bad_path), &bad);
+				put(o, "size", u64((uint64_t)st.st_size), &bad);
+				put(o, "sha256", json_string(hex), &bad);
+				append(files, o, &bad);
+			}
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	if (!rc && canonical_digest(files, hex) != 0)
+		bad = 1;
+	put(tok, "path", path_json(real, bad_path), &bad);
+	put(tok, "files", files, &bad);
+	put(tok, "inventory_sha256", json_string(hex), &bad);
+	free(real);
+	if (!rc && bad && !*bad_path)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (rc) {
+		json_decref(tok);
+		return rc;
+	}
+	*out = tok;
+	return MP_OK;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	char base[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	/* datetime.isoformat() leaves out zero microseconds */
+	if (tv.tv_usec)
+		snprintf(buf, len, "%s.%06ld+00:00", base, (long)tv.tv_usec);
+	else
+		snprintf(buf, len, "%s+00:00", base);
+}
+
+static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_error *err)
+{
+	const struct mp_model_config *c = b->cfg;
+	json_t *root = json_object(), *model = json_object(), *pack = json_object(),
+	       *roles = json_object(), *order = json_array(), *verification = json_object(),
+	       *source;
+	const char *bad_path = NULL;
+	char *config_real = realpath(b->o->config_path, NULL);
+	char *pack_real = realpath(b->res->pack_path, NULL);
+	char created[64];
+	int bad = 0;
+	enum mp_err rc = MP_OK;
+	char *text;
+
+	iso_now(created, sizeof created);
+	put(root, "complete", json_true(), &bad);
+	put(root, "format", json_string(MP_FORMAT), &bad);
+	put(root, "created_at", json_string(created), &bad);
+	put(root, "sglang_git_sha", json_string("unknown"), &bad);
+	put(root, "hard_constraints", hard_constraints(&bad), &bad);
+
+	put(model, "config_path", config_real ? path_json(config_real, &bad_path) : NULL, &bad);
+	put(model, "config_sha256", json_string(c->sha256), &bad);
+	put(model, "architecture", json_string("KimiLinearForCausalLM"), &bad);
+	put(model, "num_hidden_layers", u64(c->num_hidden_layers), &bad);
+	put(model, "active_moe_layer_ids", layer_ids(&bad), &bad);
+	put(model, "num_experts", u64(c->num_experts), &bad);
+	put(model, "num_experts_per_token", u64(c->top_k), &bad);
+	put(model, "num_shared_experts", u64(c->num_shared_experts), &bad);
+	put(model, "hidden_size", u64(c->hidden_size), &bad);
+	put(model, "routed_expert_hidden_size", u64(c->routed_expert_hidden_size), &bad);
+	put(model, "moe_intermediate_size", u64(c->moe_intermediate_size), &bad);
+	put(model, "hidden_act", json_string(c->hidden_act), &bad);
+	put(root, "model", model, &bad);
+
+	source = json_deep_copy(inventory);
+	put(source, "inventory_sha256", json_string(b->res->inventory_sha256), &bad);
+	put(root, "source", source, &bad);
+
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
+		json_t *role = json_object(), *shape = json_array();
+		uint64_t entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * b->l.experts;
+
+		append(order, json_string(mp_role_name((enum mp_role)r)), &bad);
+		append(shape, u64(b->l.role_shape[r][0]), &bad);
+		append(shape, u64(b->l.role_shape[r][1]), &bad);
+		put(role, "dtype", json_string(t->name), &bad);
+		put(role, "dtype_id", json_integer(t->id), &bad);
+		put(role, "logical_shape", shape, &bad);
+		put(role, "expert_bytes", u64(b->l.role_bytes[r]), &bad);
+		put(role, "entry_count", u64(entries), &bad);
+		put(role, "payload_bytes", u64(entries * b->l.role_bytes[r]), &bad);
+		put(roles, mp_role_name((enum mp_role)r), role, &bad);
+	}
+	put(pack, "path", json_null(), &bad); /* filled by the dump, may not be UTF-8 */
+	put(pack, "size", u64(b->l.size), &bad);
+	put(pack, "magic", json_string(MP_MAGIC), &bad);
+	put(pack, "version", json_integer(MP_VERSION), &bad);
+	put(pack, "header_bytes", json_integer(MP_HEADER_SIZE), &bad);
+	put(pack, "entry_bytes", json_integer(MP_ENTRY_SIZE), &bad);
+	put(pack, "index_count", u64(b->l.index_count), &bad);
+	put(pack, "data_start", u64(b->l.data_start), &bad);
+	put(pack, "alignment", json_integer(ALIGNMENT), &bad);
+	put(pack, "index_sha256", json_string(b->res->index_sha256), &bad);
+	put(pack, "physical_role_order", order, &bad);
+	put(pack, "active_moe_layer_ids", layer_ids(&bad), &bad);
+	put(pack, "num_experts", u64(b->l.experts), &bad);
+	put(pack, "top_k", json_integer(MP_TOP_K), &bad);
+	put(pack, "object_bytes", u64(b->l.object_bytes), &bad);
+	put(pack, "roles", roles, &bad);
+	put(pack, "payload_samples_verified", u64(b->res->samples_compared), &bad);
+	put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
+	if (b->o->full_sha256)
+		put(pack, "sha256", json_string(b->res->sha256), &bad);
+	put(root, "expert_pack", pack, &bad);
+
+	if (b->o->tokenizer_dir) {
+		json_t *tok = NULL;
+
+		rc = tokenizer_json(b->o->tokenizer_dir, &tok, &bad_path, err);
+		if (!rc)
+			put(root, "tokenizer", tok, &bad);
+	}
+	put(verification, "structure", json_string("complete"), &bad);
+	put(verification, "payload_samples", u64(b->res->samples_compared), &bad);
+	put(verification, "full_source_hashes", json_false(), &bad);
+	put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
+	put(root, "verification", verification, &bad);
+
+	if (!rc && (!config_real || !pack_real))
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
+			     config_real ? b->res->pack_path : b->o->config_path, strerror(errno));
+	if (!rc && bad_path)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
+			     "manifest cannot record", bad_path);
+	if (!rc && bad)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc) {
+		text = mp_json_dump_with_path(root, pack, "path", pack_real,
+					      JSON_INDENT(2) | JSON_SORT_KEYS);
+		if (!text)
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		else
+			rc = write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
+		free(text);
+	}
+	json_decref(root);
+	free(config_real);
+	free(pack_real);
+	return rc;
+}
+
+/* ---- the whole build ----------------------------------------------------- */
+
+static enum mp_err index_digest(struct build *b)
+{
+	struct mp_sha256 *h = mp_sha256_new();
+	unsigned char d[MP_SHA256_LEN];
+
+	if (!h)
+		return MP_E_NOMEM;
+	for (uint64_t pos = 0; pos < b->l.index_end;) {
+		size_t n = b->l.index_end - pos < CHUNK ? (size_t)(b->l.index_end - pos) : CHUNK;
+
+		prefix_bytes(&b->l, pos, b->buf, n);
+		mp_sha256_update(h, b->buf, n);
+		pos += n;
+	}
+	mp_sha256_final(h, d);
+	mp_sha256_hex(d, b->res->index_sha256);
+	mp_sha256_free(h);
+	return MP_OK;
+}
+
+static enum mp_err take_lock(struct build *b, struct mp_error *err)
+{
+	b->lock_fd = open(b->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	if (b->lock_fd < 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot create %s: %s", b->lock_path,
+			       strerror(errno));
+	if (flock(b->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), b->lock_path);
+	return MP_OK;
+}
+
+static enum mp_err check_space(struct build *b, uint64_t have, struct mp_error *err)
+{
+	struct statvfs sv;
+	uint64_t free_bytes, need = b->l.size - have;
+
+	if (getenv(NO_SPACE_CHECK_ENV))
+		return MP_OK;
+	if (statvfs(b->dir, &sv) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot read free space of %s: %s", b->dir,
+			       strerror(errno));
+	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (free_bytes < need || free_bytes - need < b->o->margin)
+		return mp_fail(err, MP_E_NO_SPACE, "%s: %s has %" PRIu64 " bytes free, the pack "
+			       "needs %" PRIu64 " more and a margin of %" PRIu64 " (--margin)",
+			       mp_err_summary(MP_E_NO_SPACE), b->dir, free_bytes, need,
+			       b->o->margin);
+	return MP_OK;
+}
+
+static enum mp_err final_check(struct build *b, struct mp_error *err)
+{
+	struct mp_open_opts oo = {
+		.manifest_path = b->res->manifest_path,
+		.expect_layers = NUM_HIDDEN_LAYERS,
+		.expect_experts = b->l.experts,
+		.config_path = b->o->config_path,
+	};
+	struct mp_pack *pack = NULL;
+	enum mp_err rc = mp_pack_open(&pack, b->res->pack_path, &oo, err);
+
+	mp_pack_close(pack);
+	return rc;
+}
+
+static enum mp_err paths(struct build *b, struct mp_error *err)
+{
+	struct mp_gguf_build_result *res = b->res;
+	const char *slash;
+
+	if (b->o->out) {
+		res->pack_path = strdup(b->o->out);
+	} else {
+		size_t n = strlen(b->set->dir) + strlen(b->set->prefix) + 32;
+
+		res->pack_path = malloc(n);
+		if (res->pack_path)
+			snprintf(res->pack_path, n, "%s/%s.expert-major.pack", b->set->dir,
+				 b->set->prefix);
+	}
+	if (!res->pack_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	res->manifest_path = b->o->manifest ? strdup(b->o->manifest)
+					    : concat(res->pack_path, ".manifest.json");
+	b->partial = concat(res->pack_path, ".partial");
+	b->state = concat(res->pack_path, ".partial.state");
+	b->lock_path = concat(res->pack_path, ".lock");
+	slash = strrchr(res->pack_path, '/');
+	b->dir = !slash ? strdup(".")
+			: slash == res->pack_path ? strdup("/")
+						  : strndup(res->pack_path,
+							    (size_t)(slash - res->pack_path));
+	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (strcmp(res->manifest_path, res->pack_path) == 0)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --manifest and the pack are the "
+			       "same file %s", res->pack_path);
+	return MP_OK;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static enum mp_err build_pack(struct build *b, struct mp_error *err)
+{
+	uint64_t start = 0, have = 0;
+	enum mp_err rc;
+
+	if (exists(b->partial) && !b->o->resume)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
+			       "build: give --resume to continue it, or remove it", b->partial);
+	if (b->o->resume && exists(b->partial)) {
+		struct stat st;
+
+		start = load_state(b);
+		/* a partial file shorter than its state says was cut since:
+		 * growing it back would put zeros in the pack */
+		if (start && (stat(b->partial, &st) != 0 ||
+			      (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)))
+			start = 0;
+		if (start == 0) {
+			/* nothing durable to trust: start over */
+			unlink(b->partial);
+			unlink(b->state);
+		} else {
+			have = mp_layout_object_offset(&b->l, start);
+		}
+	}
+	b->res->resumed_at = start;
+	rc = check_space(b, have, err);
+	if (rc)
+		return rc;
+	rc = write_partial(b, start, err);
+	if (rc == MP_E_INTERRUPTED)
+		return rc; /* PACK.partial and its state stay for --resume */
+	if (rc) {
+		unlink(b->partial);
+		unlink(b->state);
+		return rc;
+	}
+	if (rename(b->partial, b->res->pack_path) != 0) {
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", b->partial,
+			     b->res->pack_path, strerror(errno));
+		unlink(b->partial);
+		unlink(b->state);
+		return rc;
+	}
+	unlink(b->state);
+	return fsync_dir(b->dir, err);
+}
+
+enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_experts *ex,
+			  const struct mp_model_config *cfg,
+			  const struct mp_gguf_build_opts *opts, struct mp_gguf_build_result *res,
+			  struct mp_error *err)
+{
+	struct build b = {.set = set, .ex = ex, .cfg = cfg, .o = opts, .res = res,
+			  .lock_fd = -1, .cfr_ok = true};
+	json_t *inventory = NULL;
+	enum mp_err rc;
+
+	memset(res, 0, sizeof *res);
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		b.l.role_bytes[r] = ex->role_bytes[r];
+		b.l.role_shape[r][0] = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
+		b.l.role_shape[r][1] = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
+	}
+	rc = mp_layout_compute(&b.l, ex->experts, ALIGNMENT, 0, err);
+	if (!rc)
+		rc = paths(&b, err);
+	if (rc)
+		goto out;
+	res->size = b.l.size;
+	res->entries = b.l.index_count;
+	b.buf = aligned_alloc(MP_PAGE, CHUNK);
+	b.buf2 = aligned_alloc(MP_PAGE, CHUNK);
+	if (!b.buf || !b.buf2) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = inventory_json(&b, &inventory, err);
+	if (!rc && canonical_digest(inventory, res->inventory_sha256) != 0)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc)
+		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
+	if (!rc)
+		rc = take_lock(&b, err);
+	if (rc)
+		goto out;
+
+	if (opts->check_only) {
+		rc = judge_pack(&b, res->pack_path, err);
+		goto out;
+	}
+	if (exists(res->pack_path)) {
+		struct mp_error why = {0};
+
+		if (judge_pack(&b, res->pack_path, &why) == MP_OK) {
+			res->reused = true;
+		} else {
+			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
+			if (unlink(res->pack_path) != 0) {
+				rc = mp_fail(err, MP_E_PACK_IO, "cannot remove the invalid %s: %s",
+					     res->pack_path, strerror(errno));
+				goto out;
+			}
+		}
+	}
+	if (!res->reused) {
+		rc = build_pack(&b, err);
+		if (rc)
+			goto out;
+		rc = judge_pack(&b, res->pack_path, err);
+	} else if (opts->full_sha256) {
+		/* the pack was not written now: hash what is there */
+		unsigned char d[MP_SHA256_LEN];
+		struct stat st;
+		int fd;
+
+		rc = mp_open_regular(res->pack_path, "pack", MP_E_PACK_IO, &fd, &st, err);
+		if (!rc) {
+			rc = mp_sha256_fd(fd, b.l.size, res->pack_path, opts->progress,
+					  opts->progress_arg, d, err);
+			close(fd);
+			mp_sha256_hex(d, res->sha256);
+		}
+	}
+	if (!rc)
+		rc = write_manifest(&b, inventory, err);
+	if (!rc) {
+		rc = final_check(&b, err);
+		if (rc) /* a manifest that does not pass must not stay */
+			unlink(res->manifest_path);
+	}
+	/* a pack written now that fails its checks (a shard changed under
+	 * the build) must not stay under its name either */
+	if (rc && !res->reused && exists(res->pack_path))
+		unlink(res->pack_path);
+out:
+	json_decref(inventory);
+	if (b.lock_fd >= 0)
+		close(b.lock_fd);
+	free(b.buf);
+	free(b.buf2);
+	free(b.partial);
+	free(b.state);
+	free(b.lock_path);
+	free(b.dir);
+	return rc;
+}

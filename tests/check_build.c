@@ -1,0 +1,164 @@
+/* check_build.c - the shared pack layout, the builder's sample choice and
+ * canonical JSON, the GGUF reader's split keys, shard sets of one file. */
+#include "config.h"
+
+#include <check.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "build.h"
+#include "ggufpack.h"
+#include "gguf.h"
+#include "index.h"
+#include "shards.h"
+
+static char *fixture(const char *name)
+{
+	const char *top = getenv("top_srcdir");
+	static char path[4096];
+
+	snprintf(path, sizeof path, "%s/tests/data/gguf/%s", top ? top : ".", name);
+	return path;
+}
+
+/* The reference's Kimi-K3 numbers, from one layout computation. */
+START_TEST(test_layout_k3)
+{
+	struct mp_layout l = {.role_bytes = {3612672, 3612672, 4730880}};
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_layout_compute(&l, 896, 4096, 0, &err), MP_OK);
+	ck_assert_uint_eq(l.index_count, 247296);
+	ck_assert_uint_eq(l.index_end, 37589032);
+	ck_assert_uint_eq(l.data_start, 37593088);
+	ck_assert_uint_eq(l.object_bytes, 11956224);
+	ck_assert_uint_eq(l.size, 985613049856ULL);
+}
+END_TEST
+
+START_TEST(test_layout_entry)
+{
+	struct mp_layout l = {.role_bytes = {4096, 4096, 8192}};
+	unsigned char raw[MP_ENTRY_SIZE];
+	struct mp_entry e;
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_layout_compute(&l, 2, 4096, 0, &err), MP_OK);
+	mp_layout_entry(&l, 5, raw); /* layer 1, expert 1, down */
+	mp_entry_decode(raw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.1.ffn_down_exps.weight");
+	ck_assert_int_eq(e.expert, 1);
+	ck_assert_uint_eq(e.offset, l.data_start + 16384 + 8192);
+	ck_assert_uint_eq(e.nbytes, 8192);
+	mp_layout_entry(&l, 6, raw); /* layer 2, expert 0, up */
+	mp_entry_decode(raw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.2.ffn_up_exps.weight");
+	ck_assert_int_eq(e.expert, 0);
+	ck_assert_uint_eq(e.offset, l.data_start + 2 * 16384);
+}
+END_TEST
+
+START_TEST(test_sample_index)
+{
+	static const uint64_t k3[6] = {0, 49459, 98918, 148377, 197836, 247295};
+
+	for (uint64_t i = 0; i < 6; i++)
+		ck_assert_uint_eq(mp_build_sample_index(i, 247296, 6), k3[i]);
+	/* halves go to the even neighbour, as Python's round() */
+	ck_assert_uint_eq(mp_build_sample_index(1, 4, 3), 2);  /* 1.5 */
+	ck_assert_uint_eq(mp_build_sample_index(1, 6, 3), 2);  /* 2.5 */
+	ck_assert_uint_eq(mp_build_sample_index(3, 4, 5), 2);  /* 2.25 */
+	ck_assert_uint_eq(mp_build_sample_index(0, 552, 1), 0);
+}
+END_TEST
+
+START_TEST(test_canonical)
+{
+	json_t *v = json_pack("{s:i, s:[s, b, n, b], s:{}}", "b", 1, "a", "x\001\"\\\n\xc3\xa9/",
+			      1, 0, "c");
+	char *text = mp_json_canonical(v);
+
+	/* lowercase \u00xx (jansson writes uppercase), raw UTF-8, no spaces */
+	ck_assert_str_eq(text, "{\"a\":[\"x\\u0001\\\"\\\\\\n\xc3\xa9/\",true,null,false],"
+			       "\"b\":1,\"c\":{}}");
+	free(text);
+	json_decref(v);
+}
+END_TEST
+
+START_TEST(test_gguf_keys)
+{
+	struct mp_gguf_header h;
+	struct mp_error err;
+	int fd = open(fixture("valid.gguf"), O_RDONLY);
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mp_gguf_read(fd, "valid.gguf", &h, NULL, NULL, &err), MP_OK);
+	close(fd);
+	ck_assert_int_eq(h.has_architecture, 1);
+	ck_assert_str_eq(h.architecture, "deepseek2");
+	ck_assert_int_eq(h.split_no.present, 0);
+	ck_assert_int_eq(h.split_count.present, 0);
+	ck_assert_uint_eq(h.alignment, 32);
+	ck_assert_uint_eq(h.data_start % 32, 0);
+	ck_assert_uint_gt(h.data_start, 0);
+}
+END_TEST
+
+/* A single unsplit file is a set of one, judged like any set. */
+START_TEST(test_single_file_set)
+{
+	struct mp_shard_set *set = NULL;
+	struct mp_error err;
+	enum mp_err rc = mp_shards_open(fixture("valid.gguf"), &set, &err);
+
+	ck_assert_ptr_nonnull(set);
+	ck_assert_int_eq(rc, MP_E_GGUF_ARCH);
+	ck_assert_int_eq(set->split, 0);
+	ck_assert_uint_eq(set->count, 1);
+	ck_assert_uint_eq(set->ntensors, 14);
+	ck_assert_uint_eq(set->nproblems, 1);
+	ck_assert_msg(strstr(set->problems[0].msg, "says \"deepseek2\"") != NULL, "%s",
+		      set->problems[0].msg);
+	ck_assert_str_eq(set->prefix, "valid");
+	{
+		struct mp_experts *ex = calloc(1, sizeof *ex);
+
+		/* layers 3..92 are missing: one problem each, all reported */
+		ck_assert_int_eq(mp_shards_experts(set, false, ex), MP_E_GGUF_EXPERTS);
+		ck_assert_uint_eq(set->nproblems, 1 + 90 * 3);
+		free(ex);
+	}
+	mp_shards_close(set);
+}
+END_TEST
+
+static Suite *build_suite(void)
+{
+	Suite *s = suite_create("build");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_layout_k3);
+	tcase_add_test(tc, test_layout_entry);
+	tcase_add_test(tc, test_sample_index);
+	tcase_add_test(tc, test_canonical);
+	tcase_add_test(tc, test_gguf_keys);
+	tcase_add_test(tc, test_single_file_set);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	SRunner *runner = srunner_create(build_suite());
+	int failed;
+
+	srunner_run_all(runner, CK_NORMAL);
+	failed = srunner_ntests_failed(runner);
+	srunner_free(runner);
+	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
+}
