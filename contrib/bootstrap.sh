@@ -91,6 +91,10 @@ demo)
 	"$bin/moepack" verify --full "$demo/demo.pack"
 	say "moepack info"
 	"$bin/moepack" info "$demo/demo.pack"
+	say "moepack verify --payload   (which experts hold NaN/Inf scales or holes)"
+	"$bin/moepack" verify --payload "$demo/demo.pack"
+	say "moepack dump --stats demo.pack 17 3 up   (the role dequantized as ggml does)"
+	"$bin/moepack" dump --stats "$demo/demo.pack" 17 3 up
 	mnt=$demo/mnt
 	mkdir -p "$mnt"
 	fusermount3 -u "$mnt" 2>/dev/null || true
