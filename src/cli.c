@@ -175,19 +175,7 @@ enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, ui
 
 char *cli_manifest_path(const char *pack, const char *manifest)
 {
-	static const char suffix[] = ".manifest.json";
-	size_t len;
-	char *s;
-
-	if (manifest)
-		return strdup(manifest);
-	len = strlen(pack);
-	s = malloc(len + sizeof suffix);
-	if (s) {
-		memcpy(s, pack, len);
-		memcpy(s + len, suffix, sizeof suffix);
-	}
-	return s;
+	return manifest ? strdup(manifest) : mp_pack_default_manifest_path(pack);
 }
 
 int cli_open_pack(const char *pack_path, const struct mp_open_opts *opts, bool quiet,
@@ -203,36 +191,34 @@ int cli_open_pack(const char *pack_path, const struct mp_open_opts *opts, bool q
 	return CLI_EXIT_OK;
 }
 
+/*
+ * Both wrap mp_pack_lookup() so that the "no such entry" messages have one
+ * source: a layer is checked with expert 0, an expert with the first active
+ * layer, which validation guarantees exist.
+ */
 enum mp_err cli_layer_arg(const struct mp_pack *pack, const char *text, uint64_t *layer_id,
 			  uint64_t *layer_index, struct mp_error *err)
 {
-	const struct mp_manifest *m = &pack->m;
+	uint64_t offset, nbytes;
 	enum mp_err rc = cli_parse_u64(text, "LAYER", 0, 0, UINT64_MAX, layer_id, err);
-	long li;
 
-	if (rc)
-		return rc;
-	li = mp_pack_layer_index(pack, *layer_id);
-	if (li < 0)
-		return mp_fail(err, MP_E_NOT_FOUND,
-			       "no such entry: layer %s is not an active MoE layer (%u..%u)",
-			       text, m->layer_ids[0], m->layer_ids[m->layer_count - 1]);
-	*layer_index = (uint64_t)li;
-	return MP_OK;
+	if (!rc)
+		rc = mp_pack_lookup(pack, *layer_id, 0, MP_ROLE_UP, &offset, &nbytes, err);
+	if (!rc)
+		*layer_index = (uint64_t)mp_pack_layer_index(pack, *layer_id);
+	return rc;
 }
 
 enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_t *expert,
 			   struct mp_error *err)
 {
+	uint64_t offset, nbytes;
 	enum mp_err rc = cli_parse_u64(text, "EXPERT", 0, 0, UINT64_MAX, expert, err);
 
-	if (rc)
-		return rc;
-	if (*expert >= pack->m.num_experts)
-		return mp_fail(err, MP_E_NOT_FOUND,
-			       "no such entry: expert %s is out of range (0..%llu)", text,
-			       (unsigned long long)pack->m.num_experts - 1);
-	return MP_OK;
+	if (!rc)
+		rc = mp_pack_lookup(pack, pack->m.layer_ids[0], *expert, MP_ROLE_UP, &offset,
+				    &nbytes, err);
+	return rc;
 }
 
 json_t *cli_json_text(const char *s)

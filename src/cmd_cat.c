@@ -209,10 +209,12 @@ int cmd_cat(int argc, char **argv)
 		mp_pack_close(pack);
 		return cli_report(pack_path, &err);
 	}
-	mp_pack_role_range(pack, mp_pack_object(pack, layer_index, expert), role, &offset,
-			   &nbytes);
 	if (whole_object)
-		nbytes = pack->m.object_bytes;
+		mp_pack_object_range(pack, mp_pack_object(pack, layer_index, expert), &offset,
+				     &nbytes);
+	else
+		mp_pack_role_range(pack, mp_pack_object(pack, layer_index, expert), role,
+				   &offset, &nbytes);
 
 	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
 	mp_pack_close(pack);

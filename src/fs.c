@@ -97,12 +97,10 @@ static void payload_range(const struct mp_fs *fs, const struct mp_node *n,
 {
 	const struct mp_pack *pack = fs->pack;
 
-	if (n->kind == MP_NODE_ROLE) {
+	if (n->kind == MP_NODE_ROLE)
 		mp_pack_role_range(pack, n->object, n->role, offset, nbytes);
-	} else {
-		*offset = pack->object_offset[n->object];
-		*nbytes = pack->m.object_bytes;
-	}
+	else
+		mp_pack_object_range(pack, n->object, offset, nbytes);
 }
 
 /* Bytes of float32 a role decodes to: 256 floats per super-block. */

@@ -150,6 +150,13 @@ static inline void mp_pack_role_range(const struct mp_pack *pack,
 	*nbytes = pack->m.roles[role].expert_bytes;
 }
 
+/* Absolute byte range of a whole object (up, gate, down).  O(1), no I/O. */
+void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t *offset,
+			  uint64_t *nbytes);
+
+/* "<pack_path>.manifest.json", malloc'd; NULL when out of memory. */
+char *mp_pack_default_manifest_path(const char *pack_path);
+
 /*
  * The same by real ids, checked: MP_E_NOT_FOUND (with a message naming the
  * id) when the layer is not active, the expert is out of range or role is not
