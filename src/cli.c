@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,17 +20,7 @@ const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
 
 int cli_exit_status(enum mp_err code)
 {
-	switch (mp_err_class(code)) {
-	case MP_CLASS_OK:
-		return CLI_EXIT_OK;
-	case MP_CLASS_INVALID:
-		return CLI_EXIT_INVALID;
-	case MP_CLASS_USAGE:
-		return CLI_EXIT_USAGE;
-	case MP_CLASS_IO:
-		return CLI_EXIT_IO;
-	}
-	return CLI_EXIT_IO;
+	return mp_err_exit_status(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -57,10 +48,7 @@ int cli_report(const char *pack, const struct mp_error *err)
 
 void cli_print_warnings(const struct mp_pack *pack)
 {
-	char shown[CLI_TEXT_MAX];
-
-	for (unsigned i = 0; i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		fprintf(stderr, "moepack: warning: %s\n", cli_text(shown, pack->warnings[i]));
+	print_pack_warnings(stderr, "moepack", pack);
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,

@@ -354,20 +354,6 @@ static int usage_failure(const char *fmt, ...)
 	return EXIT_USAGE;
 }
 
-static int exit_status(enum mp_err code)
-{
-	switch (mp_err_class(code)) {
-	case MP_CLASS_OK:
-		return 0;
-	case MP_CLASS_INVALID:
-		return EXIT_INVALID;
-	case MP_CLASS_USAGE:
-		return EXIT_USAGE;
-	default:
-		return EXIT_IO;
-	}
-}
-
 /*
  * Largest read request that libfuse can still answer by splice.  It
  * vmsplices the 16-byte reply header and splices the payload into one pipe,
@@ -716,7 +702,7 @@ static int scan_payload(struct daemon *d)
 	}
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
 	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
 	if (problems) {
@@ -732,7 +718,7 @@ static int scan_payload(struct daemon *d)
 			(unsigned long long)sum.nonfinite_roles,
 			(unsigned long long)sum.zero_roles,
 			(unsigned long long)sum.zero_scale_experts, first.text);
-		return exit_status(MP_E_PAYLOAD);
+		return mp_err_exit_status(MP_E_PAYLOAD);
 	}
 	return 0;
 }
@@ -759,10 +745,9 @@ static int open_pack(struct daemon *d)
 	progress_bar_finish(&bar);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
-	for (unsigned i = 0; i < d->pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		fprintf(stderr, PROG ": warning: %s\n", d->pack->warnings[i]);
+	print_pack_warnings(stderr, PROG, d->pack);
 	return d->opt.payload ? scan_payload(d) : 0;
 }
 
@@ -788,7 +773,7 @@ static int prepare_fs(struct daemon *d)
 	}
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
 
 	/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves */
@@ -806,7 +791,7 @@ static int prepare_fs(struct daemon *d)
 				   &fs->client_manifest_len, &err);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
 	fs->client_manifest = d->client_manifest;
 

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,28 @@ START_TEST(test_err_classes)
 		ck_assert_msg(mp_err_class(c) == MP_CLASS_INVALID, "%s is not invalid",
 			      mp_err_name(c));
 	ck_assert_int_eq(mp_err_class(MP_E_FULL_DIGEST), MP_CLASS_INVALID);
+}
+END_TEST
+
+START_TEST(test_err_errno_and_exit_status)
+{
+	/* the FUSE layer's answers and the exit statuses of moepack(1) and
+	 * moepackfs(1), all read from the one catalogue */
+	ck_assert_int_eq(mp_err_errno(MP_E_NOMEM), ENOMEM);
+	ck_assert_int_eq(mp_err_errno(MP_E_NOT_FOUND), ENOENT);
+	ck_assert_int_eq(mp_err_errno(MP_E_USAGE), EINVAL);
+	ck_assert_int_eq(mp_err_errno(MP_E_PACK_IO), EIO);
+	ck_assert_int_eq(mp_err_errno(MP_E_INDEX_DIGEST), EIO);
+	ck_assert_int_eq(mp_err_exit_status(MP_OK), 0);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_INDEX_DIGEST), 1);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_USAGE), 2);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_NOT_FOUND), 2);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_PACK_IO), 3);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_NOMEM), 3);
+	for (int c = 0; c < MP_ERR_COUNT; c++)
+		ck_assert_int_eq(mp_err_exit_status(c), (int)mp_err_class(c));
+	ck_assert_int_ne(mp_err_exit_status(MP_ERR_COUNT), 0);
+	ck_assert_int_ne(mp_err_errno(MP_ERR_COUNT), 0);
 }
 END_TEST
 
@@ -1025,6 +1048,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_err_names_distinct);
 	tcase_add_test(tc, test_err_out_of_range);
 	tcase_add_test(tc, test_err_classes);
+	tcase_add_test(tc, test_err_errno_and_exit_status);
 	tcase_add_test(tc, test_err_summaries);
 	tcase_add_test(tc, test_mp_fail_formats);
 	tcase_add_test(tc, test_mp_fail_truncates);
