@@ -137,7 +137,7 @@ static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
 	memset(e, 0, sizeof *e);
 	e->ino = ino;
 	/* the kernel wants 0 for the root (and warns otherwise) */
-	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.generation;
+	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.inode_generation;
 	e->attr_timeout = attr_timeout(fs, ino);
 	e->entry_timeout = fs->timeout;
 	mp_fs_stat(fs, ino, &e->attr);

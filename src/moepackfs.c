@@ -838,7 +838,7 @@ static int prepare_fs(struct daemon *d)
 		.full_digest_checked = pack->full_checked,
 		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
-		.generation = fs->tree.generation,
+		.inode_generation = fs->tree.inode_generation,
 		.mounted_at = time(NULL),
 		.layer_ids = pack->m.layer_ids,
 		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings

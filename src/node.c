@@ -148,7 +148,7 @@ size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
 		break;
 	case MP_XA_GENERATION:
 		append(buf, cap, &len, "%" PRIu64,
-		       mp_generation(pack->m.index_sha256, layer, n->expert));
+		       mp_object_generation(pack->m.index_sha256, layer, n->expert));
 		break;
 	case MP_XA_COUNT:
 		break;

@@ -1,6 +1,6 @@
 /*
  * pack.c - what a validated pack answers: names of roles and tensors, where
- * an object or role lies, the per-object generation, and the default
+ * an object or role lies, the object generation, and the default
  * manifest path.  No I/O; validate.c and manifest.c both build on these.
  */
 #include "config.h"
@@ -41,7 +41,7 @@ int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
 			mp_role_name(role) ? mp_role_name(role) : "?");
 }
 
-uint64_t mp_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
+uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
 {
 	char text[MP_SHA256_HEX + 48];
 	unsigned char d[MP_SHA256_LEN];

@@ -170,10 +170,13 @@ enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id,
 int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role);
 
 /*
- * generation(layer, expert): the first 8 bytes, little-endian, of
- * SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that is 0.
+ * The object generation of (layer, expert), the reference loader's cache
+ * generation and the user.moepack.generation xattr: the first 8 bytes,
+ * little-endian, of SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that
+ * is 0.  Not the inode generation of the mounted tree (tree.h), which is one
+ * number for every inode.
  */
-uint64_t mp_generation(const char *index_sha256_hex, uint64_t layer_id,
-		       uint64_t expert);
+uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id,
+			      uint64_t expert);
 
 #endif

@@ -285,7 +285,7 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 
 	mp_iso8601_utc(info->mounted_at, when, sizeof when);
 	/* A u64 does not survive every JSON reader as a number: give text. */
-	snprintf(gen, sizeof gen, "%" PRIu64, info->generation);
+	snprintf(gen, sizeof gen, "%" PRIu64, info->inode_generation);
 
 	/* The sums over layers are wanted by the brief report too. */
 	layers = render_layers(stats, info, &reads, &bytes, &ok);

@@ -112,7 +112,7 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 		gen = (gen << 8) | index_digest[i];
 	if ((uint32_t)gen == 0)
 		gen |= 1;
-	tree->generation = gen;
+	tree->inode_generation = gen;
 	return MP_OK;
 }
 

@@ -810,7 +810,7 @@ END_TEST
 /*
  * To reach the "a zero generation becomes 1" branch, which no real digest
  * will hit, this binary interposes EVP_Digest, through which mp_sha256_buf
- * (and so mp_generation) hashes.  The forced prefix is only ever set inside
+ * (and so mp_object_generation) hashes.  The forced prefix is only ever set inside
  * one forked test.
  */
 static struct {
@@ -870,12 +870,12 @@ START_TEST(test_generation_matches_reference)
 	for (size_t h = 0; h < 2; h++)
 		for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 			ck_assert_uint_eq(
-				mp_generation(hexes[h], pairs[i][0], pairs[i][1]),
+				mp_object_generation(hexes[h], pairs[i][0], pairs[i][1]),
 				reference_generation(hexes[h], pairs[i][0], pairs[i][1]));
 	/* the ids are decimal text: (1, 23) and (12, 3) must differ */
-	ck_assert_uint_ne(mp_generation(hexes[0], 1, 23), mp_generation(hexes[0], 12, 3));
+	ck_assert_uint_ne(mp_object_generation(hexes[0], 1, 23), mp_object_generation(hexes[0], 12, 3));
 	/* the digest is part of the input */
-	ck_assert_uint_ne(mp_generation(hexes[0], 5, 5), mp_generation(hexes[1], 5, 5));
+	ck_assert_uint_ne(mp_object_generation(hexes[0], 5, 5), mp_object_generation(hexes[1], 5, 5));
 }
 END_TEST
 
@@ -886,17 +886,17 @@ START_TEST(test_generation_zero_becomes_one)
 
 	forced_digest.active = 1;
 	memset(forced_digest.prefix, 0, 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), 1);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), 1);
 	ck_assert_msg(forced_digest.calls > 0,
-		      "mp_generation no longer hashes through EVP_Digest: the zero "
+		      "mp_object_generation no longer hashes through EVP_Digest: the zero "
 		      "branch is untested, update this test");
 	/* the bytes are read little-endian */
 	memcpy(forced_digest.prefix, "\x02\x00\x00\x00\x00\x00\x00\x00", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), 2);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), 2);
 	memcpy(forced_digest.prefix, "\x00\x00\x00\x00\x00\x00\x00\x80", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), UINT64_C(1) << 63);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), UINT64_C(1) << 63);
 	memcpy(forced_digest.prefix, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), UINT64_C(0x0807060504030201));
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), UINT64_C(0x0807060504030201));
 	forced_digest.active = 0;
 }
 END_TEST

@@ -182,7 +182,7 @@ START_TEST(test_same_geometry_same_numbers)
 	ck_assert_uint_eq(walk(&a, "layers/050/400/down"),
 			  walk(&b, "layers/050/400/down"));
 	ck_assert_uint_eq(a.end_ino, b.end_ino);
-	ck_assert_uint_ne(a.generation, b.generation);
+	ck_assert_uint_ne(a.inode_generation, b.inode_generation);
 }
 END_TEST
 
@@ -194,15 +194,15 @@ START_TEST(test_generation_from_digest)
 
 	k3_tree(&t);
 	/* first 8 bytes, little-endian */
-	ck_assert_uint_eq(t.generation, 0x8877665544332211ull);
+	ck_assert_uint_eq(t.inode_generation, 0x8877665544332211ull);
 	k3_tree(&again);
-	ck_assert_uint_eq(again.generation, t.generation);
+	ck_assert_uint_eq(again.inode_generation, t.inode_generation);
 
 	/* the kernel keeps 32 bits: they must not be zero */
 	ck_assert_int_eq(mp_tree_init(&t, k3_ids, K3_LAYERS, K3_EXPERTS, "p",
 				      zero_low, &err), MP_OK);
-	ck_assert_uint_ne((uint32_t)t.generation, 0);
-	ck_assert_uint_eq(t.generation >> 32, 5);
+	ck_assert_uint_ne((uint32_t)t.inode_generation, 0);
+	ck_assert_uint_eq(t.inode_generation >> 32, 5);
 }
 END_TEST
 
@@ -612,7 +612,7 @@ START_TEST(test_tree_of_real_pack)
 	ck_assert_uint_eq(walk(&t, "demo.pack.manifest.json"), MP_INO_CLIENT_MANIFEST);
 	ck_assert_uint_eq(t.layer_count, pack->m.layer_count);
 	ck_assert_uint_eq(t.end_ino, 7 + 92 + 5 * 92 * 3);
-	ck_assert_mem_eq(&t.generation, pack->index_digest, 8); /* little-endian host */
+	ck_assert_mem_eq(&t.inode_generation, pack->index_digest, 8); /* little-endian host */
 	mp_pack_close(pack);
 	fx_cleanup(&f);
 }
@@ -702,7 +702,7 @@ static void expected_value(const struct mp_pack *p, const struct mp_node *n,
 		snprintf(out, cap, "%" PRIu32, layer);
 	} else if (strcmp(attr, "generation") == 0) {
 		snprintf(out, cap, "%" PRIu64,
-			 mp_generation(p->m.index_sha256, layer, n->expert));
+			 mp_object_generation(p->m.index_sha256, layer, n->expert));
 	} else {
 		/* shape: the manifest's logical shapes, a list of three for an object */
 		char *s = out;
@@ -911,7 +911,7 @@ static struct mp_status_info status_info(const uint32_t *ids)
 		.verify = "index",
 		.full_digest_checked = false,
 		.index_sha256 = "ab12",
-		.generation = 0x8877665544332211ull,
+		.inode_generation = 0x8877665544332211ull,
 		.mounted_at = 1700000000,
 		.layer_ids = ids,
 		.nwarnings = 2,
