@@ -751,23 +751,19 @@ static int open_pack(struct daemon *d)
 	return d->opt.payload ? scan_payload(d) : 0;
 }
 
-/* Tree, counters, the client manifest and the fixed facts of status.json. */
-static int prepare_fs(struct daemon *d)
+/* The inode arithmetic (with the .f32 files when asked) and the counters. */
+static int prepare_tree(struct daemon *d)
 {
 	struct mp_fs *fs = &d->fs;
-	const struct mp_pack *pack = d->pack;
-	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
 	struct mp_error err = {0};
-	size_t root_len = strlen(root);
-	struct mp_pack_id id;
 	enum mp_err rc;
 
-	fs->pack = pack;
-	rc = mp_tree_init_pack(&fs->tree, pack, &err);
+	fs->pack = d->pack;
+	rc = mp_tree_init_pack(&fs->tree, d->pack, &err);
 	if (rc == MP_OK && d->opt.dequant)
 		mp_tree_add_dequant(&fs->tree);
 	if (rc == MP_OK) {
-		rc = mp_stats_init(&fs->stats, pack->m.layer_count, pack->m.num_experts,
+		rc = mp_stats_init(&fs->stats, d->pack->m.layer_count, d->pack->m.num_experts,
 				   &err);
 		d->stats_ok = rc == MP_OK;
 	}
@@ -775,8 +771,19 @@ static int prepare_fs(struct daemon *d)
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
 		return mp_err_exit_status(rc);
 	}
+	return 0;
+}
 
-	/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves */
+/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves. */
+static int prepare_client_manifest(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
+	size_t root_len = strlen(root);
+	struct mp_error err = {0};
+	enum mp_err rc;
+
 	while (root_len > 1 && root[root_len - 1] == '/')
 		root_len--;
 	d->client_path = malloc(root_len + strlen(fs->tree.pack_name) + 2);
@@ -794,22 +801,30 @@ static int prepare_fs(struct daemon *d)
 		return mp_err_exit_status(rc);
 	}
 	fs->client_manifest = d->client_manifest;
+	return 0;
+}
+
+/* Owner, mode, times, and the identity the watcher compares against. */
+static int prepare_attributes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	/*
+	 * The identity taken when the pack was opened, before validation read
+	 * it: a change during a long verify=full shows at once after mounting.
+	 */
+	struct mp_pack_id id = {
+		.size = pack->file_size,
+		.mtime = pack->file_mtime,
+		.ctime = pack->file_ctime,
+		.nlink = (nlink_t)pack->file_nlink,
+	};
 
 	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
 	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->umask = d->opt.umask;
 	fs->blksize = blksize_for(pack->m.alignment);
 	fs->mtime = pack->file_mtime;
-	/*
-	 * The identity taken when the pack was opened, before validation read
-	 * it: a change during a long verify=full shows at once after mounting.
-	 */
-	id = (struct mp_pack_id){
-		.size = pack->file_size,
-		.mtime = pack->file_mtime,
-		.ctime = pack->file_ctime,
-		.nlink = (nlink_t)pack->file_nlink,
-	};
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
 		return EXIT_IO;
@@ -817,6 +832,14 @@ static int prepare_fs(struct daemon *d)
 	d->fs_ok = true;
 	fs->foreground = d->cmd.foreground;
 	fs->timeout = CACHE_TIMEOUT;
+	return 0;
+}
+
+/* Largest request, max_read and the read-ahead window. */
+static void prepare_io_sizes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+
 	fs->max_request = splice_request_size();
 	fs->max_read = d->opt.max_read;
 	/* the kernel sends no more than max_read either */
@@ -825,6 +848,13 @@ static int prepare_fs(struct daemon *d)
 	if (!d->opt.readahead_given)
 		d->opt.readahead_kb = fs->max_request / 1024;
 	fs->readahead = d->opt.readahead_kb * 1024u;
+}
+
+/* The fixed facts of status.json. */
+static void prepare_status(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
 
 	/* after daemonizing the working directory is "/" */
 	d->manifest_real = realpath(pack->manifest_path, NULL);
@@ -848,6 +878,21 @@ static int prepare_fs(struct daemon *d)
 		.max_request = fs->max_request,
 		.readahead_kb = -1, /* read back once mounted */
 	};
+}
+
+/* Tree, counters, the client manifest and the fixed facts of status.json. */
+static int prepare_fs(struct daemon *d)
+{
+	int status = prepare_tree(d);
+
+	if (status == 0)
+		status = prepare_client_manifest(d);
+	if (status == 0)
+		status = prepare_attributes(d);
+	if (status != 0)
+		return status;
+	prepare_io_sizes(d);
+	prepare_status(d);
 	return 0;
 }
 
@@ -885,97 +930,107 @@ static int run_loop(struct daemon *d, struct fuse_session *se)
 	return rc;
 }
 
+/* Options and operands; -1 when --help or --version said all there is. */
+static int parse_command_line(struct daemon *d, struct fuse_args *args)
+{
+	int status;
+
+	if (fuse_opt_parse(args, &d->opt, option_spec, option_proc) != 0)
+		return usage_failure("cannot parse the options");
+	if (d->opt.show_help) {
+		fputs(usage_text, stdout);
+		return -1;
+	}
+	if (d->opt.show_version) {
+		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		return -1;
+	}
+	if (d->opt.error[0])
+		return usage_failure("%s", d->opt.error);
+	status = check_mountpoint(d);
+	if (status != 0)
+		return status;
+	if (fuse_parse_cmdline(args, &d->cmd) != 0)
+		return usage_failure("invalid arguments");
+	if (!d->opt.pack || !d->cmd.mountpoint)
+		return usage_failure("missing %s", d->opt.pack ? "MOUNTPOINT"
+							       : "PACK and MOUNTPOINT");
+	return 0;
+}
+
+/*
+ * The session before the pack: it rejects unknown options, and that should
+ * not wait for a full digest of a large pack.
+ */
+static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
+{
+	d->pack_real = realpath(d->opt.pack, NULL);
+	if (!add_mount_options(d, args)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
+	if (!*se)
+		/* libfuse said which option it did not know */
+		return usage_failure("invalid FUSE options");
+	return 0;
+}
+
+/* Mount, serve until unmounted or signalled, unmount. */
+static int serve(struct daemon *d, struct fuse_session *se)
+{
+	int status = 0;
+
+	if (fuse_set_signal_handlers(se) != 0)
+		return EXIT_IO;
+	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
+			d->cmd.mountpoint);
+		status = EXIT_IO;
+		goto out_signals;
+	}
+	setup_readahead(d);
+	if (fuse_daemonize(d->cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	/* threads do not survive fuse_daemonize()'s fork: start it after */
+	if (mp_fs_watch_start(&d->fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	if (run_loop(d, se) < 0)
+		status = EXIT_IO;
+	mp_fs_watch_stop(&d->fs);
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+	return status;
+}
+
+/* options -> session -> pack -> fs -> serve, as passthrough_ll's main. */
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct daemon d;
 	struct fuse_session *se = NULL;
-	int status = 0;
+	int status;
 
 	memset(&d, 0, sizeof d);
-	if (fuse_opt_parse(&args, &d.opt, option_spec, option_proc) != 0) {
-		status = usage_failure("cannot parse the options");
-		goto out;
-	}
-	if (d.opt.show_help) {
-		fputs(usage_text, stdout);
-		goto out;
-	}
-	if (d.opt.show_version) {
-		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
-		goto out;
-	}
-	if (d.opt.error[0]) {
-		status = usage_failure("%s", d.opt.error);
-		goto out;
-	}
-	status = check_mountpoint(&d);
-	if (status != 0)
-		goto out;
-	if (fuse_parse_cmdline(&args, &d.cmd) != 0) {
-		status = usage_failure("invalid arguments");
-		goto out;
-	}
-	if (!d.opt.pack || !d.cmd.mountpoint) {
-		status = usage_failure("missing %s", d.opt.pack ? "MOUNTPOINT"
-								 : "PACK and MOUNTPOINT");
-		goto out;
-	}
-
-	/*
-	 * The session first: it rejects unknown options, and that should not
-	 * wait for a full digest of a large pack.
-	 */
-	d.pack_real = realpath(d.opt.pack, NULL);
-	if (!add_mount_options(&d, &args)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		status = EXIT_IO;
-		goto out;
-	}
-	se = fuse_session_new(&args, &mp_fs_ops, sizeof mp_fs_ops, &d.fs);
-	if (!se) {
-		/* libfuse said which option it did not know */
-		status = usage_failure("invalid FUSE options");
-		goto out;
-	}
-	status = open_pack(&d);
+	status = parse_command_line(&d, &args);
+	if (status == 0)
+		status = new_session(&d, &args, &se);
+	if (status == 0)
+		status = open_pack(&d);
 	if (status == 0)
 		status = prepare_fs(&d);
-	if (status != 0)
-		goto out_session;
-	if (fuse_set_signal_handlers(se) != 0) {
-		status = EXIT_IO;
-		goto out_session;
-	}
-	if (fuse_session_mount(se, d.cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d.opt.pack,
-			d.cmd.mountpoint);
-		status = EXIT_IO;
-		goto out_signals;
-	}
-	setup_readahead(&d);
-	if (fuse_daemonize(d.cmd.foreground) != 0) {
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	/* threads do not survive fuse_daemonize()'s fork: start it after */
-	if (mp_fs_watch_start(&d.fs, se) != 0) {
-		fprintf(stderr, PROG ": cannot start the watcher thread\n");
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	if (run_loop(&d, se) < 0)
-		status = EXIT_IO;
-	mp_fs_watch_stop(&d.fs);
-
-out_unmount:
-	fuse_session_unmount(se);
-out_signals:
-	fuse_remove_signal_handlers(se);
-out_session:
-	fuse_session_destroy(se);
-out:
+	if (status == 0)
+		status = serve(&d, se);
+	if (se)
+		fuse_session_destroy(se);
 	daemon_free(&d);
 	fuse_opt_free_args(&args);
-	return status;
+	return status < 0 ? 0 : status;
 }
