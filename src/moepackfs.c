@@ -235,63 +235,38 @@ static int replace_string(struct options *o, char **slot, const char *value)
 	return 0;
 }
 
-static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+/* -o verify=MODE; "+", not ",": a comma would end the -o option. */
+static void verify_option(struct options *o, const char *value)
 {
-	struct options *o = data;
+	static const struct {
+		const char *name;
+		bool full, payload;
+	} modes[] = {
+		{"index", false, false},
+		{"full", true, false},
+		{"payload", false, true},
+		{"full+payload", true, true},
+		{"payload+full", true, true},
+	};
+
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		if (strcmp(value, modes[i].name) == 0) {
+			o->full = modes[i].full;
+			o->payload = modes[i].payload;
+			return;
+		}
+	}
+	usage_error(o, "invalid value '%s' for -o verify (index, full, "
+		    "payload or full+payload)", value);
+}
+
+/* The options with a number; returns what fuse_opt wants: 1 keeps the
+ * option for libfuse (max_read), 0 drops it. */
+static int numeric_option(struct options *o, const char *arg, int key)
+{
 	uint64_t v = 0;
 
 	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		if (!o->pack)
-			return replace_string(o, &o->pack, arg);
-		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
-			return -1;
-		return 1; /* the mount point, for fuse_parse_cmdline */
-	case FUSE_OPT_KEY_OPT:
-		/* fstab-only options (x-systemd.*, comment=...) */
-		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
-			return 0;
-		return 1;
-	case KEY_MANIFEST:
-		return replace_string(o, &o->manifest, value_of(arg));
-	case KEY_CONFIG:
-		return replace_string(o, &o->config, value_of(arg));
-	case KEY_CLIENT_ROOT:
-		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
-			return -1;
-		if (o->client_root[0] != '/')
-			usage_error(o, "-o client_root must be an absolute path, "
-				    "not '%s'", o->client_root);
-		return 0;
-	case KEY_VERIFY: {
-		/* "+", not ",": a comma would end the -o option */
-		static const struct {
-			const char *name;
-			bool full, payload;
-		} modes[] = {
-			{"index", false, false},
-			{"full", true, false},
-			{"payload", false, true},
-			{"full+payload", true, true},
-			{"payload+full", true, true},
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-			if (strcmp(value_of(arg), modes[i].name) == 0) {
-				o->full = modes[i].full;
-				o->payload = modes[i].payload;
-				break;
-			}
-		}
-		if (i == sizeof modes / sizeof modes[0])
-			usage_error(o, "invalid value '%s' for -o verify (index, full, "
-				    "payload or full+payload)", value_of(arg));
-		return 0;
-	}
-	case KEY_DEQUANT:
-		o->dequant = true;
-		return 0;
 	case KEY_EXPECT_LAYERS:
 		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_layers);
 		return 0;
@@ -317,11 +292,55 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		number_option(o, arg, 8, 0, 0777, &v);
 		o->umask = (mode_t)v;
 		return 0;
-	case KEY_MAX_READ:
+	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
 		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
 		o->max_read = (unsigned)v;
 		return 1;
+	}
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (!o->pack)
+			return replace_string(o, &o->pack, arg);
+		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+			return -1;
+		return 1; /* the mount point, for fuse_parse_cmdline */
+	case FUSE_OPT_KEY_OPT:
+		/* fstab-only options (x-systemd.*, comment=...) */
+		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
+			return 0;
+		return 1;
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
+			return -1;
+		if (o->client_root[0] != '/')
+			usage_error(o, "-o client_root must be an absolute path, "
+				    "not '%s'", o->client_root);
+		return 0;
+	case KEY_VERIFY:
+		verify_option(o, value_of(arg));
+		return 0;
+	case KEY_DEQUANT:
+		o->dequant = true;
+		return 0;
+	case KEY_EXPECT_LAYERS:
+	case KEY_EXPECT_EXPERTS:
+	case KEY_READAHEAD:
+	case KEY_UID:
+	case KEY_GID:
+	case KEY_UMASK:
+	case KEY_MAX_READ:
+		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
 		return 1;
