@@ -782,19 +782,27 @@ static void check_node_xattrs(const struct mp_pack *p, const struct mp_node *n)
 	}
 }
 
+/* A real 3-expert pack, open, and its tree with the .f32 files. */
+static struct mp_pack *open_real_tree(struct fx *f, struct mp_tree *t)
+{
+	struct fx_pack_opts o = {.experts = 3};
+	struct mp_pack *pack = NULL;
+	struct mp_error err = {0};
+
+	fx_setup(f, &o);
+	ck_assert_int_eq(fx_open_pack(f, NULL, &pack, &err), MP_OK);
+	ck_assert_int_eq(mp_tree_init_pack(t, pack, &err), MP_OK);
+	mp_tree_add_dequant(t);
+	return pack;
+}
+
 START_TEST(test_every_xattr_of_every_file)
 {
 	struct fx f;
-	struct mp_pack *pack = NULL;
-	struct mp_error err = {0};
 	struct mp_tree t;
-	struct fx_pack_opts o = {.experts = 3};
+	struct mp_pack *pack = open_real_tree(&f, &t);
 	unsigned seen[MP_NODE_F32 + 1] = {0};
 
-	fx_setup(&f, &o);
-	ck_assert_int_eq(fx_open_pack(&f, NULL, &pack, &err), MP_OK);
-	ck_assert_int_eq(mp_tree_init_pack(&t, pack, &err), MP_OK);
-	mp_tree_add_dequant(&t);
 	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
 		struct mp_node n;
 
@@ -813,15 +821,10 @@ END_TEST
 START_TEST(test_node_sizes)
 {
 	struct fx f;
-	struct mp_pack *pack = NULL;
-	struct mp_error err = {0};
 	struct mp_tree t;
-	struct fx_pack_opts o = {.experts = 3};
+	struct mp_pack *pack = open_real_tree(&f, &t);
+	struct mp_error err = {0};
 
-	fx_setup(&f, &o);
-	ck_assert_int_eq(fx_open_pack(&f, NULL, &pack, &err), MP_OK);
-	ck_assert_int_eq(mp_tree_init_pack(&t, pack, &err), MP_OK);
-	mp_tree_add_dequant(&t);
 	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
 		struct mp_node n;
 		uint64_t off, len, want = 65536;
