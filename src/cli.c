@@ -124,16 +124,16 @@ int cli_negative_operand(int argc, char **argv, const char *shortopts,
 enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, uint64_t min,
 			  uint64_t max, uint64_t *out, struct mp_error *err)
 {
-	unsigned long long v;
+	uint64_t v;
 	unsigned shift = 0;
-	char *end;
+	bool overflow;
+	const char *end;
 
 	if (!text[0] || text[0] < '0' || text[0] > '9')
 		return mp_fail(err, MP_E_USAGE, "%s: '%s' is not a non-negative integer", what,
 			       text);
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno == ERANGE)
+	end = mp_scan_u64(text, 10, &v, &overflow);
+	if (overflow)
 		return mp_fail(err, MP_E_USAGE, "%s: '%s' is too large", what, text);
 	if ((flags & CLI_NUM_SUFFIX) && *end) {
 		static const char suffixes[] = "KMGT";

@@ -188,23 +188,12 @@ static void usage_error(struct options *o, const char *fmt, ...)
 }
 
 /* Plain decimal (or octal) digits only: no sign, no spaces, no junk. */
-static bool parse_number(const char *text, int base, uint64_t max, uint64_t *out)
+static bool parse_number(const char *text, unsigned base, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
+	bool overflow;
+	const char *end = mp_scan_u64(text, base, out, &overflow);
 
-	if (!*text)
-		return false;
-	for (const char *p = text; *p; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (*p < '0' || *p > '9' || d >= (unsigned)base)
-			return false;
-		if (v > (max - d) / (uint64_t)base)
-			return false;
-		v = v * (uint64_t)base + d;
-	}
-	*out = v;
-	return true;
+	return *text && !*end && !overflow && *out <= max;
 }
 
 static const char *value_of(const char *arg)
@@ -212,7 +201,7 @@ static const char *value_of(const char *arg)
 	return strchr(arg, '=') + 1;
 }
 
-static void number_option(struct options *o, const char *arg, int base, uint64_t min,
+static void number_option(struct options *o, const char *arg, unsigned base, uint64_t min,
 			  uint64_t max, uint64_t *out)
 {
 	const char *v = value_of(arg);

@@ -937,6 +937,40 @@ START_TEST(test_json_quote)
 END_TEST
 
 /* mp_text_escape: printable UTF-8 passes, everything a terminal acts on does not. */
+START_TEST(test_scan_u64)
+{
+	uint64_t v = 7;
+	bool over = true;
+	const char *s;
+
+	s = mp_scan_u64("0", 10, &v, &over);
+	ck_assert(*s == '\0' && v == 0 && !over);
+	s = mp_scan_u64("18446744073709551615", 10, &v, &over);
+	ck_assert(*s == '\0' && !over);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	s = mp_scan_u64("18446744073709551616x", 10, &v, &over);
+	ck_assert(over && *s == 'x');
+	ck_assert_uint_eq(v, UINT64_MAX);
+	s = mp_scan_u64("99999999999999999999999", 10, &v, &over);
+	ck_assert(over && *s == '\0');
+	s = mp_scan_u64("0755", 8, &v, &over);
+	ck_assert(*s == '\0' && !over);
+	ck_assert_uint_eq(v, 0755);
+	/* 8 and 9 are not octal digits: the scan stops there */
+	s = mp_scan_u64("0758", 8, &v, &over);
+	ck_assert_str_eq(s, "8");
+	ck_assert_uint_eq(v, 075);
+	s = mp_scan_u64("12K", 10, &v, &over);
+	ck_assert_str_eq(s, "K");
+	ck_assert_uint_eq(v, 12);
+	s = mp_scan_u64("-1", 10, &v, &over);
+	ck_assert_str_eq(s, "-1");
+	ck_assert_uint_eq(v, 0);
+	s = mp_scan_u64(" 1", 10, &v, &over);
+	ck_assert_str_eq(s, " 1");
+}
+END_TEST
+
 START_TEST(test_text_escape)
 {
 	static const struct {
@@ -1083,6 +1117,7 @@ static Suite *core_suite(void)
 
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_escape);
+	tcase_add_test(tc, test_scan_u64);
 	tcase_add_test(tc, test_json_quote);
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_mp_fail_escapes);
