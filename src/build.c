@@ -861,7 +861,7 @@ enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err
 		rc = compute_geometry(&o, &g, err);
 	if (rc)
 		return rc;
-	manifest_path = o.manifest ? strdup(o.manifest) : concat(o.out, ".manifest.json");
+	manifest_path = o.manifest ? strdup(o.manifest) : mp_pack_default_manifest_path(o.out);
 	config_path = concat(o.out, ".config.json");
 	if (!manifest_path || !config_path) {
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");

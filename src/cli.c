@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "cli.h"
+#include "progress.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -19,17 +20,7 @@ const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
 
 int cli_exit_status(enum mp_err code)
 {
-	switch (mp_err_class(code)) {
-	case MP_CLASS_OK:
-		return CLI_EXIT_OK;
-	case MP_CLASS_INVALID:
-		return CLI_EXIT_INVALID;
-	case MP_CLASS_USAGE:
-		return CLI_EXIT_USAGE;
-	case MP_CLASS_IO:
-		return CLI_EXIT_IO;
-	}
-	return CLI_EXIT_IO;
+	return mp_err_exit_status(code);
 }
 
 int cli_usage_error(const char *cmd, const char *fmt, ...)
@@ -57,10 +48,7 @@ int cli_report(const char *pack, const struct mp_error *err)
 
 void cli_print_warnings(const struct mp_pack *pack)
 {
-	char shown[CLI_TEXT_MAX];
-
-	for (unsigned i = 0; i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		fprintf(stderr, "moepack: warning: %s\n", cli_text(shown, pack->warnings[i]));
+	print_pack_warnings(stderr, "moepack", pack);
 }
 
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
@@ -136,16 +124,16 @@ int cli_negative_operand(int argc, char **argv, const char *shortopts,
 enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, uint64_t min,
 			  uint64_t max, uint64_t *out, struct mp_error *err)
 {
-	unsigned long long v;
+	uint64_t v;
 	unsigned shift = 0;
-	char *end;
+	bool overflow;
+	const char *end;
 
 	if (!text[0] || text[0] < '0' || text[0] > '9')
 		return mp_fail(err, MP_E_USAGE, "%s: '%s' is not a non-negative integer", what,
 			       text);
-	errno = 0;
-	v = strtoull(text, &end, 10);
-	if (errno == ERANGE)
+	end = mp_scan_u64(text, 10, &v, &overflow);
+	if (overflow)
 		return mp_fail(err, MP_E_USAGE, "%s: '%s' is too large", what, text);
 	if ((flags & CLI_NUM_SUFFIX) && *end) {
 		static const char suffixes[] = "KMGT";
@@ -175,19 +163,7 @@ enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, ui
 
 char *cli_manifest_path(const char *pack, const char *manifest)
 {
-	static const char suffix[] = ".manifest.json";
-	size_t len;
-	char *s;
-
-	if (manifest)
-		return strdup(manifest);
-	len = strlen(pack);
-	s = malloc(len + sizeof suffix);
-	if (s) {
-		memcpy(s, pack, len);
-		memcpy(s + len, suffix, sizeof suffix);
-	}
-	return s;
+	return manifest ? strdup(manifest) : mp_pack_default_manifest_path(pack);
 }
 
 int cli_open_pack(const char *pack_path, const struct mp_open_opts *opts, bool quiet,
@@ -203,36 +179,34 @@ int cli_open_pack(const char *pack_path, const struct mp_open_opts *opts, bool q
 	return CLI_EXIT_OK;
 }
 
+/*
+ * Both wrap mp_pack_lookup() so that the "no such entry" messages have one
+ * source: a layer is checked with expert 0, an expert with the first active
+ * layer, which validation guarantees exist.
+ */
 enum mp_err cli_layer_arg(const struct mp_pack *pack, const char *text, uint64_t *layer_id,
 			  uint64_t *layer_index, struct mp_error *err)
 {
-	const struct mp_manifest *m = &pack->m;
+	uint64_t offset, nbytes;
 	enum mp_err rc = cli_parse_u64(text, "LAYER", 0, 0, UINT64_MAX, layer_id, err);
-	long li;
 
-	if (rc)
-		return rc;
-	li = mp_pack_layer_index(pack, *layer_id);
-	if (li < 0)
-		return mp_fail(err, MP_E_NOT_FOUND,
-			       "no such entry: layer %s is not an active MoE layer (%u..%u)",
-			       text, m->layer_ids[0], m->layer_ids[m->layer_count - 1]);
-	*layer_index = (uint64_t)li;
-	return MP_OK;
+	if (!rc)
+		rc = mp_pack_lookup(pack, *layer_id, 0, MP_ROLE_UP, &offset, &nbytes, err);
+	if (!rc)
+		*layer_index = (uint64_t)mp_pack_layer_index(pack, *layer_id);
+	return rc;
 }
 
 enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_t *expert,
 			   struct mp_error *err)
 {
+	uint64_t offset, nbytes;
 	enum mp_err rc = cli_parse_u64(text, "EXPERT", 0, 0, UINT64_MAX, expert, err);
 
-	if (rc)
-		return rc;
-	if (*expert >= pack->m.num_experts)
-		return mp_fail(err, MP_E_NOT_FOUND,
-			       "no such entry: expert %s is out of range (0..%llu)", text,
-			       (unsigned long long)pack->m.num_experts - 1);
-	return MP_OK;
+	if (!rc)
+		rc = mp_pack_lookup(pack, pack->m.layer_ids[0], *expert, MP_ROLE_UP, &offset,
+				    &nbytes, err);
+	return rc;
 }
 
 json_t *cli_json_text(const char *s)

@@ -139,20 +139,20 @@ static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
 	return rc;
 }
 
-int cmd_cat(int argc, char **argv)
-{
-	const char *cmd = argv[0];
-	struct mp_open_opts open = {0};
-	struct mp_pack *pack = NULL;
-	struct mp_error err = {0};
-	uint64_t layer_id, layer_index, expert, offset, nbytes, stopped;
-	const char *pack_path, *role_name;
-	enum copy_failure failure;
-	bool force = false, whole_object;
+struct cat_args {
+	struct mp_open_opts open;
+	const char *pack_path, *layer, *expert;
+	bool force, whole_object;
 	enum mp_role role;
-	char shown[CLI_TEXT_MAX];
-	int c, rc, error = 0;
-	const char *negative;
+};
+
+/* Options and operands; -1 when they are fine, else the exit status. */
+static int parse_args(int argc, char **argv, struct cat_args *a)
+{
+	const char *cmd = argv[0], *negative, *role_name;
+	struct mp_error err = {0};
+	uint64_t number;
+	int c;
 
 	c = cli_negative_operand(argc, argv, "fm:h", long_options, &negative);
 	if (c >= 0 && c < 3)
@@ -161,10 +161,10 @@ int cmd_cat(int argc, char **argv)
 	while ((c = cli_getopt(cmd, argc, argv, "fm:h", long_options)) != -1) {
 		switch (c) {
 		case 'f':
-			force = true;
+			a->force = true;
 			break;
 		case 'm':
-			open.manifest_path = optarg;
+			a->open.manifest_path = optarg;
 			break;
 		case 'h':
 			fputs(usage_text, stdout);
@@ -179,43 +179,44 @@ int cmd_cat(int argc, char **argv)
 							"ROLE"}[argc - optind]);
 	if (argc - optind > 4)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
-	pack_path = argv[optind];
+	a->pack_path = argv[optind];
+	a->layer = argv[optind + 1];
+	a->expert = argv[optind + 2];
 	role_name = argv[optind + 3];
-	whole_object = strcmp(role_name, "object") == 0;
-	role = whole_object ? MP_ROLE_UP : mp_role_from_name(role_name);
-	if (role == MP_ROLE_COUNT)
+	a->whole_object = strcmp(role_name, "object") == 0;
+	a->role = a->whole_object ? MP_ROLE_UP : mp_role_from_name(role_name);
+	if (a->role == MP_ROLE_COUNT)
 		return cli_usage_error(cmd, "ROLE: '%s' is not up, gate, down or object",
 				       role_name);
-	if (cli_parse_u64(argv[optind + 1], "LAYER", 0, 0, UINT64_MAX, &layer_id, &err) ||
-	    cli_parse_u64(argv[optind + 2], "EXPERT", 0, 0, UINT64_MAX, &expert, &err))
+	if (cli_parse_u64(a->layer, "LAYER", 0, 0, UINT64_MAX, &number, &err) ||
+	    cli_parse_u64(a->expert, "EXPERT", 0, 0, UINT64_MAX, &number, &err))
 		return cli_usage_error(cmd, "%s", err.msg);
+	return -1;
+}
+
+/* stdout must take binary data: writable, and no terminal unless forced. */
+static int check_stdout(const char *cmd, bool force)
+{
 	/* A closed or read-only stdout would otherwise look like a read error
 	 * of the pack, since sendfile() says EBADF for either side. */
-	c = fcntl(STDOUT_FILENO, F_GETFL);
-	if (c < 0 || (c & O_ACCMODE) == O_RDONLY) {
+	int flags = fcntl(STDOUT_FILENO, F_GETFL);
+
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
 		fprintf(stderr, "moepack %s: cannot write to stdout: %s\n", cmd,
-			strerror(c < 0 ? errno : EBADF));
+			strerror(flags < 0 ? errno : EBADF));
 		return CLI_EXIT_IO;
 	}
 	if (!force && isatty(STDOUT_FILENO))
 		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
 				       "(redirect it, or use --force)");
+	return -1;
+}
 
-	rc = cli_open_pack(pack_path, &open, true, &pack);
-	if (rc)
-		return rc;
-	if (cli_layer_arg(pack, argv[optind + 1], &layer_id, &layer_index, &err) ||
-	    cli_expert_arg(pack, argv[optind + 2], &expert, &err)) {
-		mp_pack_close(pack);
-		return cli_report(pack_path, &err);
-	}
-	mp_pack_role_range(pack, mp_pack_object(pack, layer_index, expert), role, &offset,
-			   &nbytes);
-	if (whole_object)
-		nbytes = pack->m.object_bytes;
+static int report_copy(const char *cmd, const char *pack_path, enum copy_failure failure,
+		       uint64_t stopped, int error)
+{
+	char shown[CLI_TEXT_MAX];
 
-	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
-	mp_pack_close(pack);
 	switch (failure) {
 	case COPY_OK:
 		return CLI_EXIT_OK;
@@ -237,4 +238,34 @@ int cmd_cat(int argc, char **argv)
 	fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
 		cli_text(shown, pack_path), stopped, strerror(error));
 	return CLI_EXIT_IO;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct cat_args a = {0};
+	struct mp_pack *pack = NULL;
+	struct mp_error err = {0};
+	uint64_t layer_id, layer_index, expert, object, offset, nbytes, stopped;
+	enum copy_failure failure;
+	int rc, error = 0;
+
+	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = check_stdout(cmd, a.force)) >= 0)
+		return rc;
+	rc = cli_open_pack(a.pack_path, &a.open, true, &pack);
+	if (rc)
+		return rc;
+	if (cli_layer_arg(pack, a.layer, &layer_id, &layer_index, &err) ||
+	    cli_expert_arg(pack, a.expert, &expert, &err)) {
+		mp_pack_close(pack);
+		return cli_report(a.pack_path, &err);
+	}
+	object = mp_pack_object(pack, layer_index, expert);
+	if (a.whole_object)
+		mp_pack_object_range(pack, object, &offset, &nbytes);
+	else
+		mp_pack_role_range(pack, object, a.role, &offset, &nbytes);
+	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
+	mp_pack_close(pack);
+	return report_copy(cmd, a.pack_path, failure, stopped, error);
 }

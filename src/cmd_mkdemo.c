@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include <signal.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -139,23 +140,21 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 
 static void print_result(const struct mp_build_opts *o)
 {
-	char human[32], manifest[4096], shown[CLI_TEXT_MAX];
+	char human[32], shown[CLI_TEXT_MAX];
+	char *manifest = cli_manifest_path(o->out, o->manifest);
 	struct stat st;
 	const struct mp_quant_type *q2 = mp_quant_by_id(mp_role_dtype[MP_ROLE_UP]);
 	const struct mp_quant_type *q3 = mp_quant_by_id(mp_role_dtype[MP_ROLE_DOWN]);
 	uint64_t weights = o->hidden * o->inter;
 
-	if (o->manifest)
-		snprintf(manifest, sizeof manifest, "%s", o->manifest);
-	else
-		snprintf(manifest, sizeof manifest, "%s.manifest.json", o->out);
 	if (stat(o->out, &st) != 0)
 		st.st_size = 0;
 	printf("pack       %s (%llu bytes, %s%s)\n", cli_text(shown, o->out),
 	       (unsigned long long)st.st_size,
 	       format_bytes(human, sizeof human, (uint64_t)st.st_size),
 	       o->sparse ? ", sparse" : "");
-	printf("manifest   %s\n", cli_text(shown, manifest));
+	printf("manifest   %s\n", cli_text(shown, manifest ? manifest : ""));
+	free(manifest);
 	printf("config     %s.config.json\n", cli_text(shown, o->out));
 	printf("geometry   %d MoE layers x %llu experts, hidden %llu, inter %llu\n",
 	       MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1, (unsigned long long)o->experts,

@@ -67,18 +67,12 @@
 #include <unistd.h>
 
 #include "dequant.h"
+#include "node.h"
 #include "quant.h"
 #include "text.h"
 
-#define XATTR_PREFIX "user.moepack."
-
-/*
- * status.json always has this size: the rendered report (about 10 KiB at
- * Kimi K3 scale) padded with spaces, which JSON ignores.  A fixed, honest
- * st_size lets readers that trust it (NFS clients, mmap, `head -c`) see the
- * whole report, which a /proc-style size of 0 would not.
- */
-#define STATUS_FILE_SIZE (64u << 10)
+/* status.json's fixed size: see node.h. */
+#define STATUS_FILE_SIZE MP_STATUS_FILE_SIZE
 
 struct mp_status_snap {
 	atomic_uint refs;          /* fs->snap's reference, and each reader's */
@@ -89,51 +83,6 @@ struct mp_status_snap {
 static struct mp_fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
-}
-
-/* Payload range of a role or object file in the pack. */
-static void payload_range(const struct mp_fs *fs, const struct mp_node *n,
-			  uint64_t *offset, uint64_t *nbytes)
-{
-	const struct mp_pack *pack = fs->pack;
-
-	if (n->kind == MP_NODE_ROLE) {
-		mp_pack_role_range(pack, n->object, n->role, offset, nbytes);
-	} else {
-		*offset = pack->object_offset[n->object];
-		*nbytes = pack->m.object_bytes;
-	}
-}
-
-/* Bytes of float32 a role decodes to: 256 floats per super-block. */
-static uint64_t f32_size(const struct mp_fs *fs, enum mp_role role)
-{
-	const struct mp_role_info *ri = &fs->pack->m.roles[role];
-	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
-
-	return ri->expert_bytes / qt->block_bytes * MP_QK_K * sizeof(float);
-}
-
-static uint64_t node_size(const struct mp_fs *fs, const struct mp_node *n)
-{
-	uint64_t offset, nbytes;
-
-	switch (n->kind) {
-	case MP_NODE_MANIFEST:
-		return fs->pack->manifest_len;
-	case MP_NODE_PACK:
-		return fs->pack->file_size;
-	case MP_NODE_CLIENT_MANIFEST:
-		return fs->client_manifest_len;
-	case MP_NODE_ROLE:
-	case MP_NODE_OBJECT:
-		payload_range(fs, n, &offset, &nbytes);
-		return nbytes;
-	case MP_NODE_F32:
-		return f32_size(fs, n->role);
-	default:
-		return STATUS_FILE_SIZE;
-	}
 }
 
 int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
@@ -152,7 +101,7 @@ int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 	st->st_nlink = mp_tree_nlink(&fs->tree, ino);
 	st->st_uid = fs->uid;
 	st->st_gid = fs->gid;
-	size = node_size(fs, &n);
+	size = mp_node_size(fs->pack, &n, fs->client_manifest_len);
 	st->st_size = (off_t)size;
 	st->st_blksize = fs->blksize;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
@@ -188,7 +137,7 @@ static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
 	memset(e, 0, sizeof *e);
 	e->ino = ino;
 	/* the kernel wants 0 for the root (and warns otherwise) */
-	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.generation;
+	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.inode_generation;
 	e->attr_timeout = attr_timeout(fs, ino);
 	e->entry_timeout = fs->timeout;
 	mp_fs_stat(fs, ino, &e->attr);
@@ -660,7 +609,7 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	unsigned char *mem, *raw;
 	float *out;
 
-	if (!clip_read(req, f32_size(fs, n->role), &size, off))
+	if (!clip_read(req, mp_node_f32_size(fs->pack, n->role), &size, off))
 		return;
 	first = (uint64_t)off / F32_BLOCK_BYTES;
 	nblocks = ((uint64_t)off + size - 1) / F32_BLOCK_BYTES - first + 1;
@@ -745,7 +694,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		return;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
-		payload_range(fs, &n, &start, &len);
+		mp_node_payload_range(fs->pack, &n, &start, &len);
 		reply_pack_range(req, fs, &n, start, len, size, off);
 		return;
 	case MP_NODE_F32:
@@ -759,226 +708,53 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 
 /* ---- extended attributes ------------------------------------------------ */
 
-enum xattr_id {
-	XA_DTYPE,
-	XA_DTYPE_ID,
-	XA_SHAPE,
-	XA_OFFSET,
-	XA_NBYTES,
-	XA_TENSOR,
-	XA_EXPERT,
-	XA_LAYER,
-	XA_GENERATION,
-	XA_SOURCE_DTYPE,  /* .f32 files: what they are decoded from */
-	XA_SOURCE_OFFSET,
-	XA_SOURCE_NBYTES,
-	XA_COUNT,
-};
-
-static const char *const xattr_names[XA_COUNT] = {
-	XATTR_PREFIX "dtype",  XATTR_PREFIX "dtype_id", XATTR_PREFIX "shape",
-	XATTR_PREFIX "offset", XATTR_PREFIX "nbytes",   XATTR_PREFIX "tensor",
-	XATTR_PREFIX "expert", XATTR_PREFIX "layer",    XATTR_PREFIX "generation",
-	XATTR_PREFIX "source_dtype", XATTR_PREFIX "source_offset",
-	XATTR_PREFIX "source_nbytes",
-};
-
-/*
- * Role and object files carry the first nine; an .f32 file all but
- * "offset" (its bytes are nowhere in the pack), with dtype F32 and its
- * source's dtype, offset and size as source_*.
- */
-static bool xattr_applies(enum mp_node_kind kind, enum xattr_id id)
-{
-	switch (kind) {
-	case MP_NODE_ROLE:
-	case MP_NODE_OBJECT:
-		return id < XA_SOURCE_DTYPE;
-	case MP_NODE_F32:
-		return id != XA_OFFSET;
-	default:
-		return false;
-	}
-}
-
-/* GGML's type id of F32. */
-#define GGML_TYPE_F32_ID 0
-
-/* Longest value: the object's three tensor names or shapes (each in GGUF
- * ne[] order, the row length first, as the manifest has them). */
-#define XATTR_VALUE_MAX 1024
-
-static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-	__attribute__((format(printf, 4, 5)));
-
-static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
-{
-	va_list ap;
-	int n;
-
-	if (*len >= cap)
-		return;
-	va_start(ap, fmt);
-	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
-	va_end(ap);
-	if (n > 0)
-		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap;
-}
-
-static void append_shape(char *buf, size_t cap, size_t *len,
-			 const struct mp_role_info *r)
-{
-	append(buf, cap, len, "[");
-	for (unsigned i = 0; i < r->shape_len; i++)
-		append(buf, cap, len, "%s%" PRIu64, i ? ", " : "", r->shape[i]);
-	append(buf, cap, len, "]");
-}
-
-/*
- * The value of one attribute of a role or object file.  Role files carry
- * their role's facts; object files the three roles' facts joined by ","
- * in physical order (shape: a JSON list of the three shapes).
- */
-static size_t xattr_value(const struct mp_fs *fs, const struct mp_node *n,
-			  enum xattr_id id, char *buf, size_t cap)
-{
-	const struct mp_pack *pack = fs->pack;
-	uint32_t layer = pack->m.layer_ids[n->layer_index];
-	bool one = n->kind == MP_NODE_ROLE || n->kind == MP_NODE_F32;
-	unsigned first = one ? n->role : 0;
-	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
-	bool f32 = n->kind == MP_NODE_F32;
-	uint64_t offset, nbytes;
-	size_t len = 0;
-	char tensor[MP_TREE_NAME_MAX];
-
-	buf[0] = '\0';
-	switch (id) {
-	case XA_DTYPE:
-		if (f32) {
-			append(buf, cap, &len, "F32");
-			break;
-		}
-		for (unsigned r = first; r <= last; r++)
-			append(buf, cap, &len, "%s%s", r > first ? "," : "",
-			       pack->m.roles[r].dtype);
-		break;
-	case XA_DTYPE_ID:
-		if (f32) {
-			append(buf, cap, &len, "%d", GGML_TYPE_F32_ID);
-			break;
-		}
-		for (unsigned r = first; r <= last; r++)
-			append(buf, cap, &len, "%s%d", r > first ? "," : "",
-			       pack->m.roles[r].dtype_id);
-		break;
-	case XA_SHAPE:
-		if (first != last)
-			append(buf, cap, &len, "[");
-		for (unsigned r = first; r <= last; r++) {
-			append(buf, cap, &len, "%s", r > first ? ", " : "");
-			append_shape(buf, cap, &len, &pack->m.roles[r]);
-		}
-		if (first != last)
-			append(buf, cap, &len, "]");
-		break;
-	case XA_OFFSET:
-		payload_range(fs, n, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, offset);
-		break;
-	case XA_NBYTES:
-		if (f32) {
-			append(buf, cap, &len, "%" PRIu64, f32_size(fs, n->role));
-			break;
-		}
-		payload_range(fs, n, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, nbytes);
-		break;
-	case XA_SOURCE_DTYPE:
-		append(buf, cap, &len, "%s", pack->m.roles[n->role].dtype);
-		break;
-	case XA_SOURCE_OFFSET:
-	case XA_SOURCE_NBYTES:
-		mp_pack_role_range(pack, n->object, n->role, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, id == XA_SOURCE_OFFSET ? offset : nbytes);
-		break;
-	case XA_TENSOR:
-		for (unsigned r = first; r <= last; r++) {
-			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
-			append(buf, cap, &len, "%s%s", r > first ? "," : "", tensor);
-		}
-		break;
-	case XA_EXPERT:
-		append(buf, cap, &len, "%" PRIu64, n->expert);
-		break;
-	case XA_LAYER:
-		append(buf, cap, &len, "%" PRIu32, layer);
-		break;
-	case XA_GENERATION:
-		append(buf, cap, &len, "%" PRIu64,
-		       mp_generation(pack->m.index_sha256, layer, n->expert));
-		break;
-	case XA_COUNT:
-		break;
-	}
-	return len;
-}
-
-/* The getxattr/listxattr size protocol: 0 asks for the size. */
 static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
 			      size_t size)
 {
-	if (size == 0)
+	int fit = mp_xattr_fit(size, len);
+
+	if (fit == 0)
 		fuse_reply_xattr(req, len);
-	else if (size < len)
-		fuse_reply_err(req, ERANGE);
+	else if (fit > 0)
+		fuse_reply_err(req, fit);
 	else
 		fuse_reply_buf(req, value, len);
+}
+
+/* The node behind ino, or false with ENOENT replied. */
+static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
+{
+	if (mp_tree_node(&fs->tree, ino, n))
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
 }
 
 static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct mp_fs *fs = fs_of(req);
-	char value[XATTR_VALUE_MAX];
+	char value[MP_XATTR_VALUE_MAX];
 	struct mp_node n;
+	enum mp_xattr id;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
-	for (int id = 0; id < XA_COUNT; id++) {
-		if (xattr_applies(n.kind, (enum xattr_id)id) &&
-		    strcmp(name, xattr_names[id]) == 0) {
-			size_t len = xattr_value(fs, &n, (enum xattr_id)id, value,
-						 sizeof value);
-
-			reply_xattr_bytes(req, value, len, size);
-			return;
-		}
-	}
-	fuse_reply_err(req, ENODATA);
+	id = mp_xattr_find(n.kind, name);
+	if (id == MP_XA_COUNT)
+		fuse_reply_err(req, ENODATA);
+	else
+		reply_xattr_bytes(req, value,
+				  mp_xattr_value(fs->pack, &n, id, value, sizeof value), size);
 }
 
 static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 {
 	struct mp_fs *fs = fs_of(req);
-	char names[XA_COUNT * 32];
-	size_t len = 0;
+	char names[MP_XATTR_LIST_MAX];
 	struct mp_node n;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
-		return;
-	}
-	for (int id = 0; id < XA_COUNT; id++) {
-		size_t l = strlen(xattr_names[id]) + 1;
-
-		if (!xattr_applies(n.kind, (enum xattr_id)id))
-			continue;
-		memcpy(names + len, xattr_names[id], l);
-		len += l;
-	}
-	reply_xattr_bytes(req, names, len, size);
+	if (node_or_reply(req, fs, ino, &n))
+		reply_xattr_bytes(req, names, mp_xattr_list(n.kind, names), size);
 }
 
 /* ---- everything that would write ---------------------------------------- */

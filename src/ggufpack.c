@@ -1196,7 +1196,7 @@ static enum mp_err paths(struct build *b, struct mp_error *err)
 	if (!res->pack_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	res->manifest_path = b->o->manifest ? strdup(b->o->manifest)
-					    : concat(res->pack_path, ".manifest.json");
+					    : mp_pack_default_manifest_path(res->pack_path);
 	b->partial = concat(res->pack_path, ".partial");
 	b->state = concat(res->pack_path, ".partial.state");
 	b->lock_path = concat(res->pack_path, ".lock");

@@ -702,17 +702,12 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 	return MP_OK;
 }
 
-enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
-			      struct mp_manifest *m, char warn[][MP_MSG_MAX],
-			      unsigned *nwarn, struct mp_error *err)
+/* complete, format and hard_constraints: what the pack claims to be. */
+static enum mp_err check_envelope(json_t *root, struct mp_error *err)
 {
 	json_t *v;
 	const char *s;
-	uint64_t sum = 0;
-	bool wrapped = false;
 	enum mp_err rc;
-
-	memset(m, 0, sizeof *m);
 
 	if ((rc = get_typed(root, "complete", JSON_TRUE, "a boolean", &v, err)))
 		return rc;
@@ -727,9 +722,15 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 			       "unsupported manifest format: format is \"%.64s\", must be "
 			       "\"%s\"",
 			       s, MP_FORMAT);
+	return check_hard_constraints(root, err);
+}
 
-	if ((rc = check_hard_constraints(root, err)))
-		return rc;
+/* model.*: layer and expert counts, top-k, against what the caller expects. */
+static enum mp_err check_model(json_t *root, const struct mp_manifest_input *in,
+			       struct mp_manifest *m, struct mp_error *err)
+{
+	json_t *v;
+	enum mp_err rc;
 
 	if ((rc = get_object(root, "model", &v, err)) ||
 	    (rc = get_uint(root, "model.num_hidden_layers", 1, &m->num_hidden_layers, err)) ||
@@ -758,30 +759,39 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 			       "is %llu, expected %llu",
 			       (unsigned long long)m->num_experts,
 			       (unsigned long long)in->expect_experts);
-	if (in->config_sha256) {
-		if ((rc = get_digest(root, "model.config_sha256", m->config_sha256, err)))
-			return rc;
-		if (strcmp(in->config_sha256, m->config_sha256) != 0)
-			return mp_fail(err, MP_E_CONFIG_DIGEST,
-				       "config SHA-256 does not match manifest: computed %s, "
-				       "model.config_sha256 %s",
-				       in->config_sha256, m->config_sha256);
-	}
-	/* Without --config, model.config_sha256 is checked last, where the
-	 * reference loader reads it: mp_manifest_check_recorded(). */
+	return MP_OK;
+}
 
-	if ((rc = check_active_layers(root, m, err)))
-		return rc;
+/*
+ * With --config, model.config_sha256 is checked here, where the caller's
+ * expectations are; without, last, where the reference loader reads it:
+ * mp_manifest_check_recorded().
+ */
+static enum mp_err check_config_digest(json_t *root, const struct mp_manifest_input *in,
+				       struct mp_manifest *m, struct mp_error *err)
+{
+	enum mp_err rc;
 
-	if ((rc = get_object(root, "expert_pack", &v, err)) ||
-	    (rc = check_pack_path(root, in, m, err)) ||
-	    (rc = get_uint(root, "expert_pack.size", 0, &m->size, err)))
+	if (!in->config_sha256)
+		return MP_OK;
+	if ((rc = get_digest(root, "model.config_sha256", m->config_sha256, err)))
 		return rc;
-	if (m->size != in->pack_size)
-		return mp_fail(err, MP_E_PACK_SIZE,
-			       "pack size does not match manifest: expert_pack.size is %llu, "
-			       "the pack has %llu bytes",
-			       (unsigned long long)m->size, (unsigned long long)in->pack_size);
+	if (strcmp(in->config_sha256, m->config_sha256) != 0)
+		return mp_fail(err, MP_E_CONFIG_DIGEST,
+			       "config SHA-256 does not match manifest: computed %s, "
+			       "model.config_sha256 %s",
+			       in->config_sha256, m->config_sha256);
+	return MP_OK;
+}
+
+/* The roles' dtypes and shapes, their offsets inside an object, and
+ * expert_pack.object_bytes as their sum. */
+static enum mp_err check_roles(json_t *root, const struct mp_manifest_input *in,
+			       struct mp_manifest *m, struct mp_error *err)
+{
+	uint64_t sum = 0;
+	bool wrapped = false;
+	enum mp_err rc;
 
 	if ((rc = check_role_order(root, err)))
 		return rc;
@@ -810,6 +820,17 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 			       "object bytes is not the sum of the role sizes: "
 			       "expert_pack.object_bytes is %llu, up+gate+down is %llu",
 			       (unsigned long long)m->object_bytes, (unsigned long long)sum);
+	return MP_OK;
+}
+
+/* A power of two.  Below a page the pack still works, only slower (no
+ * O_DIRECT), so that is a warning, not a failure. */
+static enum mp_err check_alignment(json_t *root, struct mp_manifest *m,
+				   char warn[][MP_MSG_MAX], unsigned *nwarn,
+				   struct mp_error *err)
+{
+	json_t *v;
+	enum mp_err rc;
 
 	if ((rc = get_typed(root, "expert_pack.alignment", JSON_INTEGER, "an integer", &v,
 			    err)))
@@ -826,12 +847,50 @@ enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
 			 "expert_pack.alignment is %llu, below the %d-byte page: payloads "
 			 "are not page-aligned (no O_DIRECT, slower mmap)",
 			 (unsigned long long)m->alignment, MP_PAGE);
+	return MP_OK;
+}
 
-	if ((rc = get_uint(root, "expert_pack.data_start", 0, &m->data_start, err)) ||
+/* expert_pack.*: path, size, roles, alignment, data start and digests. */
+static enum mp_err check_expert_pack(json_t *root, const struct mp_manifest_input *in,
+				     struct mp_manifest *m, char warn[][MP_MSG_MAX],
+				     unsigned *nwarn, struct mp_error *err)
+{
+	json_t *v;
+	enum mp_err rc;
+
+	if ((rc = get_object(root, "expert_pack", &v, err)) ||
+	    (rc = check_pack_path(root, in, m, err)) ||
+	    (rc = get_uint(root, "expert_pack.size", 0, &m->size, err)))
+		return rc;
+	if (m->size != in->pack_size)
+		return mp_fail(err, MP_E_PACK_SIZE,
+			       "pack size does not match manifest: expert_pack.size is %llu, "
+			       "the pack has %llu bytes",
+			       (unsigned long long)m->size, (unsigned long long)in->pack_size);
+	if ((rc = check_roles(root, in, m, err)) ||
+	    (rc = check_alignment(root, m, warn, nwarn, err)) ||
+	    (rc = get_uint(root, "expert_pack.data_start", 0, &m->data_start, err)) ||
 	    (rc = get_digest(root, "expert_pack.index_sha256", m->index_sha256, err)))
 		return rc;
-	if (json_object_get(json_object_get(root, "expert_pack"), "sha256") &&
+	if (json_object_get(v, "sha256") &&
 	    (rc = get_digest(root, "expert_pack.sha256", m->sha256, err)))
+		return rc;
+	return MP_OK;
+}
+
+/* In moepack-pack(5)'s order, which is the reference loader's. */
+enum mp_err mp_manifest_check(json_t *root, const struct mp_manifest_input *in,
+			      struct mp_manifest *m, char warn[][MP_MSG_MAX],
+			      unsigned *nwarn, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	memset(m, 0, sizeof *m);
+	if ((rc = check_envelope(root, err)) ||
+	    (rc = check_model(root, in, m, err)) ||
+	    (rc = check_config_digest(root, in, m, err)) ||
+	    (rc = check_active_layers(root, m, err)) ||
+	    (rc = check_expert_pack(root, in, m, warn, nwarn, err)))
 		return rc;
 	return MP_OK;
 }

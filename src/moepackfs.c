@@ -188,23 +188,12 @@ static void usage_error(struct options *o, const char *fmt, ...)
 }
 
 /* Plain decimal (or octal) digits only: no sign, no spaces, no junk. */
-static bool parse_number(const char *text, int base, uint64_t max, uint64_t *out)
+static bool parse_number(const char *text, unsigned base, uint64_t max, uint64_t *out)
 {
-	uint64_t v = 0;
+	bool overflow;
+	const char *end = mp_scan_u64(text, base, out, &overflow);
 
-	if (!*text)
-		return false;
-	for (const char *p = text; *p; p++) {
-		unsigned d = (unsigned)(*p - '0');
-
-		if (*p < '0' || *p > '9' || d >= (unsigned)base)
-			return false;
-		if (v > (max - d) / (uint64_t)base)
-			return false;
-		v = v * (uint64_t)base + d;
-	}
-	*out = v;
-	return true;
+	return *text && !*end && !overflow && *out <= max;
 }
 
 static const char *value_of(const char *arg)
@@ -212,7 +201,7 @@ static const char *value_of(const char *arg)
 	return strchr(arg, '=') + 1;
 }
 
-static void number_option(struct options *o, const char *arg, int base, uint64_t min,
+static void number_option(struct options *o, const char *arg, unsigned base, uint64_t min,
 			  uint64_t max, uint64_t *out)
 {
 	const char *v = value_of(arg);
@@ -235,63 +224,38 @@ static int replace_string(struct options *o, char **slot, const char *value)
 	return 0;
 }
 
-static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+/* -o verify=MODE; "+", not ",": a comma would end the -o option. */
+static void verify_option(struct options *o, const char *value)
 {
-	struct options *o = data;
+	static const struct {
+		const char *name;
+		bool full, payload;
+	} modes[] = {
+		{"index", false, false},
+		{"full", true, false},
+		{"payload", false, true},
+		{"full+payload", true, true},
+		{"payload+full", true, true},
+	};
+
+	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
+		if (strcmp(value, modes[i].name) == 0) {
+			o->full = modes[i].full;
+			o->payload = modes[i].payload;
+			return;
+		}
+	}
+	usage_error(o, "invalid value '%s' for -o verify (index, full, "
+		    "payload or full+payload)", value);
+}
+
+/* The options with a number; returns what fuse_opt wants: 1 keeps the
+ * option for libfuse (max_read), 0 drops it. */
+static int numeric_option(struct options *o, const char *arg, int key)
+{
 	uint64_t v = 0;
 
 	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		if (!o->pack)
-			return replace_string(o, &o->pack, arg);
-		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
-			return -1;
-		return 1; /* the mount point, for fuse_parse_cmdline */
-	case FUSE_OPT_KEY_OPT:
-		/* fstab-only options (x-systemd.*, comment=...) */
-		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
-			return 0;
-		return 1;
-	case KEY_MANIFEST:
-		return replace_string(o, &o->manifest, value_of(arg));
-	case KEY_CONFIG:
-		return replace_string(o, &o->config, value_of(arg));
-	case KEY_CLIENT_ROOT:
-		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
-			return -1;
-		if (o->client_root[0] != '/')
-			usage_error(o, "-o client_root must be an absolute path, "
-				    "not '%s'", o->client_root);
-		return 0;
-	case KEY_VERIFY: {
-		/* "+", not ",": a comma would end the -o option */
-		static const struct {
-			const char *name;
-			bool full, payload;
-		} modes[] = {
-			{"index", false, false},
-			{"full", true, false},
-			{"payload", false, true},
-			{"full+payload", true, true},
-			{"payload+full", true, true},
-		};
-		size_t i;
-
-		for (i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-			if (strcmp(value_of(arg), modes[i].name) == 0) {
-				o->full = modes[i].full;
-				o->payload = modes[i].payload;
-				break;
-			}
-		}
-		if (i == sizeof modes / sizeof modes[0])
-			usage_error(o, "invalid value '%s' for -o verify (index, full, "
-				    "payload or full+payload)", value_of(arg));
-		return 0;
-	}
-	case KEY_DEQUANT:
-		o->dequant = true;
-		return 0;
 	case KEY_EXPECT_LAYERS:
 		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_layers);
 		return 0;
@@ -317,11 +281,55 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		number_option(o, arg, 8, 0, 0777, &v);
 		o->umask = (mode_t)v;
 		return 0;
-	case KEY_MAX_READ:
+	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
 		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
 		o->max_read = (unsigned)v;
 		return 1;
+	}
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (!o->pack)
+			return replace_string(o, &o->pack, arg);
+		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+			return -1;
+		return 1; /* the mount point, for fuse_parse_cmdline */
+	case FUSE_OPT_KEY_OPT:
+		/* fstab-only options (x-systemd.*, comment=...) */
+		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
+			return 0;
+		return 1;
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
+			return -1;
+		if (o->client_root[0] != '/')
+			usage_error(o, "-o client_root must be an absolute path, "
+				    "not '%s'", o->client_root);
+		return 0;
+	case KEY_VERIFY:
+		verify_option(o, value_of(arg));
+		return 0;
+	case KEY_DEQUANT:
+		o->dequant = true;
+		return 0;
+	case KEY_EXPECT_LAYERS:
+	case KEY_EXPECT_EXPERTS:
+	case KEY_READAHEAD:
+	case KEY_UID:
+	case KEY_GID:
+	case KEY_UMASK:
+	case KEY_MAX_READ:
+		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
 		return 1;
@@ -352,20 +360,6 @@ static int usage_failure(const char *fmt, ...)
 	va_end(ap);
 	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
 	return EXIT_USAGE;
-}
-
-static int exit_status(enum mp_err code)
-{
-	switch (mp_err_class(code)) {
-	case MP_CLASS_OK:
-		return 0;
-	case MP_CLASS_INVALID:
-		return EXIT_INVALID;
-	case MP_CLASS_USAGE:
-		return EXIT_USAGE;
-	default:
-		return EXIT_IO;
-	}
 }
 
 /*
@@ -716,7 +710,7 @@ static int scan_payload(struct daemon *d)
 	}
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
 	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
 	if (problems) {
@@ -732,7 +726,7 @@ static int scan_payload(struct daemon *d)
 			(unsigned long long)sum.nonfinite_roles,
 			(unsigned long long)sum.zero_roles,
 			(unsigned long long)sum.zero_scale_experts, first.text);
-		return exit_status(MP_E_PAYLOAD);
+		return mp_err_exit_status(MP_E_PAYLOAD);
 	}
 	return 0;
 }
@@ -759,39 +753,45 @@ static int open_pack(struct daemon *d)
 	progress_bar_finish(&bar);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
-	for (unsigned i = 0; i < d->pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		fprintf(stderr, PROG ": warning: %s\n", d->pack->warnings[i]);
+	print_pack_warnings(stderr, PROG, d->pack);
 	return d->opt.payload ? scan_payload(d) : 0;
 }
 
-/* Tree, counters, the client manifest and the fixed facts of status.json. */
-static int prepare_fs(struct daemon *d)
+/* The inode arithmetic (with the .f32 files when asked) and the counters. */
+static int prepare_tree(struct daemon *d)
 {
 	struct mp_fs *fs = &d->fs;
-	const struct mp_pack *pack = d->pack;
-	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
 	struct mp_error err = {0};
-	size_t root_len = strlen(root);
-	struct mp_pack_id id;
 	enum mp_err rc;
 
-	fs->pack = pack;
-	rc = mp_tree_init_pack(&fs->tree, pack, &err);
+	fs->pack = d->pack;
+	rc = mp_tree_init_pack(&fs->tree, d->pack, &err);
 	if (rc == MP_OK && d->opt.dequant)
 		mp_tree_add_dequant(&fs->tree);
 	if (rc == MP_OK) {
-		rc = mp_stats_init(&fs->stats, pack->m.layer_count, pack->m.num_experts,
+		rc = mp_stats_init(&fs->stats, d->pack->m.layer_count, d->pack->m.num_experts,
 				   &err);
 		d->stats_ok = rc == MP_OK;
 	}
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
+	return 0;
+}
 
-	/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves */
+/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves. */
+static int prepare_client_manifest(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
+	size_t root_len = strlen(root);
+	struct mp_error err = {0};
+	enum mp_err rc;
+
 	while (root_len > 1 && root[root_len - 1] == '/')
 		root_len--;
 	d->client_path = malloc(root_len + strlen(fs->tree.pack_name) + 2);
@@ -806,25 +806,33 @@ static int prepare_fs(struct daemon *d)
 				   &fs->client_manifest_len, &err);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
-		return exit_status(rc);
+		return mp_err_exit_status(rc);
 	}
 	fs->client_manifest = d->client_manifest;
+	return 0;
+}
+
+/* Owner, mode, times, and the identity the watcher compares against. */
+static int prepare_attributes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	/*
+	 * The identity taken when the pack was opened, before validation read
+	 * it: a change during a long verify=full shows at once after mounting.
+	 */
+	struct mp_pack_id id = {
+		.size = pack->file_size,
+		.mtime = pack->file_mtime,
+		.ctime = pack->file_ctime,
+		.nlink = (nlink_t)pack->file_nlink,
+	};
 
 	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
 	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->umask = d->opt.umask;
 	fs->blksize = blksize_for(pack->m.alignment);
 	fs->mtime = pack->file_mtime;
-	/*
-	 * The identity taken when the pack was opened, before validation read
-	 * it: a change during a long verify=full shows at once after mounting.
-	 */
-	id = (struct mp_pack_id){
-		.size = pack->file_size,
-		.mtime = pack->file_mtime,
-		.ctime = pack->file_ctime,
-		.nlink = (nlink_t)pack->file_nlink,
-	};
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
 		return EXIT_IO;
@@ -832,6 +840,14 @@ static int prepare_fs(struct daemon *d)
 	d->fs_ok = true;
 	fs->foreground = d->cmd.foreground;
 	fs->timeout = CACHE_TIMEOUT;
+	return 0;
+}
+
+/* Largest request, max_read and the read-ahead window. */
+static void prepare_io_sizes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+
 	fs->max_request = splice_request_size();
 	fs->max_read = d->opt.max_read;
 	/* the kernel sends no more than max_read either */
@@ -840,6 +856,13 @@ static int prepare_fs(struct daemon *d)
 	if (!d->opt.readahead_given)
 		d->opt.readahead_kb = fs->max_request / 1024;
 	fs->readahead = d->opt.readahead_kb * 1024u;
+}
+
+/* The fixed facts of status.json. */
+static void prepare_status(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
 
 	/* after daemonizing the working directory is "/" */
 	d->manifest_real = realpath(pack->manifest_path, NULL);
@@ -853,7 +876,7 @@ static int prepare_fs(struct daemon *d)
 		.full_digest_checked = pack->full_checked,
 		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
-		.generation = fs->tree.generation,
+		.inode_generation = fs->tree.inode_generation,
 		.mounted_at = time(NULL),
 		.layer_ids = pack->m.layer_ids,
 		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings
@@ -863,6 +886,21 @@ static int prepare_fs(struct daemon *d)
 		.max_request = fs->max_request,
 		.readahead_kb = -1, /* read back once mounted */
 	};
+}
+
+/* Tree, counters, the client manifest and the fixed facts of status.json. */
+static int prepare_fs(struct daemon *d)
+{
+	int status = prepare_tree(d);
+
+	if (status == 0)
+		status = prepare_client_manifest(d);
+	if (status == 0)
+		status = prepare_attributes(d);
+	if (status != 0)
+		return status;
+	prepare_io_sizes(d);
+	prepare_status(d);
 	return 0;
 }
 
@@ -900,97 +938,107 @@ static int run_loop(struct daemon *d, struct fuse_session *se)
 	return rc;
 }
 
+/* Options and operands; -1 when --help or --version said all there is. */
+static int parse_command_line(struct daemon *d, struct fuse_args *args)
+{
+	int status;
+
+	if (fuse_opt_parse(args, &d->opt, option_spec, option_proc) != 0)
+		return usage_failure("cannot parse the options");
+	if (d->opt.show_help) {
+		fputs(usage_text, stdout);
+		return -1;
+	}
+	if (d->opt.show_version) {
+		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		return -1;
+	}
+	if (d->opt.error[0])
+		return usage_failure("%s", d->opt.error);
+	status = check_mountpoint(d);
+	if (status != 0)
+		return status;
+	if (fuse_parse_cmdline(args, &d->cmd) != 0)
+		return usage_failure("invalid arguments");
+	if (!d->opt.pack || !d->cmd.mountpoint)
+		return usage_failure("missing %s", d->opt.pack ? "MOUNTPOINT"
+							       : "PACK and MOUNTPOINT");
+	return 0;
+}
+
+/*
+ * The session before the pack: it rejects unknown options, and that should
+ * not wait for a full digest of a large pack.
+ */
+static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
+{
+	d->pack_real = realpath(d->opt.pack, NULL);
+	if (!add_mount_options(d, args)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
+	if (!*se)
+		/* libfuse said which option it did not know */
+		return usage_failure("invalid FUSE options");
+	return 0;
+}
+
+/* Mount, serve until unmounted or signalled, unmount. */
+static int serve(struct daemon *d, struct fuse_session *se)
+{
+	int status = 0;
+
+	if (fuse_set_signal_handlers(se) != 0)
+		return EXIT_IO;
+	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
+			d->cmd.mountpoint);
+		status = EXIT_IO;
+		goto out_signals;
+	}
+	setup_readahead(d);
+	if (fuse_daemonize(d->cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	/* threads do not survive fuse_daemonize()'s fork: start it after */
+	if (mp_fs_watch_start(&d->fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	if (run_loop(d, se) < 0)
+		status = EXIT_IO;
+	mp_fs_watch_stop(&d->fs);
+out_unmount:
+	fuse_session_unmount(se);
+out_signals:
+	fuse_remove_signal_handlers(se);
+	return status;
+}
+
+/* options -> session -> pack -> fs -> serve, as passthrough_ll's main. */
 int main(int argc, char **argv)
 {
 	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
 	struct daemon d;
 	struct fuse_session *se = NULL;
-	int status = 0;
+	int status;
 
 	memset(&d, 0, sizeof d);
-	if (fuse_opt_parse(&args, &d.opt, option_spec, option_proc) != 0) {
-		status = usage_failure("cannot parse the options");
-		goto out;
-	}
-	if (d.opt.show_help) {
-		fputs(usage_text, stdout);
-		goto out;
-	}
-	if (d.opt.show_version) {
-		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
-		goto out;
-	}
-	if (d.opt.error[0]) {
-		status = usage_failure("%s", d.opt.error);
-		goto out;
-	}
-	status = check_mountpoint(&d);
-	if (status != 0)
-		goto out;
-	if (fuse_parse_cmdline(&args, &d.cmd) != 0) {
-		status = usage_failure("invalid arguments");
-		goto out;
-	}
-	if (!d.opt.pack || !d.cmd.mountpoint) {
-		status = usage_failure("missing %s", d.opt.pack ? "MOUNTPOINT"
-								 : "PACK and MOUNTPOINT");
-		goto out;
-	}
-
-	/*
-	 * The session first: it rejects unknown options, and that should not
-	 * wait for a full digest of a large pack.
-	 */
-	d.pack_real = realpath(d.opt.pack, NULL);
-	if (!add_mount_options(&d, &args)) {
-		fprintf(stderr, PROG ": out of memory\n");
-		status = EXIT_IO;
-		goto out;
-	}
-	se = fuse_session_new(&args, &mp_fs_ops, sizeof mp_fs_ops, &d.fs);
-	if (!se) {
-		/* libfuse said which option it did not know */
-		status = usage_failure("invalid FUSE options");
-		goto out;
-	}
-	status = open_pack(&d);
+	status = parse_command_line(&d, &args);
+	if (status == 0)
+		status = new_session(&d, &args, &se);
+	if (status == 0)
+		status = open_pack(&d);
 	if (status == 0)
 		status = prepare_fs(&d);
-	if (status != 0)
-		goto out_session;
-	if (fuse_set_signal_handlers(se) != 0) {
-		status = EXIT_IO;
-		goto out_session;
-	}
-	if (fuse_session_mount(se, d.cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d.opt.pack,
-			d.cmd.mountpoint);
-		status = EXIT_IO;
-		goto out_signals;
-	}
-	setup_readahead(&d);
-	if (fuse_daemonize(d.cmd.foreground) != 0) {
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	/* threads do not survive fuse_daemonize()'s fork: start it after */
-	if (mp_fs_watch_start(&d.fs, se) != 0) {
-		fprintf(stderr, PROG ": cannot start the watcher thread\n");
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	if (run_loop(&d, se) < 0)
-		status = EXIT_IO;
-	mp_fs_watch_stop(&d.fs);
-
-out_unmount:
-	fuse_session_unmount(se);
-out_signals:
-	fuse_remove_signal_handlers(se);
-out_session:
-	fuse_session_destroy(se);
-out:
+	if (status == 0)
+		status = serve(&d, se);
+	if (se)
+		fuse_session_destroy(se);
 	daemon_free(&d);
 	fuse_opt_free_args(&args);
-	return status;
+	return status < 0 ? 0 : status;
 }

@@ -150,6 +150,13 @@ static inline void mp_pack_role_range(const struct mp_pack *pack,
 	*nbytes = pack->m.roles[role].expert_bytes;
 }
 
+/* Absolute byte range of a whole object (up, gate, down).  O(1), no I/O. */
+void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t *offset,
+			  uint64_t *nbytes);
+
+/* "<pack_path>.manifest.json", malloc'd; NULL when out of memory. */
+char *mp_pack_default_manifest_path(const char *pack_path);
+
 /*
  * The same by real ids, checked: MP_E_NOT_FOUND (with a message naming the
  * id) when the layer is not active, the expert is out of range or role is not
@@ -163,10 +170,13 @@ enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id,
 int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role);
 
 /*
- * generation(layer, expert): the first 8 bytes, little-endian, of
- * SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that is 0.
+ * The object generation of (layer, expert), the reference loader's cache
+ * generation and the user.moepack.generation xattr: the first 8 bytes,
+ * little-endian, of SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that
+ * is 0.  Not the inode generation of the mounted tree (tree.h), which is one
+ * number for every inode.
  */
-uint64_t mp_generation(const char *index_sha256_hex, uint64_t layer_id,
-		       uint64_t expert);
+uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id,
+			      uint64_t expert);
 
 #endif

@@ -3,6 +3,9 @@
 
 #include "progress.h"
 
+#include "pack.h"
+#include "text.h"
+
 #include <string.h>
 #include <sys/ioctl.h>
 #include <unistd.h>
@@ -138,4 +141,16 @@ void progress_bar_finish(struct progress_bar *bar)
 	fputs("\r\033[K", bar->out);
 	fflush(bar->out);
 	bar->drawn = false;
+}
+
+void print_pack_warnings(FILE *out, const char *prog, const struct mp_pack *pack)
+{
+	/* room for every byte of a warning escaped as \xNN */
+	char shown[4 * MP_MSG_MAX + 16];
+
+	for (unsigned i = 0; i < pack->nwarnings && i < MP_MAX_WARNINGS; i++) {
+		mp_text_escape(shown, sizeof shown, pack->warnings[i],
+			       strlen(pack->warnings[i]), 0);
+		fprintf(out, "%s: warning: %s\n", prog, shown);
+	}
 }

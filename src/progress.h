@@ -1,6 +1,8 @@
 /*
  * progress.h - a one-line terminal progress bar for long byte-counting work
- * (full digests, writing packs), and human-readable byte counts.
+ * (full digests, writing packs), human-readable byte counts, and the one
+ * printer of a pack's warnings: the terminal side that moepack(1) and
+ * moepackfs(1) share.
  *
  * The bar draws only when its stream is a terminal, redraws at most ten
  * times a second, and erases itself when finished, so that callers can use
@@ -34,6 +36,14 @@ void progress_bar_update(uint64_t done, uint64_t total, void *arg);
 
 /* Erase the bar's line, if anything was drawn. */
 void progress_bar_finish(struct progress_bar *bar);
+
+struct mp_pack;
+
+/*
+ * "PROG: warning: TEXT" on out for each warning the validator left in the
+ * pack, escaped as every message a terminal sees.
+ */
+void print_pack_warnings(FILE *out, const char *prog, const struct mp_pack *pack);
 
 /* "0 B", "512 B", "1.5 KiB", "918 GiB": binary units, 3 significant digits. */
 char *format_bytes(char *buf, size_t len, uint64_t bytes);

@@ -2,6 +2,8 @@
 #include "config.h"
 
 #include "stats.h"
+
+#include "jsonstr.h"
 #include "text.h"
 
 #include <inttypes.h>
@@ -283,7 +285,7 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 
 	mp_iso8601_utc(info->mounted_at, when, sizeof when);
 	/* A u64 does not survive every JSON reader as a number: give text. */
-	snprintf(gen, sizeof gen, "%" PRIu64, info->generation);
+	snprintf(gen, sizeof gen, "%" PRIu64, info->inode_generation);
 
 	/* The sums over layers are wanted by the brief report too. */
 	layers = render_layers(stats, info, &reads, &bytes, &ok);
@@ -343,7 +345,7 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 		}
 	}
 	if (ok)
-		text = json_dumps(root, JSON_INDENT(2));
+		text = mp_json_dump_line(root, JSON_INDENT(2));
 	json_decref(root);
 	json_decref(warnings);
 	json_decref(fuse);
@@ -361,14 +363,13 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 	*out = NULL;
 	*len = 0;
 	text = render_text(stats, info, false, 0);
-	/* + 1: the newline appended below */
-	if (text && info->max_len && strlen(text) + 1 > info->max_len) {
-		size_t full = strlen(text) + 1;
+	if (text && info->max_len && strlen(text) > info->max_len) {
+		size_t full = strlen(text);
 
 		free(text);
 		text = render_text(stats, info, true, full);
 		/* Nothing in the brief report grows: only a tiny limit fails. */
-		if (text && strlen(text) + 1 > info->max_len) {
+		if (text && strlen(text) > info->max_len) {
 			free(text);
 			return mp_fail(err, MP_E_NOMEM, "status.json does not fit in %zu "
 				       "bytes", info->max_len);
@@ -376,22 +377,7 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 	}
 	if (!text)
 		return mp_fail(err, MP_E_NOMEM, "out of memory: rendering status.json");
-
-	/* Append the newline that text files end with. */
 	*len = strlen(text);
-	{
-		char *grown = realloc(text, *len + 2);
-
-		if (!grown) {
-			free(text);
-			*len = 0;
-			return mp_fail(err, MP_E_NOMEM,
-				       "out of memory: rendering status.json");
-		}
-		text = grown;
-	}
-	text[(*len)++] = '\n';
-	text[*len] = '\0';
 	*out = text;
 	return MP_OK;
 }

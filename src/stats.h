@@ -69,7 +69,7 @@ struct mp_status_info {
 	bool full_digest_checked;
 	bool dequant;                 /* -o dequant: the .f32 files are there */
 	const char *index_sha256;
-	uint64_t generation;          /* the FUSE generation of every inode */
+	uint64_t inode_generation;    /* the FUSE generation of every inode */
 	time_t mounted_at;
 	const uint32_t *layer_ids;    /* stats->layer_count real layer ids */
 	unsigned nwarnings;

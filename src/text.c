@@ -110,3 +110,22 @@ void mp_text_sanitize(char *s, size_t cap)
 	memcpy(tmp, s, n);
 	mp_text_escape(s, cap, tmp, n, 0);
 }
+
+const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *overflow)
+{
+	uint64_t v = 0;
+
+	*overflow = false;
+	for (; *s >= '0' && *s <= '9' && (unsigned)(*s - '0') < base; s++) {
+		unsigned d = (unsigned)(*s - '0');
+
+		if (v > (UINT64_MAX - d) / base) {
+			*overflow = true;
+			v = UINT64_MAX;
+		} else if (!*overflow) {
+			v = v * base + d;
+		}
+	}
+	*value = v;
+	return s;
+}

@@ -11,6 +11,7 @@
 #define MOEPACK_TEXT_H
 
 #include <stdbool.h>
+#include <stdint.h>
 #include <stddef.h>
 
 /* Escape backslashes too (\\), so that the escaped text is unambiguous. */
@@ -37,5 +38,13 @@ bool mp_text_is_utf8(const char *s, size_t n);
  * there do not start one.
  */
 size_t mp_utf8_seq_len(const unsigned char *s, size_t n);
+
+/*
+ * The run of digits (0-9 below base: 8 or 10) at the start of s, as a
+ * number into *value, saturating at UINT64_MAX with *overflow set; returns
+ * where the digits end.  No sign, no spaces, no prefix: the one number
+ * scanner of moepack's operands and moepackfs's -o options.
+ */
+const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *overflow);
 
 #endif

@@ -7,9 +7,11 @@
 #include <stdio.h>
 #include <string.h>
 
-static const char *const slot_names[MP_SLOTS_PER_OBJECT] = {
-	"up", "gate", "down", "object",
-};
+/* A slot is a role, named by pack.c's one role table, or the whole object. */
+static const char *slot_name(unsigned slot)
+{
+	return slot == MP_SLOT_OBJECT ? "object" : mp_role_name((enum mp_role)slot);
+}
 
 static unsigned decimal_digits(uint64_t v)
 {
@@ -110,7 +112,7 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 		gen = (gen << 8) | index_digest[i];
 	if ((uint32_t)gen == 0)
 		gen |= 1;
-	tree->generation = gen;
+	tree->inode_generation = gen;
 	return MP_OK;
 }
 
@@ -321,13 +323,13 @@ uint64_t mp_tree_lookup(const struct mp_tree *tree, uint64_t dir, const char *na
 		       node.layer_index * tree->num_experts + value;
 	case MP_NODE_EXPERT:
 		for (unsigned slot = 0; slot < MP_SLOTS_PER_OBJECT; slot++)
-			if (strcmp(name, slot_names[slot]) == 0)
+			if (strcmp(name, slot_name(slot)) == 0)
 				return mp_tree_file_ino(tree, node.object, slot);
 		if (tree->dequant) {
 			for (unsigned r = 0; r < MP_ROLE_COUNT; r++) {
-				size_t len = strlen(slot_names[r]);
+				size_t len = strlen(slot_name(r));
 
-				if (strncmp(name, slot_names[r], len) == 0 &&
+				if (strncmp(name, slot_name(r), len) == 0 &&
 				    strcmp(name + len, MP_TREE_F32_SUFFIX) == 0)
 					return mp_tree_f32_ino(tree, node.object,
 							       (enum mp_role)r);
@@ -399,13 +401,13 @@ bool mp_tree_name(const struct mp_tree *tree, uint64_t ino, char *name,
 			 node.expert);
 		break;
 	case MP_NODE_ROLE:
-		copy_name(name, name_len, slot_names[node.role]);
+		copy_name(name, name_len, slot_name(node.role));
 		break;
 	case MP_NODE_OBJECT:
-		copy_name(name, name_len, slot_names[MP_SLOT_OBJECT]);
+		copy_name(name, name_len, slot_name(MP_SLOT_OBJECT));
 		break;
 	case MP_NODE_F32:
-		snprintf(name, name_len, "%s%s", slot_names[node.role],
+		snprintf(name, name_len, "%s%s", slot_name(node.role),
 			 MP_TREE_F32_SUFFIX);
 		break;
 	case MP_NODE_NONE:

@@ -97,7 +97,7 @@ struct mp_tree {
 	uint64_t first_f32_ino;     /* where .f32 files would start */
 	uint64_t end_ino;           /* one past the last inode */
 	bool dequant;               /* the tree has the .f32 files */
-	uint64_t generation;        /* FUSE generation of every inode */
+	uint64_t inode_generation;  /* FUSE generation of every inode but the root */
 };
 
 /*

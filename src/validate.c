@@ -21,75 +21,6 @@
 #include "pack.h"
 #include "quant.h"
 
-static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
-
-const int mp_role_dtype[MP_ROLE_COUNT] = {
-	[MP_ROLE_UP] = MP_GGML_Q2_K,
-	[MP_ROLE_GATE] = MP_GGML_Q2_K,
-	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
-};
-
-const char *mp_role_name(enum mp_role role)
-{
-	return (unsigned)role < MP_ROLE_COUNT ? role_names[role] : NULL;
-}
-
-enum mp_role mp_role_from_name(const char *name)
-{
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		if (strcmp(name, role_names[r]) == 0)
-			return r;
-	return MP_ROLE_COUNT;
-}
-
-int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
-{
-	return snprintf(buf, len, "blk.%llu.ffn_%s_exps.weight", (unsigned long long)layer_id,
-			mp_role_name(role) ? mp_role_name(role) : "?");
-}
-
-uint64_t mp_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
-{
-	char text[MP_SHA256_HEX + 48];
-	unsigned char d[MP_SHA256_LEN];
-	int n = snprintf(text, sizeof text, "%s:%llu:%llu", index_sha256_hex,
-			 (unsigned long long)layer_id, (unsigned long long)expert);
-	uint64_t g;
-
-	mp_sha256_buf(text, (size_t)n, d);
-	g = mp_le64(d);
-	return g ? g : 1;
-}
-
-long mp_pack_layer_index(const struct mp_pack *pack, uint64_t layer_id)
-{
-	/* Validation guarantees the active layers are exactly 1..92 in order. */
-	if (layer_id < MP_ACTIVE_FIRST || layer_id - MP_ACTIVE_FIRST >= pack->m.layer_count)
-		return -1;
-	return (long)(layer_id - MP_ACTIVE_FIRST);
-}
-
-enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id, uint64_t expert,
-			   enum mp_role role, uint64_t *offset, uint64_t *nbytes,
-			   struct mp_error *err)
-{
-	long li = mp_pack_layer_index(pack, layer_id);
-
-	if (li < 0)
-		return mp_fail(err, MP_E_NOT_FOUND, "no such entry: layer %llu is not an active "
-			       "MoE layer (%u..%u)", (unsigned long long)layer_id,
-			       pack->m.layer_ids[0], pack->m.layer_ids[pack->m.layer_count - 1]);
-	if (expert >= pack->m.num_experts)
-		return mp_fail(err, MP_E_NOT_FOUND, "no such entry: expert %llu is out of range "
-			       "(0..%llu)", (unsigned long long)expert,
-			       (unsigned long long)pack->m.num_experts - 1);
-	if ((unsigned)role >= MP_ROLE_COUNT)
-		return mp_fail(err, MP_E_NOT_FOUND, "no such entry: role %d", (int)role);
-	mp_pack_role_range(pack, mp_pack_object(pack, (uint64_t)li, expert), role, offset,
-			   nbytes);
-	return MP_OK;
-}
-
 /* Entries read and checked per pread: about 600 KiB. */
 #define ENTRIES_PER_CHUNK 4096
 
@@ -399,10 +330,8 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 	enum mp_err rc;
 
 	p->path = strdup(pack_path);
-	if (o->manifest_path)
-		p->manifest_path = strdup(o->manifest_path);
-	else if (asprintf(&p->manifest_path, "%s.manifest.json", pack_path) < 0)
-		p->manifest_path = NULL;
+	p->manifest_path = o->manifest_path ? strdup(o->manifest_path)
+					    : mp_pack_default_manifest_path(pack_path);
 	if (!p->path || !p->manifest_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))

@@ -10,6 +10,7 @@
 #include <dlfcn.h>
 #include <fcntl.h>
 #include <math.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,6 +96,28 @@ START_TEST(test_err_classes)
 		ck_assert_msg(mp_err_class(c) == MP_CLASS_INVALID, "%s is not invalid",
 			      mp_err_name(c));
 	ck_assert_int_eq(mp_err_class(MP_E_FULL_DIGEST), MP_CLASS_INVALID);
+}
+END_TEST
+
+START_TEST(test_err_errno_and_exit_status)
+{
+	/* the FUSE layer's answers and the exit statuses of moepack(1) and
+	 * moepackfs(1), all read from the one catalogue */
+	ck_assert_int_eq(mp_err_errno(MP_E_NOMEM), ENOMEM);
+	ck_assert_int_eq(mp_err_errno(MP_E_NOT_FOUND), ENOENT);
+	ck_assert_int_eq(mp_err_errno(MP_E_USAGE), EINVAL);
+	ck_assert_int_eq(mp_err_errno(MP_E_PACK_IO), EIO);
+	ck_assert_int_eq(mp_err_errno(MP_E_INDEX_DIGEST), EIO);
+	ck_assert_int_eq(mp_err_exit_status(MP_OK), 0);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_INDEX_DIGEST), 1);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_USAGE), 2);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_NOT_FOUND), 2);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_PACK_IO), 3);
+	ck_assert_int_eq(mp_err_exit_status(MP_E_NOMEM), 3);
+	for (int c = 0; c < MP_ERR_COUNT; c++)
+		ck_assert_int_eq(mp_err_exit_status(c), (int)mp_err_class(c));
+	ck_assert_int_ne(mp_err_exit_status(MP_ERR_COUNT), 0);
+	ck_assert_int_ne(mp_err_errno(MP_ERR_COUNT), 0);
 }
 END_TEST
 
@@ -787,7 +810,7 @@ END_TEST
 /*
  * To reach the "a zero generation becomes 1" branch, which no real digest
  * will hit, this binary interposes EVP_Digest, through which mp_sha256_buf
- * (and so mp_generation) hashes.  The forced prefix is only ever set inside
+ * (and so mp_object_generation) hashes.  The forced prefix is only ever set inside
  * one forked test.
  */
 static struct {
@@ -847,12 +870,12 @@ START_TEST(test_generation_matches_reference)
 	for (size_t h = 0; h < 2; h++)
 		for (size_t i = 0; i < sizeof pairs / sizeof pairs[0]; i++)
 			ck_assert_uint_eq(
-				mp_generation(hexes[h], pairs[i][0], pairs[i][1]),
+				mp_object_generation(hexes[h], pairs[i][0], pairs[i][1]),
 				reference_generation(hexes[h], pairs[i][0], pairs[i][1]));
 	/* the ids are decimal text: (1, 23) and (12, 3) must differ */
-	ck_assert_uint_ne(mp_generation(hexes[0], 1, 23), mp_generation(hexes[0], 12, 3));
+	ck_assert_uint_ne(mp_object_generation(hexes[0], 1, 23), mp_object_generation(hexes[0], 12, 3));
 	/* the digest is part of the input */
-	ck_assert_uint_ne(mp_generation(hexes[0], 5, 5), mp_generation(hexes[1], 5, 5));
+	ck_assert_uint_ne(mp_object_generation(hexes[0], 5, 5), mp_object_generation(hexes[1], 5, 5));
 }
 END_TEST
 
@@ -863,17 +886,17 @@ START_TEST(test_generation_zero_becomes_one)
 
 	forced_digest.active = 1;
 	memset(forced_digest.prefix, 0, 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), 1);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), 1);
 	ck_assert_msg(forced_digest.calls > 0,
-		      "mp_generation no longer hashes through EVP_Digest: the zero "
+		      "mp_object_generation no longer hashes through EVP_Digest: the zero "
 		      "branch is untested, update this test");
 	/* the bytes are read little-endian */
 	memcpy(forced_digest.prefix, "\x02\x00\x00\x00\x00\x00\x00\x00", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), 2);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), 2);
 	memcpy(forced_digest.prefix, "\x00\x00\x00\x00\x00\x00\x00\x80", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), UINT64_C(1) << 63);
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), UINT64_C(1) << 63);
 	memcpy(forced_digest.prefix, "\x01\x02\x03\x04\x05\x06\x07\x08", 8);
-	ck_assert_uint_eq(mp_generation(hex, 1, 0), UINT64_C(0x0807060504030201));
+	ck_assert_uint_eq(mp_object_generation(hex, 1, 0), UINT64_C(0x0807060504030201));
 	forced_digest.active = 0;
 }
 END_TEST
@@ -914,6 +937,40 @@ START_TEST(test_json_quote)
 END_TEST
 
 /* mp_text_escape: printable UTF-8 passes, everything a terminal acts on does not. */
+START_TEST(test_scan_u64)
+{
+	uint64_t v = 7;
+	bool over = true;
+	const char *s;
+
+	s = mp_scan_u64("0", 10, &v, &over);
+	ck_assert(*s == '\0' && v == 0 && !over);
+	s = mp_scan_u64("18446744073709551615", 10, &v, &over);
+	ck_assert(*s == '\0' && !over);
+	ck_assert_uint_eq(v, UINT64_MAX);
+	s = mp_scan_u64("18446744073709551616x", 10, &v, &over);
+	ck_assert(over && *s == 'x');
+	ck_assert_uint_eq(v, UINT64_MAX);
+	s = mp_scan_u64("99999999999999999999999", 10, &v, &over);
+	ck_assert(over && *s == '\0');
+	s = mp_scan_u64("0755", 8, &v, &over);
+	ck_assert(*s == '\0' && !over);
+	ck_assert_uint_eq(v, 0755);
+	/* 8 and 9 are not octal digits: the scan stops there */
+	s = mp_scan_u64("0758", 8, &v, &over);
+	ck_assert_str_eq(s, "8");
+	ck_assert_uint_eq(v, 075);
+	s = mp_scan_u64("12K", 10, &v, &over);
+	ck_assert_str_eq(s, "K");
+	ck_assert_uint_eq(v, 12);
+	s = mp_scan_u64("-1", 10, &v, &over);
+	ck_assert_str_eq(s, "-1");
+	ck_assert_uint_eq(v, 0);
+	s = mp_scan_u64(" 1", 10, &v, &over);
+	ck_assert_str_eq(s, " 1");
+}
+END_TEST
+
 START_TEST(test_text_escape)
 {
 	static const struct {
@@ -1025,6 +1082,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_err_names_distinct);
 	tcase_add_test(tc, test_err_out_of_range);
 	tcase_add_test(tc, test_err_classes);
+	tcase_add_test(tc, test_err_errno_and_exit_status);
 	tcase_add_test(tc, test_err_summaries);
 	tcase_add_test(tc, test_mp_fail_formats);
 	tcase_add_test(tc, test_mp_fail_truncates);
@@ -1059,6 +1117,7 @@ static Suite *core_suite(void)
 
 	tc = tcase_create("text");
 	tcase_add_test(tc, test_text_escape);
+	tcase_add_test(tc, test_scan_u64);
 	tcase_add_test(tc, test_json_quote);
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_mp_fail_escapes);

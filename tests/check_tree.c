@@ -8,6 +8,7 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <jansson.h>
 
 #include "fixture.h"
+#include "node.h"
 #include "pack.h"
 #include "stats.h"
 #include "tree.h"
@@ -180,7 +182,7 @@ START_TEST(test_same_geometry_same_numbers)
 	ck_assert_uint_eq(walk(&a, "layers/050/400/down"),
 			  walk(&b, "layers/050/400/down"));
 	ck_assert_uint_eq(a.end_ino, b.end_ino);
-	ck_assert_uint_ne(a.generation, b.generation);
+	ck_assert_uint_ne(a.inode_generation, b.inode_generation);
 }
 END_TEST
 
@@ -192,15 +194,15 @@ START_TEST(test_generation_from_digest)
 
 	k3_tree(&t);
 	/* first 8 bytes, little-endian */
-	ck_assert_uint_eq(t.generation, 0x8877665544332211ull);
+	ck_assert_uint_eq(t.inode_generation, 0x8877665544332211ull);
 	k3_tree(&again);
-	ck_assert_uint_eq(again.generation, t.generation);
+	ck_assert_uint_eq(again.inode_generation, t.inode_generation);
 
 	/* the kernel keeps 32 bits: they must not be zero */
 	ck_assert_int_eq(mp_tree_init(&t, k3_ids, K3_LAYERS, K3_EXPERTS, "p",
 				      zero_low, &err), MP_OK);
-	ck_assert_uint_ne((uint32_t)t.generation, 0);
-	ck_assert_uint_eq(t.generation >> 32, 5);
+	ck_assert_uint_ne((uint32_t)t.inode_generation, 0);
+	ck_assert_uint_eq(t.inode_generation >> 32, 5);
 }
 END_TEST
 
@@ -610,9 +612,293 @@ START_TEST(test_tree_of_real_pack)
 	ck_assert_uint_eq(walk(&t, "demo.pack.manifest.json"), MP_INO_CLIENT_MANIFEST);
 	ck_assert_uint_eq(t.layer_count, pack->m.layer_count);
 	ck_assert_uint_eq(t.end_ino, 7 + 92 + 5 * 92 * 3);
-	ck_assert_mem_eq(&t.generation, pack->index_digest, 8); /* little-endian host */
+	ck_assert_mem_eq(&t.inode_generation, pack->index_digest, 8); /* little-endian host */
 	mp_pack_close(pack);
 	fx_cleanup(&f);
+}
+END_TEST
+
+
+/* ---- files' sizes and extended attributes (node.c) -------------------------- */
+
+/* The attributes each kind carries, as moepackfs(1) lists them. */
+static const char *const role_xattrs[] = {
+	"user.moepack.dtype", "user.moepack.dtype_id", "user.moepack.shape",
+	"user.moepack.offset", "user.moepack.nbytes", "user.moepack.tensor",
+	"user.moepack.expert", "user.moepack.layer", "user.moepack.generation",
+};
+static const char *const f32_xattrs[] = {
+	"user.moepack.dtype", "user.moepack.dtype_id", "user.moepack.shape",
+	"user.moepack.nbytes", "user.moepack.tensor", "user.moepack.expert",
+	"user.moepack.layer", "user.moepack.generation", "user.moepack.source_dtype",
+	"user.moepack.source_offset", "user.moepack.source_nbytes",
+};
+
+static const char *dtype_of(enum mp_role r)
+{
+	return r == MP_ROLE_DOWN ? "Q3_K" : "Q2_K";
+}
+
+/* Bytes per 256-weight super-block of Q2_K and Q3_K (GGML's block sizes). */
+static uint64_t block_bytes_of(enum mp_role r)
+{
+	return r == MP_ROLE_DOWN ? 110 : 84;
+}
+
+/* What an attribute must say, worked out from the pack's lookup and the
+ * documented formats rather than from node.c. */
+static void expected_value(const struct mp_pack *p, const struct mp_node *n,
+			   const char *name, char *out, size_t cap)
+{
+	uint32_t layer = p->m.layer_ids[n->layer_index];
+	bool object = n->kind == MP_NODE_OBJECT, f32 = n->kind == MP_NODE_F32;
+	enum mp_role first = object ? MP_ROLE_UP : n->role;
+	enum mp_role last = object ? MP_ROLE_DOWN : n->role;
+	uint64_t off[MP_ROLE_COUNT] = {0}, len[MP_ROLE_COUNT] = {0}, total = 0;
+	struct mp_error err = {0};
+	size_t used = 0;
+	const char *attr = name + strlen("user.moepack.");
+
+	for (int r = first; r <= (int)last; r++) {
+		ck_assert_int_eq(mp_pack_lookup(p, layer, n->expert, (enum mp_role)r, &off[r],
+						&len[r], &err), MP_OK);
+		total += len[r];
+	}
+	out[0] = '\0';
+	if (strcmp(attr, "dtype") == 0 && f32) {
+		snprintf(out, cap, "F32");
+	} else if (strcmp(attr, "dtype_id") == 0 && f32) {
+		snprintf(out, cap, "0");
+	} else if (strcmp(attr, "dtype") == 0 || strcmp(attr, "dtype_id") == 0 ||
+		   strcmp(attr, "tensor") == 0) {
+		for (int r = first; r <= (int)last; r++) {
+			const char *sep = r > (int)first ? "," : "";
+
+			if (attr[0] == 't')
+				used += (size_t)snprintf(out + used, cap - used,
+							 "%sblk.%u.ffn_%s_exps.weight", sep,
+							 layer, mp_role_name((enum mp_role)r));
+			else if (strcmp(attr, "dtype") == 0)
+				used += (size_t)snprintf(out + used, cap - used, "%s%s", sep,
+							 dtype_of((enum mp_role)r));
+			else
+				used += (size_t)snprintf(out + used, cap - used, "%s%d", sep,
+							 r == MP_ROLE_DOWN ? 11 : 10);
+		}
+	} else if (strcmp(attr, "offset") == 0) {
+		snprintf(out, cap, "%" PRIu64, off[first]);
+	} else if (strcmp(attr, "nbytes") == 0) {
+		snprintf(out, cap, "%" PRIu64,
+			 f32 ? len[first] / block_bytes_of(first) * 256 * 4 : total);
+	} else if (strcmp(attr, "source_dtype") == 0) {
+		snprintf(out, cap, "%s", dtype_of(first));
+	} else if (strcmp(attr, "source_offset") == 0) {
+		snprintf(out, cap, "%" PRIu64, off[first]);
+	} else if (strcmp(attr, "source_nbytes") == 0) {
+		snprintf(out, cap, "%" PRIu64, len[first]);
+	} else if (strcmp(attr, "expert") == 0) {
+		snprintf(out, cap, "%" PRIu64, n->expert);
+	} else if (strcmp(attr, "layer") == 0) {
+		snprintf(out, cap, "%" PRIu32, layer);
+	} else if (strcmp(attr, "generation") == 0) {
+		snprintf(out, cap, "%" PRIu64,
+			 mp_object_generation(p->m.index_sha256, layer, n->expert));
+	} else {
+		/* shape: the manifest's logical shapes, a list of three for an object */
+		char *s = out;
+
+		if (object)
+			s += snprintf(s, cap, "[");
+		for (int r = first; r <= (int)last; r++) {
+			const struct mp_role_info *ri = &p->m.roles[r];
+
+			s += snprintf(s, cap - (size_t)(s - out), "%s[", r > (int)first ? ", " : "");
+			for (unsigned i = 0; i < ri->shape_len; i++)
+				s += snprintf(s, cap - (size_t)(s - out), "%s%" PRIu64,
+					      i ? ", " : "", ri->shape[i]);
+			s += snprintf(s, cap - (size_t)(s - out), "]");
+		}
+		if (object)
+			snprintf(s, cap - (size_t)(s - out), "]");
+	}
+}
+
+/* Every size a caller can pass: the length, ERANGE, or the bytes. */
+static void check_every_size(size_t len)
+{
+	ck_assert_int_eq(mp_xattr_fit(0, len), 0);
+	for (size_t size = 1; size < len; size++)
+		ck_assert_int_eq(mp_xattr_fit(size, len), ERANGE);
+	for (size_t size = len ? len : 1; size <= len + 2; size++)
+		ck_assert_int_eq(mp_xattr_fit(size, len), -1);
+}
+
+static void check_node_xattrs(const struct mp_pack *p, const struct mp_node *n)
+{
+	const char *const *want = n->kind == MP_NODE_F32 ? f32_xattrs : role_xattrs;
+	size_t nwant = n->kind == MP_NODE_F32 ? 11 : 9;
+	char list[MP_XATTR_LIST_MAX], expect[MP_XATTR_LIST_MAX];
+	size_t len, elen = 0;
+
+	if (n->kind != MP_NODE_ROLE && n->kind != MP_NODE_OBJECT && n->kind != MP_NODE_F32)
+		nwant = 0;
+	for (size_t i = 0; i < nwant; i++) {
+		memcpy(expect + elen, want[i], strlen(want[i]) + 1);
+		elen += strlen(want[i]) + 1;
+	}
+	len = mp_xattr_list(n->kind, list);
+	ck_assert_uint_eq(len, elen);
+	ck_assert_mem_eq(list, expect, len);
+	check_every_size(len);
+	ck_assert_int_eq(mp_xattr_find(n->kind, "user.moepack.nope"), MP_XA_COUNT);
+	ck_assert_int_eq(mp_xattr_find(n->kind, "user.moepack."), MP_XA_COUNT);
+	if (n->kind == MP_NODE_F32)
+		ck_assert_int_eq(mp_xattr_find(n->kind, "user.moepack.offset"), MP_XA_COUNT);
+	if (n->kind == MP_NODE_ROLE || n->kind == MP_NODE_OBJECT)
+		ck_assert_int_eq(mp_xattr_find(n->kind, "user.moepack.source_dtype"),
+				 MP_XA_COUNT);
+
+	for (size_t i = 0; i < nwant; i++) {
+		enum mp_xattr id = mp_xattr_find(n->kind, want[i]);
+		char value[MP_XATTR_VALUE_MAX], wanted[MP_XATTR_VALUE_MAX], cut[MP_XATTR_VALUE_MAX];
+		size_t vlen;
+
+		ck_assert_int_ne(id, MP_XA_COUNT);
+		ck_assert_str_eq(mp_xattr_name(id), want[i]);
+		vlen = mp_xattr_value(p, n, id, value, sizeof value);
+		expected_value(p, n, want[i], wanted, sizeof wanted);
+		ck_assert_msg(strcmp(value, wanted) == 0, "%s: '%s', want '%s'", want[i],
+			      value, wanted);
+		ck_assert_uint_eq(vlen, strlen(wanted));
+		check_every_size(vlen);
+		/* a short buffer is cut, never overrun, and still a string */
+		for (size_t cap = 1; cap <= vlen; cap++) {
+			memset(cut, 'x', sizeof cut);
+			mp_xattr_value(p, n, id, cut, cap);
+			ck_assert_uint_eq(strlen(cut), cap - 1);
+			ck_assert_int_eq(memcmp(cut, wanted, cap - 1), 0);
+			ck_assert_int_eq(cut[cap], 'x');
+		}
+	}
+}
+
+/* A real 3-expert pack, open, and its tree with the .f32 files. */
+static struct mp_pack *open_real_tree(struct fx *f, struct mp_tree *t)
+{
+	struct fx_pack_opts o = {.experts = 3};
+	struct mp_pack *pack = NULL;
+	struct mp_error err = {0};
+
+	fx_setup(f, &o);
+	ck_assert_int_eq(fx_open_pack(f, NULL, &pack, &err), MP_OK);
+	ck_assert_int_eq(mp_tree_init_pack(t, pack, &err), MP_OK);
+	mp_tree_add_dequant(t);
+	return pack;
+}
+
+START_TEST(test_every_xattr_of_every_file)
+{
+	struct fx f;
+	struct mp_tree t;
+	struct mp_pack *pack = open_real_tree(&f, &t);
+	unsigned seen[MP_NODE_F32 + 1] = {0};
+
+	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
+		struct mp_node n;
+
+		ck_assert(mp_tree_node(&t, ino, &n));
+		seen[n.kind]++;
+		check_node_xattrs(pack, &n);
+	}
+	ck_assert_uint_eq(seen[MP_NODE_ROLE], 92 * 3 * 3);
+	ck_assert_uint_eq(seen[MP_NODE_OBJECT], 92 * 3);
+	ck_assert_uint_eq(seen[MP_NODE_F32], 92 * 3 * 3);
+	mp_pack_close(pack);
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_node_sizes)
+{
+	struct fx f;
+	struct mp_tree t;
+	struct mp_pack *pack = open_real_tree(&f, &t);
+	struct mp_error err = {0};
+
+	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
+		struct mp_node n;
+		uint64_t off, len, want = 65536;
+
+		ck_assert(mp_tree_node(&t, ino, &n));
+		switch (n.kind) {
+		case MP_NODE_MANIFEST:
+			want = pack->manifest_len;
+			break;
+		case MP_NODE_PACK:
+			want = pack->file_size;
+			break;
+		case MP_NODE_CLIENT_MANIFEST:
+			want = 4321;
+			break;
+		case MP_NODE_ROLE:
+			ck_assert_int_eq(mp_pack_lookup(pack, pack->m.layer_ids[n.layer_index],
+							n.expert, n.role, &off, &len, &err), MP_OK);
+			want = len;
+			break;
+		case MP_NODE_OBJECT:
+			want = pack->m.roles[0].expert_bytes + pack->m.roles[1].expert_bytes +
+			       pack->m.roles[2].expert_bytes;
+			break;
+		case MP_NODE_F32:
+			want = pack->m.roles[n.role].expert_bytes / block_bytes_of(n.role) * 1024;
+			break;
+		default:
+			break;
+		}
+		ck_assert_uint_eq(mp_node_size(pack, &n, 4321), want);
+	}
+	mp_pack_close(pack);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* Every offset a readdir can resume from gives the entry a full listing has
+ * there, and the end stays the end. */
+START_TEST(test_listing_every_offset)
+{
+	struct mp_tree t;
+	char names[64][MP_TREE_NAME_MAX];
+	uint64_t inos[64];
+	uint64_t dirs[4];
+
+	small_tree(&t, 3);
+	mp_tree_add_dequant(&t);
+	dirs[0] = MP_INO_ROOT;
+	dirs[1] = walk(&t, "layers/001");
+	dirs[2] = walk(&t, "layers/092/002");
+	dirs[3] = walk(&t, "layers");
+	for (unsigned d = 0; d < 4; d++) {
+		uint64_t count = list(&t, dirs[d], names, inos, 64);
+
+		ck_assert_uint_ne(dirs[d], 0);
+		ck_assert_uint_eq(count, mp_tree_child_count(&t, dirs[d]) + 2);
+		for (uint64_t from = 0; from < count; from++) {
+			char name[MP_TREE_NAME_MAX];
+			uint64_t ino;
+
+			ck_assert(mp_tree_dirent(&t, dirs[d], from, &ino, name, sizeof name));
+			if (from < 64) {
+				ck_assert_uint_eq(ino, inos[from]);
+				ck_assert_str_eq(name, names[from]);
+			}
+		}
+		for (uint64_t past = count; past < count + 3; past++) {
+			uint64_t ino;
+			char name[MP_TREE_NAME_MAX];
+
+			ck_assert(!mp_tree_dirent(&t, dirs[d], past, &ino, name, sizeof name));
+		}
+	}
 }
 END_TEST
 
@@ -628,7 +914,7 @@ static struct mp_status_info status_info(const uint32_t *ids)
 		.verify = "index",
 		.full_digest_checked = false,
 		.index_sha256 = "ab12",
-		.generation = 0x8877665544332211ull,
+		.inode_generation = 0x8877665544332211ull,
 		.mounted_at = 1700000000,
 		.layer_ids = ids,
 		.nwarnings = 2,
@@ -971,6 +1257,12 @@ static Suite *tree_suite(void)
 	tcase_add_test(tc, test_list_root_and_expert);
 	tcase_add_test(tc, test_list_layers_and_layer);
 	tcase_add_test(tc, test_tree_of_real_pack);
+	suite_add_tcase(s, tc);
+
+	tc = tcase_create("node");
+	tcase_add_test(tc, test_every_xattr_of_every_file);
+	tcase_add_test(tc, test_node_sizes);
+	tcase_add_test(tc, test_listing_every_offset);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("stats");

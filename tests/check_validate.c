@@ -2197,8 +2197,13 @@ static void check_every_entry(const struct fx *f, const struct mp_pack *p,
 		mp_pack_role_range(p, mp_pack_object(p, li, expert), role, &off2, &len2);
 		ck_assert_uint_eq(off2, e.offset);
 		ck_assert_uint_eq(len2, e.nbytes);
-		if (role == MP_ROLE_UP)
-			ck_assert_uint_eq(p->object_offset[object], e.offset);
+		if (role == MP_ROLE_UP) {
+			mp_pack_object_range(p, object, &off2, &len2);
+			ck_assert_uint_eq(off2, e.offset);
+			ck_assert_uint_eq(len2, p->m.roles[MP_ROLE_UP].expert_bytes +
+						p->m.roles[MP_ROLE_GATE].expert_bytes +
+						p->m.roles[MP_ROLE_DOWN].expert_bytes);
+		}
 
 		if (!compare_bytes)
 			continue;
@@ -2412,6 +2417,18 @@ START_TEST(test_accept_data_start_at_index_end)
 }
 END_TEST
 
+START_TEST(test_default_manifest_path)
+{
+	char *s = mp_pack_default_manifest_path("dir/x.pack");
+
+	ck_assert_str_eq(s, "dir/x.pack.manifest.json");
+	free(s);
+	s = mp_pack_default_manifest_path("");
+	ck_assert_str_eq(s, ".manifest.json");
+	free(s);
+}
+END_TEST
+
 START_TEST(test_lookup_not_found)
 {
 	struct fx f;
@@ -2588,6 +2605,7 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_accept_name_padding_ignored);
 	tcase_add_test(tc, test_accept_data_start_at_index_end);
 	tcase_add_test(tc, test_lookup_not_found);
+	tcase_add_test(tc, test_default_manifest_path);
 	tcase_add_test(tc, test_identity_taken_before_reading);
 	suite_add_tcase(s, tc);
 	return s;
