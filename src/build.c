@@ -832,18 +832,6 @@ static enum mp_err absolute_path(const char *path, char **out, struct mp_error *
 	return MP_OK;
 }
 
-static char *concat(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *s = malloc(la + lb + 1);
-
-	if (s) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb + 1);
-	}
-	return s;
-}
-
 enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err)
 {
 	struct mp_build_opts o = *opts;
@@ -862,7 +850,7 @@ enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err
 	if (rc)
 		return rc;
 	manifest_path = o.manifest ? strdup(o.manifest) : mp_pack_default_manifest_path(o.out);
-	config_path = concat(o.out, ".config.json");
+	config_path = mp_path_with_suffix(o.out, ".config.json");
 	if (!manifest_path || !config_path) {
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 		goto out;

@@ -76,18 +76,6 @@ void mp_gguf_build_result_free(struct mp_gguf_build_result *res)
 	res->pack_path = res->manifest_path = NULL;
 }
 
-static char *concat(const char *a, const char *b)
-{
-	size_t la = strlen(a), lb = strlen(b);
-	char *s = malloc(la + lb + 1);
-
-	if (s) {
-		memcpy(s, a, la);
-		memcpy(s + la, b, lb + 1);
-	}
-	return s;
-}
-
 static double now(void)
 {
 	struct timespec ts;
@@ -385,7 +373,7 @@ static enum mp_err fsync_dir(const char *dir, struct mp_error *err)
 static enum mp_err write_atomic(const char *path, const char *dir, const char *text,
 				size_t len, struct mp_error *err)
 {
-	char *tmp = concat(path, ".tmp");
+	char *tmp = mp_path_with_suffix(path, ".tmp");
 	enum mp_err rc;
 	int fd;
 
@@ -1197,9 +1185,9 @@ static enum mp_err paths(struct build *b, struct mp_error *err)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	res->manifest_path = b->o->manifest ? strdup(b->o->manifest)
 					    : mp_pack_default_manifest_path(res->pack_path);
-	b->partial = concat(res->pack_path, ".partial");
-	b->state = concat(res->pack_path, ".partial.state");
-	b->lock_path = concat(res->pack_path, ".lock");
+	b->partial = mp_path_with_suffix(res->pack_path, ".partial");
+	b->state = mp_path_with_suffix(res->pack_path, ".partial.state");
+	b->lock_path = mp_path_with_suffix(res->pack_path, ".lock");
 	slash = strrchr(res->pack_path, '/');
 	b->dir = !slash ? strdup(".")
 			: slash == res->pack_path ? strdup("/")

@@ -90,15 +90,19 @@ void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t 
 	*nbytes = pack->m.object_bytes;
 }
 
-char *mp_pack_default_manifest_path(const char *pack_path)
+char *mp_path_with_suffix(const char *path, const char *suffix)
 {
-	static const char suffix[] = ".manifest.json";
-	size_t len = strlen(pack_path);
-	char *s = malloc(len + sizeof suffix);
+	size_t len = strlen(path), slen = strlen(suffix);
+	char *s = malloc(len + slen + 1);
 
 	if (s) {
-		memcpy(s, pack_path, len);
-		memcpy(s + len, suffix, sizeof suffix);
+		memcpy(s, path, len);
+		memcpy(s + len, suffix, slen + 1);
 	}
 	return s;
+}
+
+char *mp_pack_default_manifest_path(const char *pack_path)
+{
+	return mp_path_with_suffix(pack_path, ".manifest.json");
 }
