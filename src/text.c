@@ -105,8 +105,11 @@ void mp_text_sanitize(char *s, size_t cap)
 	char tmp[4096];
 	size_t n = strnlen(s, cap);
 
-	if (!cap || n >= sizeof tmp)
+	if (!cap)
 		return;
+	/* Longer text is cut: what reaches the terminal must be escaped. */
+	if (n > sizeof tmp)
+		n = sizeof tmp;
 	memcpy(tmp, s, n);
 	mp_text_escape(s, cap, tmp, n, 0);
 }

@@ -26,7 +26,8 @@ size_t mp_text_escape(char *buf, size_t len, const char *s, size_t n, unsigned f
 
 /*
  * Escape the string in s in place, within a buffer of cap bytes (backslashes
- * are left alone, so text escaped before stays as it was).
+ * are left alone, so text escaped before stays as it was).  Only the first
+ * 4096 bytes are kept: longer text is cut, never left unescaped.
  */
 void mp_text_sanitize(char *s, size_t cap);
 

@@ -1021,6 +1021,22 @@ START_TEST(test_text_escape_truncates)
 }
 END_TEST
 
+/* Text longer than the sanitizer's own buffer is cut, never left raw. */
+START_TEST(test_text_sanitize_long)
+{
+	static char buf[8192];
+
+	memset(buf, 'a', sizeof buf - 1);
+	buf[5000] = '\033';
+	buf[10] = '\r';
+	mp_text_sanitize(buf, sizeof buf);
+	ck_assert_ptr_null(strchr(buf, '\033'));
+	ck_assert_ptr_null(strchr(buf, '\r'));
+	ck_assert(strstr(buf, "\\x0d") != NULL);
+	ck_assert(mp_text_is_utf8(buf, strlen(buf)));
+}
+END_TEST
+
 /* mp_fail keeps every message one line of valid UTF-8, whatever it quotes. */
 START_TEST(test_mp_fail_escapes)
 {
@@ -1120,6 +1136,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_scan_u64);
 	tcase_add_test(tc, test_json_quote);
 	tcase_add_test(tc, test_text_escape_truncates);
+	tcase_add_test(tc, test_text_sanitize_long);
 	tcase_add_test(tc, test_mp_fail_escapes);
 	tcase_add_test(tc, test_open_regular);
 	suite_add_tcase(s, tc);
