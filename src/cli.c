@@ -6,6 +6,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,4 +253,22 @@ int cli_finish_stdout(const char *cmd)
 		fprintf(stderr, "moepack %s: write error: %s\n", cmd,
 			saved ? strerror(saved) : "unknown error");
 	return CLI_EXIT_IO;
+}
+
+void cli_catch_signals(void (*handler)(int))
+{
+	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
+	struct sigaction sa, old;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handler;
+	sa.sa_flags = SA_RESETHAND;
+	sigemptyset(&sa.sa_mask);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
+		sigaddset(&sa.sa_mask, sigs[i]);
+	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
+		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
+			continue;
+		sigaction(sigs[i], &sa, NULL);
+	}
 }

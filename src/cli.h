@@ -133,4 +133,12 @@ int cli_print_json(json_t *value, size_t flags);
  */
 int cli_finish_stdout(const char *cmd);
 
+/*
+ * Run handler on SIGINT, SIGTERM and SIGHUP (once: SA_RESETHAND restores the
+ * default, so a second signal kills at once), with the three blocked while it
+ * runs.  A signal ignored by whoever started us (nohup, a background job)
+ * stays ignored.
+ */
+void cli_catch_signals(void (*handler)(int));
+
 #endif

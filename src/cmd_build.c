@@ -159,22 +159,6 @@ static void on_signal(int sig)
 	mp_gguf_build_interrupt(sig);
 }
 
-static void catch_signals(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 static int print_summary(const struct args *a, const struct mp_shard_set *set,
 			 const struct mp_gguf_build_result *r)
 {
@@ -267,7 +251,7 @@ int cmd_build(int argc, char **argv)
 		status = report_problems(cmd, set);
 		goto out;
 	}
-	catch_signals();
+	cli_catch_signals(on_signal);
 	progress_bar_init(&bar, stderr, "build", !a.quiet && !a.json);
 	a.o.progress = progress_bar_update;
 	a.o.progress_arg = &bar;

@@ -198,26 +198,6 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-static void catch_fatal_signals(void)
-{
-	static const int sigs[] = {SIGINT, SIGTERM, SIGHUP};
-	struct sigaction sa, old;
-
-	memset(&sa, 0, sizeof sa);
-	sa.sa_handler = on_fatal_signal;
-	sa.sa_flags = SA_RESETHAND;
-	sigemptyset(&sa.sa_mask);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++)
-		sigaddset(&sa.sa_mask, sigs[i]);
-	for (size_t i = 0; i < sizeof sigs / sizeof sigs[0]; i++) {
-		/* A signal ignored by whoever started us (nohup, a background
-		 * job) stays ignored. */
-		if (sigaction(sigs[i], NULL, &old) == 0 && old.sa_handler == SIG_IGN)
-			continue;
-		sigaction(sigs[i], &sa, NULL);
-	}
-}
-
 int cmd_mkdemo(int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -238,7 +218,7 @@ int cmd_mkdemo(int argc, char **argv)
 	if (code)
 		return build_error(cmd, &err);
 
-	catch_fatal_signals();
+	cli_catch_signals(on_fatal_signal);
 	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
 	o.progress = progress_bar_update;
 	o.progress_arg = &bar;
