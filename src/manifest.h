@@ -90,8 +90,7 @@ void mp_manifest_free(struct mp_manifest *m);
  * A path that is not UTF-8 (legal on Linux) is written the way Python's
  * surrogateescape reads it back: each byte that is not part of valid UTF-8
  * as the lone surrogate \udcXX, so json.load() + open() in a Python loader
- * reach the exact bytes.  (Strict JSON readers such as jansson refuse lone
- * surrogates; there is no faithful encoding they accept.)
+ * reach the exact bytes; mp_manifest_parse_ex() reads it back.
  */
 enum mp_err mp_manifest_with_path(const char *raw, size_t len, const char *new_path,
 				  char **out, size_t *out_len, struct mp_error *err);
