@@ -147,7 +147,19 @@ enum mp_err_class {
 	  "pack payload differs from its GGUF slice")                             \
 	X(MP_E_PACK_LAYOUT, "pack_layout", MP_CLASS_INVALID, EIO,                 \
 	  "pack is not the one the shards give")                                  \
-	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, ENOENT, "no such entry")
+	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, ENOENT, "no such entry") \
+	X(MP_E_SEAL_IO, "seal_io", MP_CLASS_IO, EIO, "cannot read or write seal") \
+	X(MP_E_SEAL_FORMAT, "seal_format", MP_CLASS_INVALID, EIO,                 \
+	  "seal file is malformed")                                               \
+	X(MP_E_SEAL_LIMIT, "seal_limit", MP_CLASS_INVALID, EIO,                   \
+	  "seal would exceed its table limit")                                    \
+	X(MP_E_SEAL_MISMATCH, "seal_mismatch", MP_CLASS_INVALID, EIO,             \
+	  "seal is not this pack's")                                              \
+	X(MP_E_SEAL_CHUNK, "seal_chunk", MP_CLASS_INVALID, EIO,                   \
+	  "pack bytes differ from their sealed digest")                           \
+	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID, EIO,                     \
+	  "pack signature is missing or does not verify")                         \
+	X(MP_E_KEY, "key", MP_CLASS_USAGE, EINVAL, "unusable key file")
 
 enum mp_err {
 #define MP_ERR_ENUM(code, name, cls, eno, summary) code,
