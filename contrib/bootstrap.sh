@@ -23,7 +23,8 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # ASan, UBSan) for `make fuzz`.
 PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
 libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
-nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev"
+nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
+debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git"
 
 say() { printf '\n==> %s\n' "$*"; }
 

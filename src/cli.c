@@ -52,11 +52,42 @@ void cli_print_warnings(const struct mp_pack *pack)
 	print_pack_warnings(stderr, "moepack", pack);
 }
 
+/*
+ * The hidden `moepack CMD --list-options`: the very tables getopt_long
+ * parses with, one option a line, "LONG SHORT ARG" with "-" for what it
+ * lacks ("--manifest -m arg", "--sparse - -"), for the bash completion.
+ */
+static int list_options(const char *cmd, const char *shortopts, const struct option *longopts)
+{
+	for (const struct option *o = longopts; o->name; o++) {
+		const char *arg = o->has_arg == no_argument ? "-" : "arg";
+
+		if (o->val > 0 && o->val < 0x100 && strchr(shortopts, o->val))
+			printf("--%s -%c %s\n", o->name, o->val, arg);
+		else
+			printf("--%s - %s\n", o->name, arg);
+	}
+	for (const char *c = shortopts; *c; c++) {
+		bool has_long = false;
+
+		if (*c == ':')
+			continue;
+		for (const struct option *o = longopts; o->name; o++)
+			has_long = has_long || o->val == *c;
+		if (!has_long)
+			printf("- -%c %s\n", *c, c[1] == ':' ? "arg" : "-");
+	}
+	return cli_finish_stdout(cmd);
+}
+
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts)
 {
 	char spec[64];
 	int c;
+
+	if (argc == 2 && strcmp(argv[1], "--list-options") == 0)
+		exit(list_options(cmd, shortopts, longopts));
 
 	/* A leading ':' makes getopt tell a missing argument (':') from an
 	 * unknown option ('?'), and keeps it quiet: we word both ourselves. */

@@ -72,6 +72,8 @@ void cli_print_warnings(const struct mp_pack *pack);
  * option as getopt_long does, -1 at the end, or '?' after printing a usage
  * error for an unknown option or a missing argument (the caller returns
  * CLI_EXIT_USAGE).  shortopts must not start with ':' (added here).
+ * `moepack CMD --list-options` (hidden; the bash completion's source)
+ * prints these tables instead, one option a line, and exits.
  */
 int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	       const struct option *longopts);

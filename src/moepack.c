@@ -10,17 +10,24 @@ struct command {
 	const char *name;
 	int (*run)(int argc, char **argv);
 	const char *summary;
+	/* The operands after the options, for the bash completion: words
+	 * of a|b choices, [optional] ones and a trailing "..." (repeats). */
+	const char *operands;
 };
 
 static const struct command commands[] = {
-	{"verify", cmd_verify, "check a pack and its manifest as the loader does"},
-	{"info", cmd_info, "describe a pack's model, roles and layout"},
-	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)"},
-	{"cat", cmd_cat, "write one expert payload to standard output"},
-	{"dump", cmd_dump, "dequantize one expert's role to float32 (or text, stats)"},
-	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
-	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)"},
-	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint"},
+	{"verify", cmd_verify, "check a pack and its manifest as the loader does", "PACK"},
+	{"info", cmd_info, "describe a pack's model, roles and layout", "PACK"},
+	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)",
+	 "PACK [LAYER [EXPERT]]"},
+	{"cat", cmd_cat, "write one expert payload to standard output",
+	 "PACK LAYER EXPERT up|gate|down|object"},
+	{"dump", cmd_dump, "dequantize one expert's role to float32 (or text, stats)",
+	 "PACK LAYER EXPERT up|gate|down"},
+	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config", ""},
+	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)",
+	 "FILE.gguf..."},
+	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint", ""},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -46,6 +53,31 @@ static const struct command *find_command(const char *name)
 		if (strcmp(commands[i].name, name) == 0)
 			return &commands[i];
 	return NULL;
+}
+
+/*
+ * The hidden `moepack --list-options [CMD]` (the bash completion's source):
+ * without CMD the commands and their operands, one a line; with CMD that
+ * command's option tables (cli_getopt prints them).
+ */
+static int list_options(int argc, char **argv)
+{
+	char list[] = "--list-options";
+
+	if (argc == 2) {
+		for (size_t i = 0; i < COMMAND_COUNT; i++)
+			printf("%s %s\n", commands[i].name, commands[i].operands);
+		return cli_finish_stdout("--list-options");
+	}
+	for (size_t i = 0; argc == 3 && i < COMMAND_COUNT; i++) {
+		if (strcmp(commands[i].name, argv[2]) == 0) {
+			char *cmd_argv[] = {argv[2], list, NULL};
+
+			return commands[i].run(2, cmd_argv);
+		}
+	}
+	fprintf(stderr, "moepack: --list-options takes at most one known command\n");
+	return CLI_EXIT_USAGE;
 }
 
 static int unknown_command(const char *name)
@@ -90,6 +122,8 @@ int main(int argc, char **argv)
 		cmd = find_command(argv[2]);
 		return cmd ? cmd->run(2, help_argv) : unknown_command(argv[2]);
 	}
+	if (strcmp(arg, "--list-options") == 0)
+		return list_options(argc, argv);
 	if (arg[0] == '-') {
 		char shown[CLI_TEXT_MAX];
 

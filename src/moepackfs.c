@@ -99,7 +99,7 @@ struct options {
 	mode_t umask;
 	unsigned max_read;
 	bool has_fsname, has_subtype;
-	bool show_help, show_version;
+	bool show_help, show_version, list_options;
 	char error[256];          /* the first usage error */
 };
 
@@ -120,6 +120,8 @@ enum {
 	KEY_SUBTYPE,
 	KEY_HELP,
 	KEY_VERSION,
+	KEY_LIST_OPTIONS,
+	KEY_FUSE,
 	KEY_DROP,
 };
 
@@ -142,6 +144,16 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("--help", KEY_HELP),
 	FUSE_OPT_KEY("-V", KEY_VERSION),
 	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("--list-options", KEY_LIST_OPTIONS),
+	/* libfuse's own, handed over as they are (listed for the completion) */
+	FUSE_OPT_KEY("-f", KEY_FUSE),
+	FUSE_OPT_KEY("-d", KEY_FUSE),
+	FUSE_OPT_KEY("-s", KEY_FUSE),
+	FUSE_OPT_KEY("debug", KEY_FUSE),
+	FUSE_OPT_KEY("allow_other", KEY_FUSE),
+	FUSE_OPT_KEY("max_threads=", KEY_FUSE),
+	FUSE_OPT_KEY("max_idle_threads=", KEY_FUSE),
+	FUSE_OPT_KEY("clone_fd", KEY_FUSE),
 	/*
 	 * What mount(8), fstab and mount.fuse3 may hand over that means
 	 * nothing for a read-only FUSE file system (and that libfuse would
@@ -170,6 +182,10 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("noiversion", KEY_DROP),
 	FUSE_OPT_KEY("silent", KEY_DROP),
 	FUSE_OPT_KEY("loud", KEY_DROP),
+	/* no symlinks, no locks to enforce: nothing for them to change */
+	FUSE_OPT_KEY("nosymfollow", KEY_DROP),
+	FUSE_OPT_KEY("symfollow", KEY_DROP),
+	FUSE_OPT_KEY("mand", KEY_DROP),
 	FUSE_OPT_END,
 };
 
@@ -225,23 +241,25 @@ static int replace_string(struct options *o, char **slot, const char *value)
 }
 
 /* -o verify=MODE; "+", not ",": a comma would end the -o option. */
+static const struct {
+	const char *name;
+	bool full, payload;
+} verify_modes[] = {
+	{"index", false, false},
+	{"full", true, false},
+	{"payload", false, true},
+	{"full+payload", true, true},
+	{"payload+full", true, true},
+};
+
+#define VERIFY_MODES (sizeof verify_modes / sizeof verify_modes[0])
+
 static void verify_option(struct options *o, const char *value)
 {
-	static const struct {
-		const char *name;
-		bool full, payload;
-	} modes[] = {
-		{"index", false, false},
-		{"full", true, false},
-		{"payload", false, true},
-		{"full+payload", true, true},
-		{"payload+full", true, true},
-	};
-
-	for (size_t i = 0; i < sizeof modes / sizeof modes[0]; i++) {
-		if (strcmp(value, modes[i].name) == 0) {
-			o->full = modes[i].full;
-			o->payload = modes[i].payload;
+	for (size_t i = 0; i < VERIFY_MODES; i++) {
+		if (strcmp(value, verify_modes[i].name) == 0) {
+			o->full = verify_modes[i].full;
+			o->payload = verify_modes[i].payload;
 			return;
 		}
 	}
@@ -341,6 +359,9 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return 0;
 	case KEY_VERSION:
 		o->show_version = true;
+		return 0;
+	case KEY_LIST_OPTIONS:
+		o->list_options = true;
 		return 0;
 	case KEY_DROP:
 		return 0;
@@ -938,6 +959,42 @@ static int run_loop(struct daemon *d, struct fuse_session *se)
 	return rc;
 }
 
+/*
+ * The hidden `moepackfs --list-options` (the bash completion's source):
+ * option_spec and the -o verify modes as they are parsed, one option a
+ * line, "TEMPLATE KIND [VALUE...]": KIND is pack (moepackfs's own), fuse
+ * (handed to libfuse), program (-h, -V) or ignored (mount(8)'s, dropped).
+ */
+static int list_options(void)
+{
+	for (const struct fuse_opt *spec = option_spec; spec->templ; spec++) {
+		const char *kind = "pack";
+
+		switch (spec->value) {
+		case KEY_LIST_OPTIONS:
+			continue;
+		case KEY_FUSE:
+		case KEY_MAX_READ:
+		case KEY_FSNAME:
+		case KEY_SUBTYPE:
+			kind = "fuse";
+			break;
+		case KEY_HELP:
+		case KEY_VERSION:
+			kind = "program";
+			break;
+		case KEY_DROP:
+			kind = "ignored";
+			break;
+		}
+		printf("%s %s", spec->templ, kind);
+		for (size_t i = 0; spec->value == KEY_VERIFY && i < VERIFY_MODES; i++)
+			printf(" %s", verify_modes[i].name);
+		putchar('\n');
+	}
+	return fflush(stdout) != 0 || ferror(stdout);
+}
+
 /* Options and operands; -1 when --help or --version said all there is. */
 static int parse_command_line(struct daemon *d, struct fuse_args *args)
 {
@@ -953,6 +1010,8 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
 		return -1;
 	}
+	if (d->opt.list_options)
+		return list_options() ? EXIT_IO : -1;
 	if (d->opt.error[0])
 		return usage_failure("%s", d->opt.error);
 	status = check_mountpoint(d);
