@@ -21,6 +21,7 @@ static const struct command commands[] = {
 	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
 	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)"},
 	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint"},
+	{"top", cmd_top, "a live view of what loaders read from a mount"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
