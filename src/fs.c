@@ -50,8 +50,10 @@
  * Counting.  fs_read counts each request once, before answering it, by
  * kind of file, role and O_DIRECT (the reader's open flags, which the
  * kernel sends with every read: no OPEN is needed) into metrics.h's sharded
- * relaxed atomics; errors by errno where they are answered.  No lock.  Files are never opened in the daemon
- * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.
+ * relaxed atomics; errors by errno where they are answered.  No lock.
+ *
+ * Files are never opened in the daemon (FUSE_CAP_NO_OPEN_SUPPORT, see
+ * fs_init), so no state is kept per open.
  * No operation allocates per inode; forget is a no-op.  Every path ends in
  * exactly one fuse_reply_*.
  */
