@@ -838,7 +838,7 @@ START_TEST(test_every_xattr_of_every_file)
 	struct fx f;
 	struct mp_tree t;
 	struct mp_pack *pack = open_real_tree(&f, &t);
-	unsigned seen[MP_NODE_F32 + 1] = {0};
+	unsigned seen[MP_NODE_METRICS + 1] = {0};
 
 	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
 		struct mp_node n;
@@ -850,6 +850,7 @@ START_TEST(test_every_xattr_of_every_file)
 	ck_assert_uint_eq(seen[MP_NODE_ROLE], 92 * 3 * 3);
 	ck_assert_uint_eq(seen[MP_NODE_OBJECT], 92 * 3);
 	ck_assert_uint_eq(seen[MP_NODE_F32], 92 * 3 * 3);
+	ck_assert_uint_eq(seen[MP_NODE_METRICS], 1);
 	mp_pack_close(pack);
 	fx_cleanup(&f);
 }
