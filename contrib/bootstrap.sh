@@ -20,11 +20,15 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # Packages: build tools, the four libraries, and what the tests drive
 # (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks, mandoc
 # for the manual pages' lint); clang and its runtime libraries (libFuzzer,
-# ASan, UBSan) for `make fuzz`.
+# ASan, UBSan) for `make fuzz`; promtool (prometheus), node_exporter and
+# curl for the metrics tests (on a systemd host their services start on
+# install; the tests use a port of their own); ncurses for `moepack top`
+# and tmux to test it.
 PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
 libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
-debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git"
+debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
+prometheus prometheus-node-exporter curl libncurses-dev tmux"
 
 say() { printf '\n==> %s\n' "$*"; }
 

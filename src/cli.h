@@ -39,6 +39,7 @@ int cmd_dump(int argc, char **argv);
 int cmd_mkdemo(int argc, char **argv);
 int cmd_check_gguf(int argc, char **argv);
 int cmd_build(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /*
  * Room for any file name or argument after escaping: mp_text_escape()

@@ -43,10 +43,17 @@
  * what was read, memory is bounded by the largest request times the
  * number of threads, and mmap works as for any cached file.
  *
- * Everything else (manifests, status.json) is small and answered from
- * memory with fuse_reply_buf(); status.json from a snapshot that the
- * watcher renders anew once a second.  Files are never opened in the daemon
- * (FUSE_CAP_NO_OPEN_SUPPORT, see fs_init), so no state is kept per open.
+ * Everything else (manifests, status.json, metrics) is small and answered
+ * from memory with fuse_reply_buf(); status.json and metrics from one
+ * snapshot that the watcher renders anew once a second.
+ *
+ * Counting.  fs_read counts each request once, before answering it, by
+ * kind of file, role and O_DIRECT (the reader's open flags, which the
+ * kernel sends with every read: no OPEN is needed) into metrics.h's sharded
+ * relaxed atomics; errors by errno where they are answered.  No lock.
+ *
+ * Files are never opened in the daemon (FUSE_CAP_NO_OPEN_SUPPORT, see
+ * fs_init), so no state is kept per open.
  * No operation allocates per inode; forget is a no-op.  Every path ends in
  * exactly one fuse_reply_*.
  */
@@ -78,7 +85,15 @@ struct mp_status_snap {
 	atomic_uint refs;          /* fs->snap's reference, and each reader's */
 	struct timespec at;        /* when it was rendered */
 	char text[STATUS_FILE_SIZE];
+	size_t metrics_len;        /* the report, without the padding */
+	char metrics[MP_METRICS_FILE_SIZE];
 };
+
+/* The files whose contents are a snapshot, with attributes that say when. */
+static bool is_snapshot(const struct mp_fs *fs, fuse_ino_t ino)
+{
+	return ino == MP_INO_STATUS || ino == fs->tree.metrics_ino;
+}
 
 static struct mp_fs *fs_of(fuse_req_t req)
 {
@@ -114,7 +129,7 @@ int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 	 * attribute follows ctime, see it move.  The kernel's pages of it are
 	 * dropped by the watcher on each new snapshot, not by mtime.
 	 */
-	if (n.kind == MP_NODE_STATUS) {
+	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS) {
 		long long ns = atomic_load((atomic_llong *)&fs->status_ns);
 
 		if (ns > 0) {
@@ -125,10 +140,10 @@ int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 	return 0;
 }
 
-/* Everything is immutable but status.json, whose attributes say when it changed. */
+/* Everything is immutable but the snapshots, whose attributes say when they changed. */
 static double attr_timeout(const struct mp_fs *fs, fuse_ino_t ino)
 {
-	return ino == MP_INO_STATUS ? 0.0 : fs->timeout;
+	return is_snapshot(fs, ino) ? 0.0 : fs->timeout;
 }
 
 static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
@@ -265,7 +280,9 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 	sv.f_frsize = (unsigned long)fs->blksize;
 	sv.f_blocks = (fs->pack->file_size + (uint64_t)fs->blksize - 1) /
 		      (uint64_t)fs->blksize;
-	sv.f_files = fs->tree.end_ino - 1;
+	/* without dequant, the .f32 files' numbers are unused */
+	sv.f_files = fs->tree.end_ino - 1 -
+		     (fs->tree.dequant ? 0 : fs->tree.metrics_ino - fs->tree.first_f32_ino);
 	sv.f_namemax = MP_TREE_NAME_MAX - 1;
 	sv.f_flag = ST_RDONLY;
 	fuse_reply_statfs(req, &sv);
@@ -387,7 +404,7 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 		return;
 	}
 	/* A kernel without no-open support: the same caching, stated per open. */
-	if (n.kind == MP_NODE_STATUS)
+	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS)
 		fi->direct_io = 1;
 	else
 		fi->keep_cache = 1;
@@ -421,6 +438,14 @@ static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t si
 		fuse_reply_buf(req, data + off, size);
 }
 
+/* A read answered with an error: counted in status.json and by errno. */
+static void reply_read_error(fuse_req_t req, struct mp_fs *fs, int errnum)
+{
+	mp_stats_count_error(&fs->stats);
+	mp_metrics_count_error(&fs->metrics, errnum);
+	fuse_reply_err(req, errnum);
+}
+
 /* ---- status.json snapshots ---------------------------------------------- */
 
 static void snap_put(struct mp_status_snap *snap)
@@ -429,11 +454,45 @@ static void snap_put(struct mp_status_snap *snap)
 		free(snap);
 }
 
+static double ts_seconds(const struct timespec *t)
+{
+	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
+}
+
+/* The facts of the metrics report at this moment. */
+static void metrics_facts(struct mp_fs *fs, const struct mp_status_change *change,
+			  struct mp_metrics_info *mi)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*mi = (struct mp_metrics_info){
+		.verify = fs->status.verify,
+		.dequant = fs->status.dequant,
+		/* a pack that fails validation is never mounted */
+		.validation_ok = true,
+		.pack_changed = change->changed,
+		.state_changed_at = change->changed ? ts_seconds(&change->detected_at)
+						    : (double)fs->status.mounted_at,
+		.start_time = (double)fs->status.mounted_at,
+		.uptime = ts_seconds(&now) - ts_seconds(&fs->started),
+		.rss_bytes = mp_metrics_rss_bytes(),
+		.layer_ids = fs->status.layer_ids,
+		.scan = &fs->scan,
+		.seal = &fs->seal,
+		.file_writes = atomic_load(&fs->metrics_writes),
+		.file_write_errors = atomic_load(&fs->metrics_write_errors),
+	};
+	if (mi->uptime < 0)
+		mi->uptime = 0;
+}
+
 /* A new snapshot (one reference, for fs->snap), or NULL with *err set. */
 static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err)
 {
 	struct mp_status_info info = fs->status;
 	struct mp_status_change change;
+	struct mp_metrics_info mi;
 	struct mp_status_snap *snap;
 	char *text;
 	size_t len;
@@ -460,6 +519,17 @@ static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err
 	memset(snap->text + len, ' ', STATUS_FILE_SIZE - len);
 	snap->text[STATUS_FILE_SIZE - 1] = '\n';
 	free(text);
+	/* the same moment: counters read right after status.json's */
+	metrics_facts(fs, &change, &mi);
+	if (mp_metrics_render(&fs->stats, &fs->metrics, &mi, snap->metrics,
+			      MP_METRICS_FILE_SIZE - 1, &snap->metrics_len, err)) {
+		free(snap);
+		return NULL;
+	}
+	/* padded like status.json: lines of blanks are nothing to a parser */
+	memset(snap->metrics + snap->metrics_len, ' ',
+	       MP_METRICS_FILE_SIZE - snap->metrics_len);
+	snap->metrics[MP_METRICS_FILE_SIZE - 1] = '\n';
 	return snap;
 }
 
@@ -482,11 +552,13 @@ static bool snap_refresh(struct mp_fs *fs)
 }
 
 /*
- * status.json: every read is served from the current snapshot, which
- * changes at most once per MP_FS_STATUS_MS, so a reader that takes it in
- * pieces (a small max_read, mmap faults) within that time gets one report.
+ * status.json and metrics: every read is served from the current snapshot,
+ * which changes at most once per MP_FS_STATUS_MS, so a reader that takes it
+ * in pieces (a small max_read, mmap faults) within that time gets one
+ * report.
  */
-static void reply_status(fuse_req_t req, struct mp_fs *fs, size_t size, off_t off)
+static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t size,
+			 off_t off)
 {
 	struct mp_status_snap *snap;
 
@@ -501,10 +573,13 @@ static void reply_status(fuse_req_t req, struct mp_fs *fs, size_t size, off_t of
 			fuse_reply_err(req, ENOMEM);
 			return;
 		}
-		reply_status(req, fs, size, off);
+		reply_status(req, fs, metrics, size, off);
 		return;
 	}
-	reply_memory(req, snap->text, STATUS_FILE_SIZE, size, off);
+	if (metrics)
+		reply_memory(req, snap->metrics, MP_METRICS_FILE_SIZE, size, off);
+	else
+		reply_memory(req, snap->text, STATUS_FILE_SIZE, size, off);
 	snap_put(snap);
 }
 
@@ -526,8 +601,7 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
 	if (size <= sizeof small) {
 		n = pread(fs->pack->fd, small, size, (off_t)pos);
 		if (n < 0) {
-			mp_stats_count_error(&fs->stats);
-			fuse_reply_err(req, EIO);
+			reply_read_error(req, fs, EIO);
 			return;
 		}
 		fuse_reply_buf(req, small, (size_t)n);
@@ -559,8 +633,7 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	/* A changed pack: none of its bytes are the validated ones any more. */
 	if (atomic_load(&fs->changed) || fstat(fs->pack->fd, &st) != 0 ||
 	    !mp_fs_pack_unchanged(fs, &st) || (uint64_t)st.st_size < pos + size) {
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, EIO);
+		reply_read_error(req, fs, EIO);
 		return;
 	}
 	if (n->kind == MP_NODE_PACK)
@@ -618,15 +691,13 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	raw_len = (size_t)nblocks * qt->block_bytes;
 
 	if (!pack_still_valid(fs, pos + raw_len)) {
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, EIO);
+		reply_read_error(req, fs, EIO);
 		return;
 	}
 	/* floats first: malloc's alignment is theirs */
 	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
 	if (!mem) {
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, ENOMEM);
+		reply_read_error(req, fs, ENOMEM);
 		return;
 	}
 	out = (float *)(void *)mem;
@@ -644,8 +715,7 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	/* a change that raced the read: its bytes may be the new ones */
 	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
 		free(mem);
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, EIO);
+		reply_read_error(req, fs, EIO);
 		return;
 	}
 	mp_dequant(qt, raw, out, (size_t)nblocks);
@@ -666,6 +736,51 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	free(mem);
 }
 
+/* What the metrics count a file as: the label file="..." */
+static enum mp_metrics_file metrics_kind(enum mp_node_kind kind)
+{
+	switch (kind) {
+	case MP_NODE_ROLE:
+		return MP_MF_ROLE;
+	case MP_NODE_OBJECT:
+		return MP_MF_OBJECT;
+	case MP_NODE_PACK:
+		return MP_MF_PACK;
+	case MP_NODE_F32:
+		return MP_MF_F32;
+	case MP_NODE_MANIFEST:
+		return MP_MF_MANIFEST;
+	case MP_NODE_CLIENT_MANIFEST:
+		return MP_MF_CLIENT_MANIFEST;
+	case MP_NODE_STATUS:
+		return MP_MF_STATUS;
+	case MP_NODE_METRICS:
+		return MP_MF_METRICS;
+	default:
+		return MP_MF_COUNT;
+	}
+}
+
+/*
+ * One read request in the metrics: the bytes it asks for inside the file.
+ * O_DIRECT comes from the reader's open flags, which the kernel puts in
+ * every READ (fuse_read_in.flags), so no OPEN is needed to know it.
+ */
+static void count_read(struct mp_fs *fs, const struct mp_node *n, size_t size, off_t off,
+		       const struct fuse_file_info *fi)
+{
+	enum mp_metrics_file kind = metrics_kind(n->kind);
+	uint64_t len, bytes = 0;
+
+	if (kind == MP_MF_COUNT || off < 0)
+		return;
+	len = mp_node_size(fs->pack, n, fs->client_manifest_len);
+	if ((uint64_t)off < len)
+		bytes = size < len - (uint64_t)off ? size : len - (uint64_t)off;
+	mp_metrics_count_read(&fs->metrics, kind, n->role,
+			      fi && (fi->flags & O_DIRECT), bytes);
+}
+
 static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		    struct fuse_file_info *fi)
 {
@@ -677,6 +792,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOENT);
 		return;
 	}
+	count_read(fs, &n, size, off, fi);
 	switch (n.kind) {
 	case MP_NODE_MANIFEST:
 		reply_memory(req, fs->pack->manifest_raw, fs->pack->manifest_len, size,
@@ -687,7 +803,8 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			     off);
 		return;
 	case MP_NODE_STATUS:
-		reply_status(req, fs, size, off);
+	case MP_NODE_METRICS:
+		reply_status(req, fs, n.kind == MP_NODE_METRICS, size, off);
 		return;
 	case MP_NODE_PACK:
 		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
@@ -730,6 +847,32 @@ static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, stru
 	return false;
 }
 
+/*
+ * user.moepack.expert_reads of a layer directory: computed per call from
+ * the counters (no snapshot; nothing kept).  At most XATTR_SIZE_MAX bytes:
+ * a layer with more experts than that holds answers E2BIG.
+ */
+static void reply_expert_reads(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+			       size_t size)
+{
+	size_t cap = (size_t)fs->stats.num_experts * 21 + 1, len;
+	char *buf;
+
+	if (cap > (64u << 10) + 1)
+		cap = (64u << 10) + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	len = mp_metrics_expert_reads(&fs->stats, n->layer_index, buf, cap);
+	if (len == 0 && fs->stats.num_experts > 0)
+		fuse_reply_err(req, E2BIG);
+	else
+		reply_xattr_bytes(req, buf, len, size);
+	free(buf);
+}
+
 static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
 {
 	struct mp_fs *fs = fs_of(req);
@@ -742,6 +885,8 @@ static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 	id = mp_xattr_find(n.kind, name);
 	if (id == MP_XA_COUNT)
 		fuse_reply_err(req, ENODATA);
+	else if (id == MP_XA_EXPERT_READS)
+		reply_expert_reads(req, fs, &n, size);
 	else
 		reply_xattr_bytes(req, value,
 				  mp_xattr_value(fs->pack, &n, id, value, sizeof value), size);
@@ -1000,7 +1145,8 @@ static void report_change(const struct mp_fs *fs, const struct mp_status_change 
 static void invalidate_pack_files(struct mp_fs *fs)
 {
 	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_PACK, 0, 0);
-	for (uint64_t ino = fs->tree.first_file_ino; ino < fs->tree.end_ino; ino++) {
+	for (uint64_t ino = fs->tree.first_file_ino; ino < mp_tree_pack_files_end(&fs->tree);
+	     ino++) {
 		if ((ino & 1023) == 0 && atomic_load(&fs->stop))
 			return;
 		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
@@ -1019,17 +1165,66 @@ static bool before(const struct timespec *a, const struct timespec *b)
 	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
 }
 
+/* The pages the kernel keeps of both snapshot files go with the old snapshot. */
+static void invalidate_snapshots(struct mp_fs *fs)
+{
+	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+	fuse_lowlevel_notify_inval_inode(fs->se, fs->tree.metrics_ino, 0, 0);
+}
+
+bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
+{
+	struct mp_status_snap *snap;
+	enum mp_err rc;
+
+	if (!snap_refresh(fs)) {
+		mp_fail(err, MP_E_NOMEM, "out of memory: rendering the metrics");
+		atomic_fetch_add(&fs->metrics_write_errors, 1);
+		return false;
+	}
+	pthread_mutex_lock(&fs->lock);
+	snap = fs->snap;
+	atomic_fetch_add(&snap->refs, 1);
+	pthread_mutex_unlock(&fs->lock);
+	rc = mp_metrics_write_file(fs->metrics_file, snap->metrics, snap->metrics_len, err);
+	snap_put(snap);
+	atomic_fetch_add(rc == MP_OK ? &fs->metrics_writes : &fs->metrics_write_errors, 1);
+	return rc == MP_OK;
+}
+
+/*
+ * -o metrics_file, from the watcher: one log line when writing starts to
+ * fail, one when it works again, never one per period.
+ */
+static void write_metrics_file(struct mp_fs *fs, bool *failing)
+{
+	struct mp_error err = {0};
+	bool ok = mp_fs_metrics_write(fs, &err);
+
+	if (fs->se)
+		invalidate_snapshots(fs);
+	if (!ok && !*failing)
+		log_line(fs, "-o metrics_file: %s (retrying every %u s)", err.msg,
+			 fs->metrics_interval);
+	else if (ok && *failing)
+		log_line(fs, "-o metrics_file: writing works again");
+	*failing = !ok;
+}
+
 static void *watch(void *arg)
 {
 	struct mp_fs *fs = arg;
-	struct timespec now, tick, next_status;
-	bool reported = false, invalidate = false;
+	struct timespec now, tick, next_status, next_file;
+	bool reported = false, invalidate = false, file_failing = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &next_status);
+	next_file = next_status;
+	/* written once before daemonizing (moepackfs.c): the next is a period on */
+	add_ms(&next_file, (long)fs->metrics_interval * 1000L);
 	pthread_mutex_lock(&fs->lock);
 	while (!fs->stop) {
 		struct stat st;
-		bool refresh;
+		bool refresh, refreshed = false;
 
 		clock_gettime(CLOCK_MONOTONIC, &tick);
 		add_ms(&tick, MP_FS_WATCH_MS);
@@ -1054,15 +1249,24 @@ static void *watch(void *arg)
 			reported = true;
 			/* status.json first: it says why the reads fail */
 			refresh = invalidate = true;
+			/* and the metrics file at once, for the alert */
+			next_file = now;
+		}
+		/* a new snapshot, written out */
+		if (fs->metrics_file && !before(&now, &next_file)) {
+			write_metrics_file(fs, &file_failing);
+			next_file = now;
+			add_ms(&next_file, (long)fs->metrics_interval * 1000L);
+			refreshed = true;
 		}
 		/* the kernel's pages of the old snapshot go with it */
-		if (refresh && snap_refresh(fs))
-			fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+		if (refresh && !refreshed && snap_refresh(fs))
+			invalidate_snapshots(fs);
 		if (invalidate) {
 			invalidate_pack_files(fs);
 			invalidate = false;
 		}
-		if (refresh) {
+		if (refresh || refreshed) {
 			next_status = now;
 			add_ms(&next_status, MP_FS_STATUS_MS);
 		}

@@ -20,6 +20,7 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "metrics.h"
 #include "pack.h"
 #include "stats.h"
 #include "tree.h"
@@ -31,7 +32,7 @@ struct mp_pack_id {
 	nlink_t nlink;
 };
 
-/* One rendered status.json, shared by the reads it serves. */
+/* One rendered status.json and metrics, shared by the reads they serve. */
 struct mp_status_snap;
 
 /* Everything the operations need; the session's userdata. */
@@ -39,7 +40,14 @@ struct mp_fs {
 	const struct mp_pack *pack;
 	struct mp_tree tree;
 	struct mp_stats stats;
+	struct mp_metrics metrics;     /* what `metrics` adds to stats */
 	struct mp_status_info status;  /* the fixed facts of status.json */
+	struct mp_metrics_scan scan;   /* -o verify=payload's scan */
+	struct mp_metrics_seal seal;   /* the seal check's counters (none yet) */
+	struct timespec started;       /* CLOCK_MONOTONIC at mount, for uptime */
+	const char *metrics_file;      /* -o metrics_file, or NULL */
+	unsigned metrics_interval;     /* its rewrite period, seconds */
+	atomic_ullong metrics_writes, metrics_write_errors;
 	const char *client_manifest;   /* <pack>.manifest.json's bytes */
 	size_t client_manifest_len;
 
@@ -103,9 +111,17 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st);
 
 /*
+ * Render a new snapshot and write its metrics to fs->metrics_file (-o
+ * metrics_file) atomically.  False with *err set when it cannot be written.
+ */
+bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err);
+
+/*
  * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
  * logs one line and drops the kernel's cached pages of every file that
- * holds pack bytes.  Every MP_FS_STATUS_MS it renders a new status.json.
+ * holds pack bytes.  Every MP_FS_STATUS_MS it renders a new snapshot of
+ * status.json and metrics, and every fs->metrics_interval seconds writes
+ * fs->metrics_file (a failure is logged once, until a write works again).
  * Start after daemonizing; stop before unmounting.
  */
 int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);

@@ -28,6 +28,7 @@ static const struct command commands[] = {
 	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)",
 	 "FILE.gguf..."},
 	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint", ""},
+	{"top", cmd_top, "a live view of what loaders read from a mount", "MOUNT"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

@@ -43,6 +43,8 @@ enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 #define HOTTEST_EXPERTS 16
 #define MAX_REQUEST (1u << 20)
 #define MIN_REQUEST (128u << 10)
+/* -o metrics_file's period: node_exporter is scraped every 15 s or more */
+#define METRICS_INTERVAL 15
 
 static const char usage_text[] =
 	"Usage: " PROG " [OPTIONS] PACK MOUNTPOINT\n"
@@ -64,6 +66,9 @@ static const char usage_text[] =
 	"                          largest read request, 1008 KiB; 0: kernel default)\n"
 	"  -o uid=N, -o gid=N      owner of every file (default: the caller)\n"
 	"  -o umask=M              permission bits to remove from 0555/0444\n"
+	"  -o metrics_file=PATH    also write the metrics to PATH (absolute),\n"
+	"                          atomically, for node_exporter's textfile collector\n"
+	"  -o metrics_interval=S   rewrite it every S seconds (default 15)\n"
 	"\n"
 	"FUSE options:\n"
 	"  -f                      stay in the foreground\n"
@@ -85,6 +90,8 @@ struct options {
 	char *manifest;
 	char *config;
 	char *client_root;
+	char *metrics_file;
+	uint64_t metrics_interval;
 	char *mountpoint;         /* as given, for the checks before libfuse's */
 	uint64_t expect_layers;
 	uint64_t expect_experts;
@@ -116,6 +123,8 @@ enum {
 	KEY_GID,
 	KEY_UMASK,
 	KEY_MAX_READ,
+	KEY_METRICS_FILE,
+	KEY_METRICS_INTERVAL,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 	KEY_HELP,
@@ -138,6 +147,8 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("gid=", KEY_GID),
 	FUSE_OPT_KEY("umask=", KEY_UMASK),
 	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
+	FUSE_OPT_KEY("metrics_file=", KEY_METRICS_FILE),
+	FUSE_OPT_KEY("metrics_interval=", KEY_METRICS_INTERVAL),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -299,6 +310,9 @@ static int numeric_option(struct options *o, const char *arg, int key)
 		number_option(o, arg, 8, 0, 0777, &v);
 		o->umask = (mode_t)v;
 		return 0;
+	case KEY_METRICS_INTERVAL:
+		number_option(o, arg, 10, 1, 86400, &o->metrics_interval);
+		return 0;
 	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
 		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
@@ -334,6 +348,16 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			usage_error(o, "-o client_root must be an absolute path, "
 				    "not '%s'", o->client_root);
 		return 0;
+	case KEY_METRICS_FILE:
+		if (replace_string(o, &o->metrics_file, value_of(arg)) != 0)
+			return -1;
+		if (o->metrics_file[0] != '/')
+			usage_error(o, "-o metrics_file must be an absolute path, "
+				    "not '%s'", o->metrics_file);
+		else if (o->metrics_file[strlen(o->metrics_file) - 1] == '/')
+			usage_error(o, "-o metrics_file must name a file, not the "
+				    "directory '%s'", o->metrics_file);
+		return 0;
 	case KEY_VERIFY:
 		verify_option(o, value_of(arg));
 		return 0;
@@ -347,6 +371,7 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case KEY_GID:
 	case KEY_UMASK:
 	case KEY_MAX_READ:
+	case KEY_METRICS_INTERVAL:
 		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
@@ -649,6 +674,7 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.manifest);
 	free(d->opt.config);
 	free(d->opt.client_root);
+	free(d->opt.metrics_file);
 	free(d->opt.mountpoint);
 	if (d->fs_ok)
 		mp_fs_cleanup(&d->fs);
@@ -734,6 +760,14 @@ static int scan_payload(struct daemon *d)
 		return mp_err_exit_status(rc);
 	}
 	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
+	d->fs.scan = (struct mp_metrics_scan){
+		.ran = true,
+		.experts = sum.experts,
+		.roles = sum.roles,
+		.blocks = sum.blocks,
+		.bytes_read = sum.bytes_read,
+		.problems = problems,
+	};
 	if (problems) {
 		char shown[1024];
 
@@ -778,6 +812,65 @@ static int open_pack(struct daemon *d)
 	}
 	print_pack_warnings(stderr, PROG, d->pack);
 	return d->opt.payload ? scan_payload(d) : 0;
+}
+
+static bool same_file(const struct stat *a, const char *path)
+{
+	struct stat b;
+
+	return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* Whether `path` is `dir` or lies under it (both real paths). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * -o metrics_file: its directory must exist and lie outside the mount
+ * point (the daemon would wait for its own answer), and the file must not
+ * be the pack or its manifest, which the rename would replace.
+ */
+static int check_metrics_file(struct daemon *d)
+{
+	const char *path = d->opt.metrics_file;
+	char shown[1024], *dir = strdup(path), *real_dir = NULL, *real_mnt = NULL, *slash;
+	struct stat st;
+	int status = 0, dir_errno;
+
+	if (!dir) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+	/* absolute, not ending in '/': there is a last slash, maybe the first */
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	real_dir = realpath(dir, NULL);
+	dir_errno = errno;
+	real_mnt = realpath(d->cmd.mountpoint, NULL);
+	if (!real_dir)
+		status = usage_failure("-o metrics_file=%s: its directory: %s", shown,
+				       strerror(dir_errno));
+	else if (real_mnt && path_within(real_dir, real_mnt))
+		status = usage_failure("-o metrics_file=%s is inside the mount point; "
+				       "write it elsewhere", shown);
+	else if (stat(path, &st) == 0 &&
+		 (same_file(&st, d->pack->real_path) || same_file(&st, d->pack->manifest_path)))
+		status = usage_failure("-o metrics_file=%s is the pack or its manifest, "
+				       "which it would replace", shown);
+	free(dir);
+	free(real_dir);
+	free(real_mnt);
+	return status;
 }
 
 /* The inode arithmetic (with the .f32 files when asked) and the counters. */
@@ -898,7 +991,7 @@ static void prepare_status(struct daemon *d)
 		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
 		.inode_generation = fs->tree.inode_generation,
-		.mounted_at = time(NULL),
+		.mounted_at = time(NULL),  /* with fs->started below */
 		.layer_ids = pack->m.layer_ids,
 		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings
 							       : MP_MAX_WARNINGS,
@@ -907,6 +1000,10 @@ static void prepare_status(struct daemon *d)
 		.max_request = fs->max_request,
 		.readahead_kb = -1, /* read back once mounted */
 	};
+	clock_gettime(CLOCK_MONOTONIC, &fs->started);
+	fs->metrics_file = d->opt.metrics_file;
+	fs->metrics_interval = d->opt.metrics_interval ? (unsigned)d->opt.metrics_interval
+						      : METRICS_INTERVAL;
 }
 
 /* Tree, counters, the client manifest and the fixed facts of status.json. */
@@ -1057,6 +1154,16 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		goto out_signals;
 	}
 	setup_readahead(d);
+	if (d->fs.metrics_file) {
+		struct mp_error err = {0};
+
+		/* once right after mounting, where a failure can still be told */
+		if (!mp_fs_metrics_write(&d->fs, &err)) {
+			fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
+			status = EXIT_IO;
+			goto out_unmount;
+		}
+	}
 	if (fuse_daemonize(d->cmd.foreground) != 0) {
 		status = EXIT_IO;
 		goto out_unmount;
@@ -1091,6 +1198,8 @@ int main(int argc, char **argv)
 		status = new_session(&d, &args, &se);
 	if (status == 0)
 		status = open_pack(&d);
+	if (status == 0 && d.opt.metrics_file)
+		status = check_metrics_file(&d);
 	if (status == 0)
 		status = prepare_fs(&d);
 	if (status == 0)

@@ -3,6 +3,8 @@
 
 #include "node.h"
 
+#include "metrics.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdarg.h>
@@ -17,7 +19,7 @@ static const char *const xattr_names[MP_XA_COUNT] = {
 	MP_XATTR_PREFIX "offset", MP_XATTR_PREFIX "nbytes",   MP_XATTR_PREFIX "tensor",
 	MP_XATTR_PREFIX "expert", MP_XATTR_PREFIX "layer",    MP_XATTR_PREFIX "generation",
 	MP_XATTR_PREFIX "source_dtype", MP_XATTR_PREFIX "source_offset",
-	MP_XATTR_PREFIX "source_nbytes",
+	MP_XATTR_PREFIX "source_nbytes", MP_XATTR_PREFIX "expert_reads",
 };
 
 /*
@@ -32,7 +34,9 @@ bool mp_xattr_applies(enum mp_node_kind kind, enum mp_xattr id)
 	case MP_NODE_OBJECT:
 		return id < MP_XA_SOURCE_DTYPE;
 	case MP_NODE_F32:
-		return id != MP_XA_OFFSET;
+		return id != MP_XA_OFFSET && id != MP_XA_EXPERT_READS;
+	case MP_NODE_LAYER:
+		return id == MP_XA_EXPERT_READS;
 	default:
 		return false;
 	}
@@ -150,6 +154,7 @@ size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
 		append(buf, cap, &len, "%" PRIu64,
 		       mp_object_generation(pack->m.index_sha256, layer, n->expert));
 		break;
+	case MP_XA_EXPERT_READS: /* counters: the FUSE layer answers it */
 	case MP_XA_COUNT:
 		break;
 	}
@@ -227,6 +232,8 @@ uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
 		return nbytes;
 	case MP_NODE_F32:
 		return mp_node_f32_size(pack, n->role);
+	case MP_NODE_METRICS:
+		return MP_METRICS_FILE_SIZE;
 	default:
 		return MP_STATUS_FILE_SIZE;
 	}

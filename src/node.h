@@ -39,6 +39,9 @@ enum mp_xattr {
 	MP_XA_SOURCE_DTYPE, /* .f32 files: what they are decoded from */
 	MP_XA_SOURCE_OFFSET,
 	MP_XA_SOURCE_NBYTES,
+	/* layer directories: read counts of its experts (metrics.h), which
+	 * the FUSE layer answers; mp_xattr_value() gives "" */
+	MP_XA_EXPERT_READS,
 	MP_XA_COUNT,
 };
 

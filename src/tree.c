@@ -28,7 +28,8 @@ static bool is_fixed_name(const char *name)
 {
 	return strcmp(name, MP_TREE_MANIFEST_NAME) == 0 ||
 	       strcmp(name, MP_TREE_STATUS_NAME) == 0 ||
-	       strcmp(name, MP_TREE_LAYERS_NAME) == 0;
+	       strcmp(name, MP_TREE_LAYERS_NAME) == 0 ||
+	       strcmp(name, MP_TREE_METRICS_NAME) == 0;
 }
 
 static enum mp_err check_pack_name(const char *name, struct mp_error *err)
@@ -78,8 +79,8 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 		max_id = layer_ids[i];
 	}
 
-	/* 7 + L + L*E + 4*L*E (+ 3*L*E with .f32 files) inodes must fit in 64
-	 * bits. */
+	/* 7 + L + L*E + 4*L*E + 3*L*E (.f32 files) + 1 (metrics) inodes must
+	 * fit in 64 bits. */
 	if (num_experts != 0 && layer_count > (UINT64_MAX / 16) / num_experts)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: %" PRIu64 " layers x %" PRIu64
@@ -102,7 +103,8 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 	tree->first_expert_ino = MP_INO_FIRST_LAYER + layer_count;
 	tree->first_file_ino = tree->first_expert_ino + objects;
 	tree->first_f32_ino = tree->first_file_ino + objects * MP_SLOTS_PER_OBJECT;
-	tree->end_ino = tree->first_f32_ino;
+	tree->metrics_ino = tree->first_f32_ino + objects * MP_ROLE_COUNT;
+	tree->end_ino = tree->metrics_ino + 1;
 
 	/*
 	 * The kernel keeps the low 32 bits as i_generation (and in NFS file
@@ -131,8 +133,6 @@ void mp_tree_add_dequant(struct mp_tree *tree)
 	if (tree->dequant)
 		return;
 	tree->dequant = true;
-	tree->end_ino = tree->first_f32_ino +
-			tree->layer_count * tree->num_experts * MP_ROLE_COUNT;
 }
 
 bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node)
@@ -144,8 +144,17 @@ bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node
 		node->kind = MP_NODE_NONE;
 		return false;
 	}
-	if (ino >= tree->first_f32_ino) { /* below end_ino: only with dequant */
+	if (ino == tree->metrics_ino) {
+		node->kind = MP_NODE_METRICS;
+		return true;
+	}
+	if (ino >= tree->first_f32_ino) { /* below metrics_ino */
 		uint64_t rel = ino - tree->first_f32_ino;
+
+		if (!tree->dequant) {
+			node->kind = MP_NODE_NONE;
+			return false;
+		}
 
 		node->kind = MP_NODE_F32;
 		node->object = rel / MP_ROLE_COUNT;
@@ -203,6 +212,8 @@ uint64_t mp_tree_ino(const struct mp_tree *tree, const struct mp_node *node)
 		return MP_INO_STATUS;
 	case MP_NODE_LAYERS:
 		return MP_INO_LAYERS;
+	case MP_NODE_METRICS:
+		return tree->metrics_ino;
 	case MP_NODE_LAYER:
 		if (node->layer_index >= tree->layer_count)
 			return 0;
@@ -309,6 +320,8 @@ uint64_t mp_tree_lookup(const struct mp_tree *tree, uint64_t dir, const char *na
 			return MP_INO_STATUS;
 		if (strcmp(name, MP_TREE_LAYERS_NAME) == 0)
 			return MP_INO_LAYERS;
+		if (strcmp(name, MP_TREE_METRICS_NAME) == 0)
+			return tree->metrics_ino;
 		return 0;
 	case MP_NODE_LAYERS:
 		if (!parse_padded(name, tree->layer_width, &value) ||
@@ -349,7 +362,7 @@ uint64_t mp_tree_child_count(const struct mp_tree *tree, uint64_t dir)
 		return 0;
 	switch (node.kind) {
 	case MP_NODE_ROOT:
-		return 5;
+		return 6;
 	case MP_NODE_LAYERS:
 		return tree->layer_count;
 	case MP_NODE_LAYER:
@@ -391,6 +404,9 @@ bool mp_tree_name(const struct mp_tree *tree, uint64_t ino, char *name,
 		break;
 	case MP_NODE_LAYERS:
 		copy_name(name, name_len, MP_TREE_LAYERS_NAME);
+		break;
+	case MP_NODE_METRICS:
+		copy_name(name, name_len, MP_TREE_METRICS_NAME);
 		break;
 	case MP_NODE_LAYER:
 		snprintf(name, name_len, "%0*" PRIu32, (int)tree->layer_width,
@@ -435,7 +451,9 @@ bool mp_tree_dirent(const struct mp_tree *tree, uint64_t dir, uint64_t index,
 
 	switch (node.kind) {
 	case MP_NODE_ROOT:
-		child = MP_INO_MANIFEST + index;
+		/* the fixed files and layers/, then metrics (numbered last) */
+		child = MP_INO_MANIFEST + index <= MP_INO_LAYERS ? MP_INO_MANIFEST + index
+								  : tree->metrics_ino;
 		break;
 	case MP_NODE_LAYERS:
 		child = MP_INO_FIRST_LAYER + index;

@@ -13,11 +13,15 @@
  *         up.f32 gate.f32 down.f32
  *                             first_f32_ino + 3 * object + role
  *                             (only with mp_tree_add_dequant)
+ *   metrics                   metrics_ino = first_f32_ino + 3 * objects
  *
  * where object = layer_index * num_experts + expert and slot is the role
  * (MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN) or MP_SLOT_OBJECT.  The .f32
  * files of -o dequant are numbered after every other inode, so a mount
- * with them gives every other file the number it has without them.  Every inode
+ * with them gives every other file the number it has without them.  The
+ * metrics file comes after the room of the .f32 files, with or without
+ * them, so that adding it renumbered nothing and dequant does not move
+ * it.  Every inode
  * number is computed, never allocated: any number the tree ever issued can
  * be decoded from the number alone, the same pack geometry gives the same
  * numbers after a restart, and nothing is stored per file.  NFS file handles
@@ -57,6 +61,7 @@ enum {
 #define MP_TREE_MANIFEST_NAME "manifest.json"
 #define MP_TREE_STATUS_NAME "status.json"
 #define MP_TREE_LAYERS_NAME "layers"
+#define MP_TREE_METRICS_NAME "metrics"
 #define MP_TREE_CLIENT_SUFFIX ".manifest.json"
 #define MP_TREE_F32_SUFFIX ".f32"
 
@@ -73,6 +78,7 @@ enum mp_node_kind {
 	MP_NODE_ROLE,   /* layers/001/000/up */
 	MP_NODE_OBJECT, /* layers/001/000/object */
 	MP_NODE_F32,    /* layers/001/000/up.f32 (-o dequant) */
+	MP_NODE_METRICS, /* metrics */
 };
 
 /* A decoded inode.  Fields that do not apply to the kind are 0. */
@@ -95,6 +101,7 @@ struct mp_tree {
 	uint64_t first_expert_ino;
 	uint64_t first_file_ino;
 	uint64_t first_f32_ino;     /* where .f32 files would start */
+	uint64_t metrics_ino;       /* after the room of the .f32 files */
 	uint64_t end_ino;           /* one past the last inode */
 	bool dequant;               /* the tree has the .f32 files */
 	uint64_t inode_generation;  /* FUSE generation of every inode but the root */
@@ -122,6 +129,15 @@ enum mp_err mp_tree_init_pack(struct mp_tree *tree, const struct mp_pack *pack,
  * keeps its number.  Idempotent.
  */
 void mp_tree_add_dequant(struct mp_tree *tree);
+
+/*
+ * One past the last inode of a file holding pack bytes (role, object and,
+ * with dequant, .f32 files): [first_file_ino, this) is every such file.
+ */
+static inline uint64_t mp_tree_pack_files_end(const struct mp_tree *tree)
+{
+	return tree->dequant ? tree->metrics_ino : tree->first_f32_ino;
+}
 
 /* Decode an inode number.  False (and kind MP_NODE_NONE) when it is none. */
 bool mp_tree_node(const struct mp_tree *tree, uint64_t ino, struct mp_node *node);

@@ -98,7 +98,12 @@ START_TEST(test_fixed_inodes)
 	ck_assert_uint_eq(walk(&t, "layers/017/123/down"),
 			  99 + 82432 + 4 * (16 * 896 + 123) + 2);
 	ck_assert_uint_eq(walk(&t, "layers/092/895/object"), 412258);
-	ck_assert_uint_eq(t.end_ino, 412259);
+	/* then room for three .f32 files per object, then metrics */
+	ck_assert_uint_eq(t.first_f32_ino, 412259);
+	ck_assert_uint_eq(walk(&t, "metrics"), 412259 + 3 * 82432);
+	ck_assert_uint_eq(t.metrics_ino, 412259 + 3 * 82432);
+	ck_assert_uint_eq(t.end_ino, 412259 + 3 * 82432 + 1);
+	ck_assert_uint_eq(mp_tree_pack_files_end(&t), 412259);
 	ck_assert_uint_eq(t.layer_width, 3);
 	ck_assert_uint_eq(t.expert_width, 3);
 }
@@ -121,6 +126,12 @@ START_TEST(test_every_inode_round_trips)
 		struct mp_node n;
 		uint64_t parent;
 
+		/* without dequant the .f32 files' numbers are nothing */
+		if (ino >= t.first_f32_ino && ino < t.metrics_ino) {
+			REQUIRE(!mp_tree_node(&t, ino, &n) && n.kind == MP_NODE_NONE,
+				"ino %" PRIu64 " decoded without dequant", ino);
+			continue;
+		}
 		REQUIRE(mp_tree_node(&t, ino, &n), "ino %" PRIu64 " not decoded", ino);
 		REQUIRE(mp_tree_ino(&t, &n) == ino, "ino %" PRIu64 " not encoded", ino);
 		REQUIRE(mp_tree_name(&t, ino, name, sizeof name), "ino %" PRIu64, ino);
@@ -313,7 +324,8 @@ END_TEST
 START_TEST(test_pack_name_rules)
 {
 	static const char *const bad[] = {
-		"layers", "status.json", "manifest.json", "", ".", "..", "a/b", NULL,
+		"layers", "status.json", "manifest.json", "metrics", "", ".", "..", "a/b",
+		NULL,
 	};
 	struct mp_tree t;
 	struct mp_error err;
@@ -393,19 +405,20 @@ START_TEST(test_list_root_and_expert)
 	static char names[16][MP_TREE_NAME_MAX];
 	static const char *const root[] = {
 		".", "..", "manifest.json", "kimi.pack", "kimi.pack.manifest.json",
-		"status.json", "layers",
+		"status.json", "layers", "metrics",
 	};
 	static const char *const files[] = {".", "..", "up", "gate", "down", "object"};
 	uint64_t inos[16], expert;
 	struct mp_tree t;
 
 	k3_tree(&t);
-	ck_assert_uint_eq(list(&t, MP_INO_ROOT, names, inos, 16), 7);
-	for (unsigned i = 0; i < 7; i++) {
+	ck_assert_uint_eq(list(&t, MP_INO_ROOT, names, inos, 16), 8);
+	for (unsigned i = 0; i < 8; i++) {
 		ck_assert_str_eq(names[i], root[i]);
 		ck_assert_uint_eq(inos[i], mp_tree_lookup(&t, MP_INO_ROOT, root[i]));
 	}
-	ck_assert_uint_eq(mp_tree_child_count(&t, MP_INO_ROOT), 5);
+	ck_assert_uint_eq(inos[7], t.metrics_ino);
+	ck_assert_uint_eq(mp_tree_child_count(&t, MP_INO_ROOT), 6);
 
 	expert = walk(&t, "layers/033/444");
 	ck_assert_uint_eq(list(&t, expert, names, inos, 16), 6);
@@ -467,7 +480,8 @@ START_TEST(test_too_many_inodes_with_dequant)
 			 MP_OK);
 	mp_tree_add_dequant(&t);
 	ck_assert_uint_gt(t.end_ino, t.first_f32_ino);
-	ck_assert_uint_eq(t.end_ino - t.first_f32_ino, 3 * (UINT64_MAX / 16));
+	ck_assert_uint_eq(t.metrics_ino - t.first_f32_ino, 3 * (UINT64_MAX / 16));
+	ck_assert_uint_eq(t.end_ino, t.metrics_ino + 1);
 }
 END_TEST
 
@@ -494,7 +508,10 @@ START_TEST(test_dequant_numbers_after_the_rest)
 	ck_assert_uint_eq(walk(&t, "layers/017/123/gate.f32"),
 			  412259 + 3 * (16 * 896 + 123) + 1);
 	ck_assert_uint_eq(walk(&t, "layers/092/895/down.f32"), 412259 + 3 * 82432 - 1);
-	ck_assert_uint_eq(t.end_ino, 412259 + 3 * 82432);
+	/* metrics keeps its number: right after the last .f32 file */
+	ck_assert_uint_eq(walk(&t, "metrics"), 412259 + 3 * 82432);
+	ck_assert_uint_eq(t.end_ino, 412259 + 3 * 82432 + 1);
+	ck_assert_uint_eq(mp_tree_pack_files_end(&t), 412259 + 3 * 82432);
 	/* no other name ends in .f32 */
 	ck_assert_uint_eq(walk(&t, "layers/001/000/object.f32"), 0);
 	ck_assert_uint_eq(walk(&t, "layers/001/000/up.f3"), 0);
@@ -516,6 +533,8 @@ START_TEST(test_dequant_keeps_every_number)
 	for (uint64_t ino = 1; ino < plain.end_ino; ino++) {
 		struct mp_node n, m;
 
+		if (ino == plain.first_f32_ino)
+			ino = plain.metrics_ino; /* the room of the .f32 files */
 		REQUIRE(mp_tree_node(&plain, ino, &n) && mp_tree_node(&dq, ino, &m),
 			"ino %" PRIu64, ino);
 		REQUIRE(n.kind == m.kind && n.object == m.object && n.role == m.role &&
@@ -529,8 +548,9 @@ START_TEST(test_dequant_keeps_every_number)
 	}
 	/* the plain tree has no .f32 file: not by name, not by number */
 	ck_assert_uint_eq(walk(&plain, "layers/001/000/up.f32"), 0);
-	ck_assert_uint_eq(plain.end_ino, plain.first_f32_ino);
+	ck_assert_uint_eq(plain.metrics_ino, dq.metrics_ino);
 	ck_assert(!mp_tree_node(&plain, dq.first_f32_ino, &(struct mp_node){0}));
+	ck_assert(!mp_tree_node(&plain, dq.metrics_ino - 1, &(struct mp_node){0}));
 	ck_assert_uint_eq(mp_tree_child_count(&plain, walk(&plain, "layers/005/006")), 4);
 	ck_assert_uint_eq(mp_tree_child_count(&dq, walk(&dq, "layers/005/006")), 7);
 	{
@@ -550,7 +570,7 @@ START_TEST(test_dequant_round_trips)
 
 	k3_tree(&t);
 	mp_tree_add_dequant(&t);
-	for (uint64_t ino = t.first_f32_ino; ino < t.end_ino; ino++) {
+	for (uint64_t ino = t.first_f32_ino; ino < t.metrics_ino; ino++) {
 		struct mp_node n;
 		uint64_t parent;
 
@@ -569,6 +589,7 @@ START_TEST(test_dequant_round_trips)
 		f32++;
 	}
 	ck_assert_uint_eq(f32, 3 * 82432);
+	ck_assert(mp_tree_node(&t, t.metrics_ino, &(struct mp_node){0}));
 	ck_assert(!mp_tree_node(&t, t.end_ino, &(struct mp_node){0}));
 }
 END_TEST
@@ -591,7 +612,7 @@ START_TEST(test_dequant_listing)
 		ck_assert_uint_eq(inos[i], mp_tree_lookup(&t, expert, files[i]));
 	}
 	/* the rest of the tree lists as before */
-	ck_assert_uint_eq(list(&t, MP_INO_ROOT, names, inos, 16), 7);
+	ck_assert_uint_eq(list(&t, MP_INO_ROOT, names, inos, 16), 8);
 	ck_assert_uint_eq(list(&t, walk(&t, "layers/033/444/up.f32"), names, inos, 16), 0);
 }
 END_TEST
@@ -611,7 +632,8 @@ START_TEST(test_tree_of_real_pack)
 	ck_assert_uint_eq(walk(&t, "demo.pack"), MP_INO_PACK);
 	ck_assert_uint_eq(walk(&t, "demo.pack.manifest.json"), MP_INO_CLIENT_MANIFEST);
 	ck_assert_uint_eq(t.layer_count, pack->m.layer_count);
-	ck_assert_uint_eq(t.end_ino, 7 + 92 + 5 * 92 * 3);
+	ck_assert_uint_eq(t.metrics_ino, 7 + 92 + 5 * 92 * 3 + 3 * 92 * 3);
+	ck_assert_uint_eq(t.end_ino, t.metrics_ino + 1);
 	ck_assert_mem_eq(&t.inode_generation, pack->index_digest, 8); /* little-endian host */
 	mp_pack_close(pack);
 	fx_cleanup(&f);
@@ -633,6 +655,7 @@ static const char *const f32_xattrs[] = {
 	"user.moepack.layer", "user.moepack.generation", "user.moepack.source_dtype",
 	"user.moepack.source_offset", "user.moepack.source_nbytes",
 };
+static const char *const layer_xattrs[] = {"user.moepack.expert_reads"};
 
 static const char *dtype_of(enum mp_role r)
 {
@@ -740,8 +763,13 @@ static void check_node_xattrs(const struct mp_pack *p, const struct mp_node *n)
 	char list[MP_XATTR_LIST_MAX], expect[MP_XATTR_LIST_MAX];
 	size_t len, elen = 0;
 
-	if (n->kind != MP_NODE_ROLE && n->kind != MP_NODE_OBJECT && n->kind != MP_NODE_F32)
+	if (n->kind == MP_NODE_LAYER) {
+		want = layer_xattrs;
+		nwant = 1;
+	} else if (n->kind != MP_NODE_ROLE && n->kind != MP_NODE_OBJECT &&
+		   n->kind != MP_NODE_F32) {
 		nwant = 0;
+	}
 	for (size_t i = 0; i < nwant; i++) {
 		memcpy(expect + elen, want[i], strlen(want[i]) + 1);
 		elen += strlen(want[i]) + 1;
@@ -757,6 +785,15 @@ static void check_node_xattrs(const struct mp_pack *p, const struct mp_node *n)
 	if (n->kind == MP_NODE_ROLE || n->kind == MP_NODE_OBJECT)
 		ck_assert_int_eq(mp_xattr_find(n->kind, "user.moepack.source_dtype"),
 				 MP_XA_COUNT);
+	if (n->kind == MP_NODE_LAYER) {
+		char value[16];
+
+		/* counters: the FUSE layer answers it (mount.test, metrics.test) */
+		ck_assert_int_eq(mp_xattr_find(n->kind, layer_xattrs[0]), MP_XA_EXPERT_READS);
+		ck_assert_uint_eq(mp_xattr_value(p, n, MP_XA_EXPERT_READS, value,
+						 sizeof value), 0);
+		return;
+	}
 
 	for (size_t i = 0; i < nwant; i++) {
 		enum mp_xattr id = mp_xattr_find(n->kind, want[i]);
@@ -801,7 +838,7 @@ START_TEST(test_every_xattr_of_every_file)
 	struct fx f;
 	struct mp_tree t;
 	struct mp_pack *pack = open_real_tree(&f, &t);
-	unsigned seen[MP_NODE_F32 + 1] = {0};
+	unsigned seen[MP_NODE_METRICS + 1] = {0};
 
 	for (uint64_t ino = MP_INO_ROOT; ino < t.end_ino; ino++) {
 		struct mp_node n;
@@ -813,6 +850,7 @@ START_TEST(test_every_xattr_of_every_file)
 	ck_assert_uint_eq(seen[MP_NODE_ROLE], 92 * 3 * 3);
 	ck_assert_uint_eq(seen[MP_NODE_OBJECT], 92 * 3);
 	ck_assert_uint_eq(seen[MP_NODE_F32], 92 * 3 * 3);
+	ck_assert_uint_eq(seen[MP_NODE_METRICS], 1);
 	mp_pack_close(pack);
 	fx_cleanup(&f);
 }

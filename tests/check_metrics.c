@@ -1,0 +1,366 @@
+/* check_metrics.c - the metrics counters, report and file writer (metrics.c). */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+
+#include "fixture.h"
+#include "metrics.h"
+#include "stats.h"
+
+static const uint32_t ids[] = {5, 17, 92};
+
+static struct mp_metrics_info info_of(void)
+{
+	return (struct mp_metrics_info){
+		.verify = "index",
+		.validation_ok = true,
+		.state_changed_at = 1700000000.0,
+		.start_time = 1700000000.0,
+		.uptime = 12.5,
+		.rss_bytes = 4096 * 3,
+		.layer_ids = ids,
+	};
+}
+
+/* The report as a NUL-terminated string to free. */
+static char *render(const struct mp_stats *s, const struct mp_metrics *m,
+		    const struct mp_metrics_info *info)
+{
+	char *buf = malloc(MP_METRICS_FILE_SIZE + 1);
+	struct mp_error err = {0};
+	size_t len = 0;
+
+	ck_assert_ptr_nonnull(buf);
+	ck_assert_int_eq(mp_metrics_render(s, m, info, buf, MP_METRICS_FILE_SIZE, &len, &err),
+			 MP_OK);
+	ck_assert_uint_gt(len, 0);
+	buf[len] = '\0';
+	return buf;
+}
+
+/* The report has this exact line. */
+static void has_line(const char *text, const char *line)
+{
+	size_t n = strlen(line);
+
+	for (const char *p = text; (p = strstr(p, line)); p++)
+		if ((p == text || p[-1] == '\n') && p[n] == '\n')
+			return;
+	ck_abort_msg("no line \"%s\" in the report", line);
+}
+
+START_TEST(test_report_counts)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	struct mp_metrics_scan scan = {.ran = true, .experts = 6, .roles = 18,
+				       .blocks = 99, .bytes_read = 12345};
+	char *text;
+
+	memset(&m, 0, sizeof m);
+	info.scan = &scan;
+	info.pack_changed = true;
+	info.state_changed_at = 1700000100.25;
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	mp_stats_count_object(&s, 1 * 4 + 3, 4096); /* layer 17, expert 3 */
+	mp_metrics_count_read(&m, MP_MF_ROLE, MP_ROLE_UP, true, 4096);
+	mp_metrics_count_read(&m, MP_MF_ROLE, MP_ROLE_UP, false, 100);
+	mp_metrics_count_read(&m, MP_MF_ROLE, MP_ROLE_DOWN, false, 7);
+	mp_metrics_count_read(&m, MP_MF_F32, MP_ROLE_GATE, false, 1024);
+	mp_metrics_count_read(&m, MP_MF_STATUS, MP_ROLE_COUNT, true, 10);
+	mp_metrics_count_error(&m, EIO);
+	mp_metrics_count_error(&m, EIO);
+	mp_metrics_count_error(&m, ENOSPC);
+	mp_metrics_count_error(&m, 100000); /* past the table: "other" */
+	mp_metrics_count_error(&m, -3);
+	text = render(&s, &m, &info);
+
+	has_line(text, "# HELP moepackfs_uptime_seconds Seconds since the pack was mounted.");
+	has_line(text, "# TYPE moepackfs_reads_total counter");
+	has_line(text, "moepackfs_info{version=\"" PACKAGE_VERSION
+		 "\",verify=\"index\",dequant=\"false\"} 1");
+	has_line(text, "moepackfs_validation_ok 1");
+	has_line(text, "moepackfs_pack_changed 1");
+	has_line(text, "moepackfs_pack_state_change_time_seconds 1700000100.250");
+	has_line(text, "moepackfs_start_time_seconds 1700000000.000");
+	has_line(text, "moepackfs_uptime_seconds 12.500");
+	has_line(text, "moepackfs_resident_memory_bytes 12288");
+	has_line(text, "moepackfs_reads_total{file=\"role\",mode=\"direct\"} 1");
+	has_line(text, "moepackfs_reads_total{file=\"role\",mode=\"buffered\"} 2");
+	has_line(text, "moepackfs_read_bytes_total{file=\"role\",mode=\"direct\"} 4096");
+	has_line(text, "moepackfs_read_bytes_total{file=\"role\",mode=\"buffered\"} 107");
+	has_line(text, "moepackfs_reads_total{file=\"f32\",mode=\"buffered\"} 1");
+	has_line(text, "moepackfs_read_bytes_total{file=\"f32\",mode=\"buffered\"} 1024");
+	has_line(text, "moepackfs_reads_total{file=\"object\",mode=\"direct\"} 0");
+	has_line(text, "moepackfs_reads_total{file=\"status\",mode=\"direct\"} 1");
+	has_line(text, "moepackfs_read_bytes_total{file=\"status\",mode=\"direct\"} 10");
+	has_line(text, "moepackfs_role_reads_total{role=\"up\"} 2");
+	has_line(text, "moepackfs_role_read_bytes_total{role=\"up\"} 4196");
+	has_line(text, "moepackfs_role_read_bytes_total{role=\"down\"} 7");
+	/* .f32 reads are not role-file reads */
+	has_line(text, "moepackfs_role_reads_total{role=\"gate\"} 0");
+	has_line(text, "moepackfs_layer_reads_total{layer=\"17\"} 1");
+	has_line(text, "moepackfs_layer_read_bytes_total{layer=\"17\"} 4096");
+	has_line(text, "moepackfs_layer_read_bytes_total{layer=\"92\"} 0");
+	has_line(text, "moepackfs_read_errors_total{errno=\"EIO\"} 2");
+	has_line(text, "moepackfs_read_errors_total{errno=\"ENOMEM\"} 0");
+	has_line(text, "moepackfs_read_errors_total{errno=\"ENOSPC\"} 1");
+	has_line(text, "moepackfs_read_errors_total{errno=\"other\"} 2");
+	has_line(text, "moepackfs_payload_scan_enabled 1");
+	has_line(text, "moepackfs_payload_scan_read_bytes_total 12345");
+	has_line(text, "moepackfs_metrics_file_writes_total 0");
+	/* unseen errnos are not listed; no per-expert series, no seal series */
+	ck_assert_ptr_null(strstr(text, "EPERM"));
+	ck_assert_ptr_null(strstr(text, "expert="));
+	ck_assert_ptr_null(strstr(text, "seal"));
+	/* the 0.0.4 text format: no OpenMetrics end marker */
+	ck_assert_ptr_null(strstr(text, "# EOF"));
+	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
+/* Every sample follows its family's HELP and TYPE; counters end in _total. */
+START_TEST(test_report_shape)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char *text, *save = NULL, family[128] = "", type[32] = "";
+	unsigned samples = 0;
+
+	memset(&m, 0, sizeof m);
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	text = render(&s, &m, &info);
+	for (char *line = strtok_r(text, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char name[128];
+
+		if (sscanf(line, "# TYPE %127s %31s", family, type) == 2) {
+			ck_assert_msg(strncmp(family, "moepackfs_", 10) == 0, "%s", family);
+			if (strcmp(type, "counter") == 0)
+				ck_assert_msg(strlen(family) > 6 &&
+					      strcmp(family + strlen(family) - 6, "_total") == 0,
+					      "counter %s", family);
+			continue;
+		}
+		if (line[0] == '#')
+			continue;
+		ck_assert_int_eq(sscanf(line, "%127[^{ ]", name), 1);
+		ck_assert_msg(strcmp(name, family) == 0, "%s outside its family %s", name,
+			      family);
+		/* name{labels} value: two fields, no timestamp */
+		ck_assert_msg(strchr(strrchr(line, '}') ? strrchr(line, '}') : line, ' ') ==
+			      strrchr(line, ' '), "a timestamp or more in: %s", line);
+		samples++;
+	}
+	ck_assert_uint_gt(samples, 40);
+	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
+START_TEST(test_report_too_small)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char buf[512];
+	size_t len = 99;
+
+	memset(&m, 0, sizeof m);
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	ck_assert_int_eq(mp_metrics_render(&s, &m, &info, buf, sizeof buf, &len, &err),
+			 MP_E_NOMEM);
+	ck_assert_uint_eq(len, 0);
+	ck_assert_ptr_nonnull(strstr(err.msg, "do not fit in 512 bytes"));
+	mp_stats_free(&s);
+}
+END_TEST
+
+struct counting {
+	struct mp_metrics *m;
+	unsigned n;
+};
+
+static void *count_many(void *arg)
+{
+	struct counting *c = arg;
+
+	for (unsigned i = 0; i < c->n; i++)
+		mp_metrics_count_read(c->m, MP_MF_OBJECT, MP_ROLE_COUNT, i & 1, 3);
+	return NULL;
+}
+
+/* Threads land in shards; the sums are exact. */
+START_TEST(test_sharded_counts_are_exact)
+{
+	static struct mp_metrics m;
+	struct counting c = {.m = &m, .n = 50000};
+	pthread_t t[8];
+
+	memset(&m, 0, sizeof m);
+	ck_assert_uint_eq(sizeof m.shard[0] % 64, 0);
+	for (int i = 0; i < 8; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, count_many, &c), 0);
+	for (int i = 0; i < 8; i++)
+		pthread_join(t[i], NULL);
+	ck_assert_uint_eq(mp_metrics_reads(&m, MP_MF_OBJECT, -1), 8 * 50000);
+	ck_assert_uint_eq(mp_metrics_reads(&m, MP_MF_OBJECT, 1), 8 * 25000);
+	ck_assert_uint_eq(mp_metrics_bytes(&m, MP_MF_OBJECT, 0), 3 * 8 * 25000);
+	ck_assert_uint_eq(mp_metrics_reads(&m, MP_MF_ROLE, -1), 0);
+}
+END_TEST
+
+START_TEST(test_expert_reads)
+{
+	struct mp_stats s;
+	struct mp_error err = {0};
+	char buf[64];
+
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	mp_stats_count_object(&s, 1 * 4 + 3, 1);
+	mp_stats_count_object(&s, 1 * 4 + 3, 1);
+	mp_stats_count_object(&s, 1 * 4 + 0, 1);
+	mp_stats_count_object(&s, 2 * 4 + 0, 1);
+	ck_assert_uint_eq(mp_metrics_expert_reads(&s, 1, buf, sizeof buf), 7);
+	ck_assert_str_eq(buf, "1 0 0 2");
+	ck_assert_uint_eq(mp_metrics_expert_reads(&s, 0, buf, sizeof buf), 7);
+	ck_assert_str_eq(buf, "0 0 0 0");
+	/* past the layers, or no room: nothing */
+	ck_assert_uint_eq(mp_metrics_expert_reads(&s, 3, buf, sizeof buf), 0);
+	ck_assert_uint_eq(mp_metrics_expert_reads(&s, 1, buf, 7), 0);
+	ck_assert_uint_eq(mp_metrics_expert_reads(&s, 1, buf, 8), 7);
+	mp_stats_free(&s);
+}
+END_TEST
+
+static char *slurp(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+static unsigned entries(const char *dir)
+{
+	char cmd[600];
+	FILE *p;
+	unsigned n = 0;
+
+	snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
+	p = popen(cmd, "r");
+	ck_assert_ptr_nonnull(p);
+	ck_assert_int_eq(fscanf(p, "%u", &n), 1);
+	pclose(p);
+	return n;
+}
+
+START_TEST(test_write_file)
+{
+	char dir[] = "/tmp/moepack-check-metrics.XXXXXX", path[256], victim[256],
+	     tmp[300];
+	struct mp_error err = {0};
+	struct stat st;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/m.prom", dir);
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
+
+	/* new, then replaced */
+	ck_assert_int_eq(mp_metrics_write_file(path, "a 1\n", 4, &err), MP_OK);
+	ck_assert_str_eq(slurp(path), "a 1\n");
+	ck_assert_int_eq(mp_metrics_write_file(path, "b 2\n", 4, &err), MP_OK);
+	ck_assert_str_eq(slurp(path), "b 2\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0644);
+	ck_assert_uint_eq(entries(dir), 1);
+
+	/* a symlink at the path is replaced, its target untouched */
+	fd = open(victim, O_WRONLY | O_CREAT, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(write(fd, "keep", 4), 4);
+	close(fd);
+	unlink(path);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	ck_assert_int_eq(mp_metrics_write_file(path, "c 3\n", 4, &err), MP_OK);
+	ck_assert_str_eq(slurp(victim), "keep");
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+
+	/* a symlink at the temporary name (a leftover, or planted) is removed,
+	 * never followed */
+	ck_assert_int_eq(symlink(victim, tmp), 0);
+	ck_assert_int_eq(mp_metrics_write_file(path, "d 4\n", 4, &err), MP_OK);
+	ck_assert_str_eq(slurp(victim), "keep");
+	ck_assert_str_eq(slurp(path), "d 4\n");
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+
+	/* a directory at the path: refused, nothing left behind */
+	unlink(path);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(mp_metrics_write_file(path, "e 5\n", 4, &err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename"));
+	ck_assert_ptr_nonnull(strstr(err.msg, path));
+	ck_assert_int_eq(lstat(tmp, &st), -1);
+	rmdir(path);
+
+	/* no such directory */
+	snprintf(path, sizeof path, "%s/nope/m.prom", dir);
+	ck_assert_int_eq(mp_metrics_write_file(path, "f 6\n", 4, &err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot create"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "No such file or directory"));
+
+	unlink(victim);
+	ck_assert_int_eq(rmdir(dir), 0);
+}
+END_TEST
+
+START_TEST(test_rss)
+{
+	ck_assert_uint_gt(mp_metrics_rss_bytes(), 0);
+}
+END_TEST
+
+static Suite *metrics_suite(void)
+{
+	Suite *s = suite_create("metrics");
+	TCase *tc = tcase_create("metrics");
+
+	tcase_add_test(tc, test_report_counts);
+	tcase_add_test(tc, test_report_shape);
+	tcase_add_test(tc, test_report_too_small);
+	tcase_add_test(tc, test_sharded_counts_are_exact);
+	tcase_add_test(tc, test_expert_reads);
+	tcase_add_test(tc, test_write_file);
+	tcase_add_test(tc, test_rss);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fx_run_suite(metrics_suite());
+}
