@@ -244,8 +244,10 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 	json_object_set_new(o, "pack", cli_json_text(a->pack));
 	json_object_set_new(o, "manifest",
 			    cli_json_text(pack ? pack->manifest_path : manifest));
+	/* only a pack that passed is vouched for: a digest next to "ok":
+	 * false (payload, full digest, ...) would read as a valid identity */
 	json_object_set_new(o, "index_sha256",
-			    pack ? json_string(pack->m.index_sha256) : json_null());
+			    ok ? json_string(pack->m.index_sha256) : json_null());
 	json_object_set_new(o, "full_sha256_checked",
 			    json_boolean(pack && pack->full_checked));
 	json_object_set_new(o, "warnings", warnings_json(pack));
