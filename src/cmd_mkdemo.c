@@ -15,7 +15,8 @@ static const char usage_text[] =
 	"Usage: moepack mkdemo --out PACK [OPTIONS]\n"
 	"Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
 	"blocks), its manifest and a model config PACK.config.json.  Files are\n"
-	"written beside their targets and renamed into place at the end.\n"
+	"written beside their targets and renamed into place at the end; an\n"
+	"existing PACK is replaced only with --force.\n"
 	"\n"
 	"  -o, --out=PACK           the pack to write (required)\n"
 	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
@@ -29,6 +30,7 @@ static const char usage_text[] =
 	"  -s, --seed=N             payload seed (default 0)\n"
 	"      --sparse             leave the payloads as a hole (fast, any size)\n"
 	"      --full-sha256        record expert_pack.sha256 of the whole file\n"
+	"  -f, --force              replace an existing PACK\n"
 	"  -q, --quiet              print nothing on success\n"
 	"  -h, --help               show this help and exit\n"
 	"\n"
@@ -57,6 +59,7 @@ static const struct option long_options[] = {
 	{"seed", required_argument, NULL, 's'},
 	{"sparse", no_argument, NULL, OPT_SPARSE},
 	{"full-sha256", no_argument, NULL, OPT_FULL_SHA256},
+	{"force", no_argument, NULL, 'f'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -90,14 +93,15 @@ static const struct number_option *find_number_option(int key)
 }
 
 /* Returns 0 to go on, -1 after --help, or an exit status. */
-static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet)
+static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet,
+		      bool *force)
 {
 	const char *cmd = argv[0];
 	const struct number_option *num;
 	struct mp_error err;
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "o:m:e:a:s:qh", long_options)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "o:m:e:a:s:fqh", long_options)) != -1) {
 		num = find_number_option(c);
 		if (num) {
 			uint64_t *field = (uint64_t *)((char *)o + num->field);
@@ -119,6 +123,9 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 			break;
 		case OPT_FULL_SHA256:
 			o->full_sha256 = true;
+			break;
+		case 'f':
+			*force = true;
 			break;
 		case 'q':
 			*quiet = true;
@@ -156,8 +163,9 @@ static void print_result(const struct mp_build_opts *o)
 	printf("manifest   %s\n", cli_text(shown, manifest ? manifest : ""));
 	free(manifest);
 	printf("config     %s.config.json\n", cli_text(shown, o->out));
-	printf("geometry   %d MoE layers x %llu experts, hidden %llu, inter %llu\n",
+	printf("geometry   %d MoE layers x %llu expert%s, hidden %llu, inter %llu\n",
 	       MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1, (unsigned long long)o->experts,
+	       o->experts == 1 ? "" : "s",
 	       (unsigned long long)o->hidden, (unsigned long long)o->inter);
 	printf("roles      up, gate %s %llu bytes; down %s %llu bytes\n", q2->name,
 	       (unsigned long long)mp_quant_bytes(q2, weights), q3->name,
@@ -204,9 +212,10 @@ int cmd_mkdemo(int argc, char **argv)
 	struct mp_build_opts o = {0};
 	struct progress_bar bar;
 	struct mp_error err = {0};
-	bool quiet = false;
+	bool quiet = false, force = false;
 	enum mp_err code;
-	int rc = parse_args(argc, argv, &o, &quiet);
+	struct stat st;
+	int rc = parse_args(argc, argv, &o, &quiet, &force);
 
 	if (rc)
 		return rc < 0 ? cli_finish_stdout(cmd) : rc;
@@ -218,6 +227,11 @@ int cmd_mkdemo(int argc, char **argv)
 	if (code)
 		return build_error(cmd, &err);
 
+	/* a demo run twice must not silently replace a pack someone kept */
+	if (!force && lstat(o.out, &st) == 0 &&
+	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		return cli_usage_error(cmd, "%s exists: give --force to replace it (with its "
+				       "manifest and config)", o.out);
 	cli_catch_signals(on_fatal_signal);
 	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
 	o.progress = progress_bar_update;

@@ -289,9 +289,13 @@ static void print_summary(const struct mp_pack *pack)
 		full = "full sha256 not checked";
 	else
 		full = "no full sha256 in manifest";
-	printf("%s: valid (%zu layers x %llu experts, index sha256 %.16s..., %s)\n",
-	       cli_text(shown, pack->path), pack->m.layer_count, (unsigned long long)pack->m.num_experts,
-	       pack->m.index_sha256, full);
+	/* both layer counts: --expect-layers compares num_hidden_layers (93),
+	 * the pack holds the MoE layers (92) */
+	printf("%s: valid (num_hidden_layers %llu, %zu MoE layers x %llu expert%s, "
+	       "index sha256 %.16s..., %s)\n",
+	       cli_text(shown, pack->path), (unsigned long long)pack->m.num_hidden_layers,
+	       pack->m.layer_count, (unsigned long long)pack->m.num_experts,
+	       pack->m.num_experts == 1 ? "" : "s", pack->m.index_sha256, full);
 }
 
 static void print_payload_summary(const char *path, const struct payload *pl)
