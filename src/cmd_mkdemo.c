@@ -8,11 +8,13 @@
 
 #include "build.h"
 #include "cli.h"
+#include "ggufwrite.h"
 #include "progress.h"
 #include "quant.h"
 
 static const char usage_text[] =
 	"Usage: moepack mkdemo --out PACK [OPTIONS]\n"
+	"       moepack mkdemo --gguf DIR [--experts N] [--hidden N] [--inter N] ...\n"
 	"Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
 	"blocks), its manifest and a model config PACK.config.json.  Files are\n"
 	"written beside their targets and renamed into place at the end; an\n"
@@ -38,6 +40,13 @@ static const char usage_text[] =
 	"Kimi K3 geometry: --experts 896 --hidden 3584 --inter 3072 --sparse\n"
 	"(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
 	"\n"
+	"With --gguf DIR, write instead a small Kimi-K3-shaped GGUF checkpoint to\n"
+	"try build on: DIR/" MP_GGUF_DEMO_PREFIX "-0000i-of-00003.gguf (i = 1..3) and\n"
+	"DIR/config.json, 92 MoE layers of --experts (default 2) experts, --hidden\n"
+	"(default 512) x --inter (default 1024), seeded by --seed; DIR is created\n"
+	"if missing, existing files are replaced only with --force.  It is not\n"
+	"Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
+	"\n"
 	"Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n";
 
 enum {
@@ -46,6 +55,7 @@ enum {
 	OPT_GAP,
 	OPT_SPARSE,
 	OPT_FULL_SHA256,
+	OPT_GGUF,
 };
 
 static const struct option long_options[] = {
@@ -60,6 +70,7 @@ static const struct option long_options[] = {
 	{"sparse", no_argument, NULL, OPT_SPARSE},
 	{"full-sha256", no_argument, NULL, OPT_FULL_SHA256},
 	{"force", no_argument, NULL, 'f'},
+	{"gguf", required_argument, NULL, OPT_GGUF},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
@@ -94,8 +105,9 @@ static const struct number_option *find_number_option(int key)
 
 /* Returns 0 to go on, -1 after --help, or an exit status. */
 static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet,
-		      bool *force)
+		      bool *force, const char **gguf)
 {
+	bool pack_only = false; /* an option that means nothing with --gguf */
 	const char *cmd = argv[0];
 	const struct number_option *num;
 	struct mp_error err;
@@ -117,12 +129,18 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 			break;
 		case 'm':
 			o->manifest = optarg;
+			pack_only = true;
 			break;
 		case OPT_SPARSE:
 			o->sparse = true;
+			pack_only = true;
 			break;
 		case OPT_FULL_SHA256:
 			o->full_sha256 = true;
+			pack_only = true;
+			break;
+		case OPT_GGUF:
+			*gguf = optarg;
 			break;
 		case 'f':
 			*force = true;
@@ -140,8 +158,17 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 	if (optind < argc)
 		return cli_usage_error(cmd, "unexpected argument '%s' (the pack is given "
 				       "with --out)", argv[optind]);
+	if (*gguf) {
+		if (!**gguf)
+			return cli_usage_error(cmd, "--gguf: empty directory name");
+		if (o->out || pack_only || o->alignment || o->gap)
+			return cli_usage_error(cmd, "--gguf writes a checkpoint, not a pack: no "
+					       "--out, --manifest, --alignment, --gap, --sparse or "
+					       "--full-sha256");
+		return CLI_EXIT_OK;
+	}
 	if (!o->out || !*o->out)
-		return cli_usage_error(cmd, "missing --out PACK");
+		return cli_usage_error(cmd, "missing --out PACK (or --gguf DIR)");
 	return CLI_EXIT_OK;
 }
 
@@ -194,6 +221,44 @@ static int build_error(const char *cmd, const struct mp_error *err)
 	return cli_exit_status(err->code);
 }
 
+/* --gguf DIR: the demo checkpoint, and what to try with it. */
+static int make_gguf(const char *cmd, const char *dir, const struct mp_build_opts *b,
+		     bool force, bool quiet)
+{
+	struct mp_gguf_demo_opts o = {.dir = dir, .experts = b->experts, .hidden = b->hidden,
+				      .inter = b->inter, .seed = b->seed, .force = force};
+	struct mp_gguf_demo_result res;
+	struct mp_error err = {0};
+	char human[32], shown[CLI_TEXT_MAX], shown2[CLI_TEXT_MAX];
+	enum mp_err code = mp_gguf_demo_resolve(&o, &err);
+
+	if (!code)
+		code = mp_gguf_demo_write(&o, &res, &err);
+	if (code == MP_E_USAGE)
+		return build_usage_error(cmd, &err);
+	if (code)
+		return build_error(cmd, &err);
+	if (!quiet) {
+		printf("shards     %s .. -%05d-of-%05d.gguf (%d files, %llu tensors, %llu bytes, "
+		       "%s)\n", cli_text(shown, res.shard[0]), MP_GGUF_DEMO_SHARDS,
+		       MP_GGUF_DEMO_SHARDS, MP_GGUF_DEMO_SHARDS,
+		       (unsigned long long)res.tensors, (unsigned long long)res.bytes,
+		       format_bytes(human, sizeof human, res.bytes));
+		printf("config     %s\n", cli_text(shown, res.config));
+		printf("geometry   %d MoE layers x %llu expert%s, hidden %llu, inter %llu (not "
+		       "Kimi-K3's: give --any-geometry)\n",
+		       MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1, (unsigned long long)o.experts,
+		       o.experts == 1 ? "" : "s", (unsigned long long)o.hidden,
+		       (unsigned long long)o.inter);
+		printf("try        moepack check-gguf --any-geometry %s/*.gguf\n",
+		       cli_text(shown2, dir));
+		printf("           moepack build --any-geometry --gguf %s --config %s\n",
+		       cli_text(shown2, res.shard[0]), cli_text(shown, res.config));
+	}
+	mp_gguf_demo_result_free(&res);
+	return cli_finish_stdout(cmd);
+}
+
 /*
  * An interrupted run must leave no temporary files (a K3-sized sparse pack
  * is 918 GiB apparent): remove them, then die of the same signal so that
@@ -213,12 +278,15 @@ int cmd_mkdemo(int argc, char **argv)
 	struct progress_bar bar;
 	struct mp_error err = {0};
 	bool quiet = false, force = false;
+	const char *gguf = NULL;
 	enum mp_err code;
 	struct stat st;
-	int rc = parse_args(argc, argv, &o, &quiet, &force);
+	int rc = parse_args(argc, argv, &o, &quiet, &force, &gguf);
 
 	if (rc)
 		return rc < 0 ? cli_finish_stdout(cmd) : rc;
+	if (gguf)
+		return make_gguf(cmd, gguf, &o, force, quiet);
 	/* Resolve first, so that a bad geometry is a usage error with the
 	 * "Try --help" line and the defaults can be reported. */
 	code = mp_build_resolve(&o, &err);
