@@ -271,9 +271,14 @@ int cmd_check_gguf(int argc, char **argv)
 			}
 			for (size_t k = 0; k < nkeys && !seen; k++)
 				seen = set_key_equal(&keys[k], &keys[nkeys]);
+			if (seen) {
+				/* its set was checked already; only new sets are
+				 * kept, so a glob of one set costs one comparison */
+				free(keys[nkeys].dir_text);
+				free(keys[nkeys].name);
+				continue;
+			}
 			nkeys++;
-			if (seen)
-				continue; /* its set was checked already */
 			one = check_set(argv[i], kimi, json);
 		} else {
 			one = force_set ? check_set(argv[i], kimi, json) : check_one(argv[i], json);
@@ -281,6 +286,7 @@ int cmd_check_gguf(int argc, char **argv)
 		if (one > status)
 			status = one;
 	}
+	/* <= nkeys: a key whose making failed half-way */
 	for (size_t k = 0; k <= nkeys && k < (size_t)(argc - optind); k++) {
 		free(keys[k].dir_text);
 		free(keys[k].name);

@@ -123,6 +123,8 @@ enum {
 	KEY_DROP,
 };
 
+/* The -o options come first: the unknown-option message lists the entries
+ * up to the first one that starts with '-'. */
 static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
 	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
