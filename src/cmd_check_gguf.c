@@ -276,6 +276,7 @@ int cmd_check_gguf(int argc, char **argv)
 				 * kept, so a glob of one set costs one comparison */
 				free(keys[nkeys].dir_text);
 				free(keys[nkeys].name);
+				memset(&keys[nkeys], 0, sizeof keys[nkeys]);
 				continue;
 			}
 			nkeys++;

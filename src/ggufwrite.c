@@ -392,11 +392,13 @@ static enum mp_err target_open(struct target *t, const char *dir, const char *na
 static enum mp_err target_close(struct target *t, struct mp_error *err)
 {
 	int failed = fsync(t->fd) != 0;
-	int saved = errno;
+	int saved = failed ? errno : 0;
 
-	failed |= close(t->fd) != 0;
-	if (!saved)
-		saved = errno;
+	if (close(t->fd) != 0) {
+		failed = 1;
+		if (!saved)
+			saved = errno;
+	}
 	t->fd = -1;
 	if (failed)
 		return mp_fail(err, MP_E_GGUF_IO, "cannot write %s: %s", t->path,
@@ -428,13 +430,18 @@ static enum mp_err check_directory(const char *dir, struct mp_error *err)
 			       strerror(errno));
 	while (!rc && (e = readdir(d)) != NULL) {
 		size_t n = strlen(e->d_name);
-		unsigned no;
-		char tail;
+		bool ours = false;
 
 		if (e->d_name[0] == '.' || n < 5 || strcmp(e->d_name + n - 5, ".gguf") != 0)
 			continue;
-		if (sscanf(e->d_name, MP_GGUF_DEMO_PREFIX "-%5u-of-00003.gguf%c", &no, &tail) == 1 &&
-		    n == sizeof MP_GGUF_DEMO_PREFIX - 1 + 20 && no >= 1 && no <= MP_GGUF_DEMO_SHARDS)
+		for (int i = 1; i <= MP_GGUF_DEMO_SHARDS; i++) {
+			char name[64];
+
+			snprintf(name, sizeof name, MP_GGUF_DEMO_PREFIX "-%05d-of-%05d.gguf", i,
+				 MP_GGUF_DEMO_SHARDS);
+			ours |= strcmp(e->d_name, name) == 0;
+		}
+		if (ours)
 			continue;
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s holds %s, and build takes every "
 			     "*.gguf file of a directory as one checkpoint: use another "
