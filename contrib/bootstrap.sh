@@ -2,15 +2,21 @@
 # bootstrap.sh - set up moepackfs on a fresh Debian 12 machine (as root).
 #
 #   sh contrib/bootstrap.sh demo   install what is missing, build, make a demo
-#                                  pack, verify, inspect and mount it
+#                                  pack, verify, inspect and mount it, make a
+#                                  small GGUF checkpoint and build a pack of
+#                                  it, then say what to do next
 #   sh contrib/bootstrap.sh test   install what is missing, build with
 #                                  -Werror, run the whole suite, then again
 #                                  under AddressSanitizer/UBSan, then each
 #                                  libFuzzer target for ${FUZZ_SECONDS:-60} s
 #                                  (clang build), then distcheck
 #
-# Builds go to build/ (and build-asan/) inside the checkout; the demo pack
-# goes to ${DEMO_DIR:-/tmp/moepack-demo}.
+# Builds go to build/ (and build-asan/) inside the checkout, as the README's
+# build by hand does, so either may come first: demo reuses a build/ that is
+# already configured (keeping its options), or a source tree configured in
+# place (the old by-hand way); test configures build/ itself and so needs
+# the source tree unconfigured.  The demo files go to
+# ${DEMO_DIR:-/tmp/moepack-demo}; running demo again replaces them.
 set -eu
 
 mode=${1:-}
@@ -71,6 +77,24 @@ summarize() {
 	done | awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }'
 }
 
+# The demo's build: an existing configuration is reused as it is; else
+# build/ is configured.  Sets bin to where the programs are.
+demo_build() {
+	if [ -f "$top/config.status" ]; then
+		say "building in the source tree (configured there by hand)"
+		make -C "$top" -s -j"$jobs"
+		bin=$top/src
+	elif [ -f "$top/build/config.status" ]; then
+		say "building in build/ (already configured)"
+		make -C "$top/build" -s -j"$jobs"
+		bin=$top/build/src
+	else
+		say "building"
+		build build
+		bin=$top/build/src
+	fi
+}
+
 run_suite() {
 	dir=$top/$1
 	say "make check in $1"
@@ -85,13 +109,11 @@ run_suite() {
 case $mode in
 demo)
 	install_missing
-	say "building"
-	build build
-	bin=$top/build/src
+	demo_build
 	demo=${DEMO_DIR:-/tmp/moepack-demo}
 	mkdir -p "$demo"
 	say "writing a demo pack (92 layers x 4 experts, page-aligned)"
-	"$bin/moepack" mkdemo --out "$demo/demo.pack" --experts 4 --full-sha256
+	"$bin/moepack" mkdemo --force --out "$demo/demo.pack" --experts 4 --full-sha256
 	say "moepack verify --full"
 	"$bin/moepack" verify --full "$demo/demo.pack"
 	say "moepack info"
@@ -117,9 +139,44 @@ demo)
 	say "unmounting"
 	fusermount3 -u "$mnt"
 	trap - EXIT
-	say "done: the demo pack is $demo/demo.pack"
+	ckpt=$demo/ckpt
+	shard=$ckpt/kimi-k3-demo-00001-of-00003.gguf
+	say "moepack mkdemo --gguf $ckpt   (a small Kimi-K3-shaped GGUF checkpoint)"
+	"$bin/moepack" mkdemo --force --gguf "$ckpt"
+	say "moepack check-gguf --any-geometry $ckpt/*.gguf"
+	"$bin/moepack" check-gguf --any-geometry "$ckpt"/*.gguf
+	say "moepack build --any-geometry --gguf $shard --config $ckpt/config.json"
+	"$bin/moepack" build --any-geometry --gguf "$shard" --config "$ckpt/config.json"
+	say "moepack verify --payload $ckpt/kimi-k3-demo.expert-major.pack"
+	"$bin/moepack" verify --payload --config "$ckpt/config.json" \
+		"$ckpt/kimi-k3-demo.expert-major.pack"
+	say "done"
+	cat <<EOF
+The demo pack is $demo/demo.pack; the pack built from GGUF shards is
+$ckpt/kimi-k3-demo.expert-major.pack.
+
+Next steps:
+  - The programs are $bin/moepack and $bin/moepackfs.
+    Their manual: man -l $top/man/moepack.1 (also moepackfs.1, moepack-pack.5).
+  - Mount a pack and unmount it (fusermount3 -uz if a reader still holds
+    files open):
+        $bin/moepackfs $demo/demo.pack $mnt
+        fusermount3 -u $mnt
+  - Install both programs and the manual pages under /usr/local:
+        make -C $(dirname "$bin") install
+  - Build the pack of a real checkpoint (any shard names the set):
+        $bin/moepack check-gguf /models/k3/Kimi-K3-*-of-*.gguf
+        $bin/moepack build --gguf /models/k3/Kimi-K3-00001-of-000NN.gguf --config config.json
+  - Run the whole test suite: sh contrib/bootstrap.sh test
+EOF
 	;;
 test)
+	if [ -f "$top/config.status" ]; then
+		echo "bootstrap: $top is configured in place (./configure run there);" \
+			"the test configures build/ and build-asan/, which configure" \
+			"refuses beside it: run 'make distclean' in $top first" >&2
+		exit 2
+	fi
 	install_missing
 	say "warnings-as-errors build"
 	build build --enable-werror

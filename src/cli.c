@@ -113,6 +113,31 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	return c;
 }
 
+static bool is_role_operand(const char *s, bool object_ok)
+{
+	return mp_role_from_name(s) != MP_ROLE_COUNT || (object_ok && strcmp(s, "object") == 0);
+}
+
+int cli_role_order(const char *cmd, char *const ops[4], bool object_ok)
+{
+	const char *others[2];
+	int role = -1, n = 0;
+
+	if (is_role_operand(ops[3], object_ok))
+		return -1;
+	for (int i = 1; i <= 3; i++) {
+		if (role < 0 && i < 3 && is_role_operand(ops[i], object_ok))
+			role = i;
+		else if (n < 2)
+			others[n++] = ops[i];
+	}
+	if (role < 0)
+		return -1;
+	return cli_usage_error(cmd, "operands in the wrong order: '%s' is the ROLE, which "
+			       "comes last (PACK LAYER EXPERT ROLE): did you mean '%s %s %s'?",
+			       ops[role], others[0], others[1], ops[role]);
+}
+
 static bool is_negative_number(const char *a)
 {
 	return a[0] == '-' && a[1] >= '0' && a[1] <= '9' &&
@@ -272,11 +297,16 @@ int cli_print_json(json_t *value, size_t flags)
 
 int cli_finish_stdout(const char *cmd)
 {
+	return cli_finish_stdout_errno(cmd, 0);
+}
+
+int cli_finish_stdout_errno(const char *cmd, int error)
+{
 	int failed, saved;
 
 	errno = 0;
 	failed = fflush(stdout) != 0 || ferror(stdout);
-	saved = errno;
+	saved = errno ? errno : error;
 
 	if (!failed)
 		return CLI_EXIT_OK;

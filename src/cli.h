@@ -88,6 +88,15 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 int cli_negative_operand(int argc, char **argv, const char *shortopts,
 			 const struct option *longopts, const char **text);
 
+/*
+ * The operands PACK LAYER EXPERT ROLE (ops[0..3]) given in another order,
+ * as in "moepack cat PACK up 17 3": when ops[3] is not a role (nor
+ * "object" where allowed) but ops[1] or ops[2] is one, print a usage error
+ * that says so and shows the order meant, and return CLI_EXIT_USAGE;
+ * otherwise return -1.
+ */
+int cli_role_order(const char *cmd, char *const ops[4], bool object_ok);
+
 /* Number parsing flags. */
 #define CLI_NUM_SUFFIX 1u /* accept K, M, G, T (binary) suffixes */
 
@@ -135,6 +144,13 @@ int cli_print_json(json_t *value, size_t flags);
  * away (EPIPE) is not reported, but still gives CLI_EXIT_IO.
  */
 int cli_finish_stdout(const char *cmd);
+
+/*
+ * The same, for a caller that saw a write to stdout fail with errno
+ * `error` (0: none seen): stdio keeps only that it failed, and a later
+ * fflush() with nothing left to write cannot say why.
+ */
+int cli_finish_stdout_errno(const char *cmd, int error);
 
 /*
  * Run handler on SIGINT, SIGTERM and SIGHUP (once: SA_RESETHAND restores the

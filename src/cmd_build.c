@@ -132,22 +132,26 @@ static int parse_args(int argc, char **argv, struct args *a)
 	return CLI_EXIT_OK;
 }
 
-/* Each problem on its own line; the status of the worst. */
-static int report_problems(const char *cmd, const struct mp_shard_set *set)
+/* Each problem on its own line, "moepack: SET: ..." as check-gguf says
+ * it; the status of the worst. */
+static int report_problems(const struct mp_shard_set *set, const char *gguf)
 {
 	int status = CLI_EXIT_OK;
 	size_t kept = set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems
 							      : MP_SHARDS_MAX_PROBLEMS;
+	char name[CLI_TEXT_MAX], shown[CLI_TEXT_MAX];
 
+	mp_shards_name(set, gguf, name, sizeof name);
+	cli_text(shown, name);
 	for (size_t i = 0; i < kept; i++) {
 		int s = cli_exit_status(set->problems[i].code);
 
-		fprintf(stderr, "moepack %s: %s\n", cmd, set->problems[i].msg);
+		fprintf(stderr, "moepack: %s: %s\n", shown, set->problems[i].msg);
 		if (s > status)
 			status = s;
 	}
 	if (set->nproblems > kept)
-		fprintf(stderr, "moepack %s: ... and %zu more problems\n", cmd,
+		fprintf(stderr, "moepack: %s: ... and %zu more problems\n", shown,
 			set->nproblems - kept);
 	return status;
 }
@@ -228,10 +232,8 @@ int cmd_build(int argc, char **argv)
 	if (status)
 		return status < 0 ? cli_finish_stdout(cmd) : status;
 	rc = mp_shards_open(a.gguf, &set, &err);
-	if (!set) {
-		fprintf(stderr, "moepack %s: %s\n", cmd, err.msg);
-		return cli_exit_status(rc);
-	}
+	if (!set)
+		return cli_report(a.gguf, &err);
 	ex = calloc(1, sizeof *ex);
 	if (!ex) {
 		mp_shards_close(set);
@@ -248,7 +250,7 @@ int cmd_build(int argc, char **argv)
 		}
 	}
 	if (rc) {
-		status = report_problems(cmd, set);
+		status = report_problems(set, a.gguf);
 		goto out;
 	}
 	cli_catch_signals(on_signal);
@@ -259,9 +261,11 @@ int cmd_build(int argc, char **argv)
 	progress_bar_finish(&bar);
 	if (rc) {
 		int sig = mp_gguf_build_interrupted();
+		char name[CLI_TEXT_MAX];
 
-		fprintf(stderr, "moepack %s: %s\n", cmd, err.msg);
-		status = cli_exit_status(rc);
+		if (!res.pack_path)
+			mp_shards_name(set, a.gguf, name, sizeof name);
+		status = cli_report(res.pack_path ? res.pack_path : name, &err);
 		/* like the reference: a pack that cannot be read is not valid */
 		if (a.o.check_only && rc == MP_E_PACK_IO)
 			status = CLI_EXIT_INVALID;

@@ -179,6 +179,8 @@ static int parse_args(int argc, char **argv, struct cat_args *a)
 							"ROLE"}[argc - optind]);
 	if (argc - optind > 4)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
+	if ((c = cli_role_order(cmd, argv + optind, true)) >= 0)
+		return c;
 	a->pack_path = argv[optind];
 	a->layer = argv[optind + 1];
 	a->expert = argv[optind + 2];

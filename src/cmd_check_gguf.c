@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include "cli.h"
 #include "gguf.h"
@@ -31,7 +32,8 @@ static const char usage_text[] =
 	"in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
 	"all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
 	"types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
-	"problem is reported, then one summary line for the set.\n"
+	"problem is reported, then one summary line for the set.  A set is checked\n"
+	"once however many of its shards are named (a glob names them all).\n"
 	"\n"
 	"  -s, --set                check an unsplit FILE.gguf as a set of one\n"
 	"      --any-geometry       any expert count and sizes, not Kimi-K3's\n"
@@ -111,6 +113,49 @@ static bool is_split_name(const char *path)
 	return true;
 }
 
+/*
+ * Which split set a shard operand names: its directory (by device and
+ * inode, so "d/x" and "./d/x" agree) and the file name with the shard
+ * number blanked.  A glob hands over every shard of a set; the set is
+ * checked once, for the first of them.
+ */
+struct set_key {
+	dev_t dev;
+	ino_t ino;
+	char *dir_text; /* when the directory cannot be stat()ed */
+	char *name;     /* NAME-?????-of-MMMMM.gguf */
+};
+
+static bool set_key_make(const char *path, struct set_key *k)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t n = strlen(base);
+	struct stat st;
+
+	memset(k, 0, sizeof k[0]);
+	k->dir_text = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	k->name = strdup(base);
+	if (!k->dir_text || !k->name)
+		return false;
+	memset(k->name + n - 19, '?', 5); /* the NNNNN of -NNNNN-of-MMMMM.gguf */
+	if (stat(k->dir_text, &st) == 0) {
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
+		free(k->dir_text);
+		k->dir_text = NULL;
+	}
+	return true;
+}
+
+static bool set_key_equal(const struct set_key *a, const struct set_key *b)
+{
+	if (strcmp(a->name, b->name) != 0 || !a->dir_text != !b->dir_text)
+		return false;
+	return a->dir_text ? strcmp(a->dir_text, b->dir_text) == 0
+			   : a->dev == b->dev && a->ino == b->ino;
+}
+
 static int check_set(const char *path, bool kimi, bool json)
 {
 	struct mp_shard_set *set = NULL;
@@ -133,11 +178,7 @@ static int check_set(const char *path, bool kimi, bool json)
 			rc = mp_shards_experts(set, kimi, ex);
 	}
 	free(ex);
-	if (set->split)
-		snprintf(name, sizeof name, "%s/%s-NNNNN-of-%05zu.gguf", set->dir, set->prefix,
-			 set->count);
-	else
-		snprintf(name, sizeof name, "%s", path);
+	mp_shards_name(set, path, name, sizeof name);
 	mp_text_escape(safe, sizeof safe, name, strlen(name), 0);
 	mp_text_escape(arch, sizeof arch, set->architecture, strlen(set->architecture), 0);
 	kept = set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
@@ -147,7 +188,7 @@ static int check_set(const char *path, bool kimi, bool json)
 		if (s > status)
 			status = s;
 		if (!json)
-			fprintf(stderr, "moepack check-gguf: %s\n", set->problems[i].msg);
+			fprintf(stderr, "moepack: %s: %s\n", safe, set->problems[i].msg);
 	}
 	if (json) {
 		json_t *o = json_object(), *problems = json_array();
@@ -172,7 +213,7 @@ static int check_set(const char *path, bool kimi, bool json)
 			status = CLI_EXIT_IO;
 	} else {
 		if (set->nproblems > kept)
-			fprintf(stderr, "moepack check-gguf: ... and %zu more problems\n",
+			fprintf(stderr, "moepack: %s: ... and %zu more problems\n", safe,
 				set->nproblems - kept);
 		printf("%s: %s (%zu shard%s, %zu tensors, %llu bytes, architecture %s)\n", safe,
 		       rc ? "INVALID" : "ok", set->count, set->count == 1 ? "" : "s",
@@ -188,6 +229,8 @@ int cmd_check_gguf(int argc, char **argv)
 	const char *cmd = argv[0];
 	bool json = false, force_set = false, kimi = true;
 	int c, status = CLI_EXIT_OK;
+	struct set_key *keys;
+	size_t nkeys = 0;
 
 	while ((c = cli_getopt(cmd, argc, argv, "sjh", long_options)) != -1) {
 		switch (c) {
@@ -210,13 +253,46 @@ int cmd_check_gguf(int argc, char **argv)
 	if (optind >= argc)
 		return cli_usage_error(cmd, "missing FILE.gguf");
 
+	keys = calloc((size_t)(argc - optind), sizeof *keys);
+	if (!keys) {
+		fprintf(stderr, "moepack %s: out of memory\n", cmd);
+		return CLI_EXIT_IO;
+	}
 	for (int i = optind; i < argc; i++) {
-		int one = force_set || is_split_name(argv[i]) ? check_set(argv[i], kimi, json)
-							      : check_one(argv[i], json);
+		int one;
 
+		if (is_split_name(argv[i])) {
+			bool seen = false;
+
+			if (!set_key_make(argv[i], &keys[nkeys])) {
+				status = CLI_EXIT_IO;
+				fprintf(stderr, "moepack %s: out of memory\n", cmd);
+				break;
+			}
+			for (size_t k = 0; k < nkeys && !seen; k++)
+				seen = set_key_equal(&keys[k], &keys[nkeys]);
+			if (seen) {
+				/* its set was checked already; only new sets are
+				 * kept, so a glob of one set costs one comparison */
+				free(keys[nkeys].dir_text);
+				free(keys[nkeys].name);
+				memset(&keys[nkeys], 0, sizeof keys[nkeys]);
+				continue;
+			}
+			nkeys++;
+			one = check_set(argv[i], kimi, json);
+		} else {
+			one = force_set ? check_set(argv[i], kimi, json) : check_one(argv[i], json);
+		}
 		if (one > status)
 			status = one;
 	}
+	/* <= nkeys: a key whose making failed half-way */
+	for (size_t k = 0; k <= nkeys && k < (size_t)(argc - optind); k++) {
+		free(keys[k].dir_text);
+		free(keys[k].name);
+	}
+	free(keys);
 	c = cli_finish_stdout(cmd);
 	return c > status ? c : status;
 }

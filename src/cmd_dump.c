@@ -130,6 +130,7 @@ struct dump {
 	struct mp_pack *pack;
 	uint64_t layer_id, expert;
 	enum mp_role role;
+	int write_errno; /* of the write that failed: stdio forgets it */
 };
 
 static json_t *num_or_null(bool have, double v)
@@ -239,6 +240,8 @@ static int parse_args(int argc, char **argv, struct dump *d, struct mp_open_opts
 							"ROLE"}[argc - optind]);
 	if (argc - optind > 4)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
+	if ((c = cli_role_order(cmd, argv + optind, false)) >= 0)
+		return c;
 	d->pack_path = argv[optind];
 	d->role = mp_role_from_name(argv[optind + 3]);
 	if (d->role == MP_ROLE_COUNT)
@@ -315,14 +318,17 @@ static int run(struct dump *d)
 		case MODE_F32:
 			for (size_t i = 0; i < nv; i++)
 				put_le32(out + 4 * i, v[i]);
-			if (fwrite(out, 4, nv, stdout) != nv)
+			if (fwrite(out, 4, nv, stdout) != nv) {
+				d->write_errno = errno;
 				rc = CLI_EXIT_IO;
+			}
 			break;
 		case MODE_TEXT:
 			/* a row can end inside a step: the row length is a
 			 * multiple of 256, not of the step */
 			for (size_t i = 0; i < nv; i++) {
 				if (printf("%s%.9g", col ? " " : "", (double)v[i]) < 0) {
+					d->write_errno = errno;
 					rc = CLI_EXIT_IO;
 					break;
 				}
@@ -366,7 +372,7 @@ int cmd_dump(int argc, char **argv)
 	}
 	rc = run(&d);
 	mp_pack_close(d.pack);
-	if (cli_finish_stdout(d.cmd) && !rc)
+	if (cli_finish_stdout_errno(d.cmd, d.write_errno) && !rc)
 		rc = CLI_EXIT_IO;
 	return rc;
 }

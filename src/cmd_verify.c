@@ -244,8 +244,10 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 	json_object_set_new(o, "pack", cli_json_text(a->pack));
 	json_object_set_new(o, "manifest",
 			    cli_json_text(pack ? pack->manifest_path : manifest));
+	/* only a pack that passed is vouched for: a digest next to "ok":
+	 * false (payload, full digest, ...) would read as a valid identity */
 	json_object_set_new(o, "index_sha256",
-			    pack ? json_string(pack->m.index_sha256) : json_null());
+			    ok ? json_string(pack->m.index_sha256) : json_null());
 	json_object_set_new(o, "full_sha256_checked",
 			    json_boolean(pack && pack->full_checked));
 	json_object_set_new(o, "warnings", warnings_json(pack));
@@ -287,9 +289,13 @@ static void print_summary(const struct mp_pack *pack)
 		full = "full sha256 not checked";
 	else
 		full = "no full sha256 in manifest";
-	printf("%s: valid (%zu layers x %llu experts, index sha256 %.16s..., %s)\n",
-	       cli_text(shown, pack->path), pack->m.layer_count, (unsigned long long)pack->m.num_experts,
-	       pack->m.index_sha256, full);
+	/* both layer counts: --expect-layers compares num_hidden_layers (93),
+	 * the pack holds the MoE layers (92) */
+	printf("%s: valid (num_hidden_layers %llu, %zu MoE layers x %llu expert%s, "
+	       "index sha256 %.16s..., %s)\n",
+	       cli_text(shown, pack->path), (unsigned long long)pack->m.num_hidden_layers,
+	       pack->m.layer_count, (unsigned long long)pack->m.num_experts,
+	       pack->m.num_experts == 1 ? "" : "s", pack->m.index_sha256, full);
 }
 
 static void print_payload_summary(const char *path, const struct payload *pl)

@@ -134,6 +134,8 @@ enum {
 	KEY_DROP,
 };
 
+/* The -o options come first: the unknown-option message lists the entries
+ * up to the first one that starts with '-'. */
 static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
 	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
@@ -333,6 +335,20 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 			return -1;
 		return 1; /* the mount point, for fuse_parse_cmdline */
 	case FUSE_OPT_KEY_OPT:
+		/*
+		 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as
+		 * getopt would take them.  libfuse knows only the single
+		 * letters, so each goes on as its own argument.
+		 */
+		if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
+			for (const char *c = arg + 1; *c; c++) {
+				char one[3] = {'-', *c, '\0'};
+
+				if (fuse_opt_add_arg(out, one) != 0)
+					return -1;
+			}
+			return 0;
+		}
 		/* fstab-only options (x-systemd.*, comment=...) */
 		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
 			return 0;
@@ -1134,9 +1150,16 @@ static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_ses
 		return EXIT_IO;
 	}
 	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
-	if (!*se)
-		/* libfuse said which option it did not know */
+	if (!*se) {
+		/* libfuse said which option it did not know; say what is known */
+		fprintf(stderr, PROG ": valid -o options:");
+		for (const struct fuse_opt *o = option_spec; o->templ[0] != '-'; o++)
+			fprintf(stderr, "%s %s", o == option_spec ? "" : ",", o->templ);
+		fprintf(stderr, "; libfuse's allow_other, allow_root, auto_unmount, "
+			"default_permissions, max_threads=, clone_fd, debug; and mount(8)'s "
+			"generic ones (ro, defaults, nofail, x-*...)\n");
 		return usage_failure("invalid FUSE options");
+	}
 	return 0;
 }
 

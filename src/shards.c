@@ -461,6 +461,16 @@ enum mp_err mp_shards_open(const char *shard, struct mp_shard_set **out,
 	return set->nproblems ? set->problems[0].code : MP_OK;
 }
 
+void mp_shards_name(const struct mp_shard_set *set, const char *given, char *buf,
+		    size_t len)
+{
+	if (set->split && set->prefix)
+		snprintf(buf, len, "%s/%s-NNNNN-of-%05zu.gguf", set->dir, set->prefix,
+			 set->count);
+	else
+		snprintf(buf, len, "%s", given);
+}
+
 const struct mp_shard_tensor *mp_shards_find(const struct mp_shard_set *set, const char *name)
 {
 	for (size_t i = 0; i < set->ntensors; i++)
@@ -628,7 +638,7 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 		     ex->inter != MP_K3_INTER))
 		mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 				  "%s: %s is [%" PRIu64 ", %" PRIu64 ", %" PRIu64 "], must be "
-				  "[%d, %d, %d] (--any-geometry builds other sizes)",
+				  "[%d, %d, %d] (--any-geometry accepts other sizes)",
 				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref->name, ex->hidden,
 				  ex->inter, ex->experts, MP_K3_HIDDEN, MP_K3_INTER,
 				  MP_K3_EXPERTS);

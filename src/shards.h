@@ -70,6 +70,13 @@ enum mp_err mp_shards_open(const char *shard, struct mp_shard_set **out,
 			   struct mp_error *err);
 void mp_shards_close(struct mp_shard_set *set);
 
+/*
+ * The set's name for messages, in buf: DIR/NAME-NNNNN-of-MMMMM.gguf for a
+ * split set, the file given otherwise.  Not escaped.
+ */
+void mp_shards_name(const struct mp_shard_set *set, const char *given, char *buf,
+		    size_t len);
+
 /* Record one more problem (kept if there is room); returns its code. */
 enum mp_err mp_shards_problem(struct mp_shard_set *set, enum mp_err code, const char *fmt,
 			      ...) __attribute__((format(printf, 3, 4)));

@@ -323,6 +323,14 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 	return rc;
 }
 
+static bool is_manifest_name(const char *path)
+{
+	static const char suffix[] = ".manifest.json";
+	size_t n = strlen(path);
+
+	return n >= sizeof suffix - 1 && strcmp(path + n - (sizeof suffix - 1), suffix) == 0;
+}
+
 static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 			      const struct mp_open_opts *o, struct mp_error *err)
 {
@@ -344,7 +352,16 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 	if (!p->real_path)
 		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,
 			       strerror(errno));
-	return mp_manifest_read(p->manifest_path, &p->manifest_raw, &p->manifest_len, err);
+	rc = mp_manifest_read(p->manifest_path, &p->manifest_raw, &p->manifest_len, err);
+	if (rc == MP_E_MANIFEST_IO && !o->manifest_path && is_manifest_name(pack_path)) {
+		/* "PACK.manifest.json.manifest.json" alone leaves one guessing */
+		char first[MP_MSG_MAX];
+
+		snprintf(first, sizeof first, "%s", err->msg);
+		mp_fail(err, rc, "%s (%s is a manifest: pass the pack, not its manifest)", first,
+			pack_path);
+	}
+	return rc;
 }
 
 enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,

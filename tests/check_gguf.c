@@ -16,12 +16,15 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <check.h>
 
 #include "errors.h"
 #include "gguf.h"
+#include "ggufwrite.h"
+#include "quant.h"
 
 #define HUGE_COUNT (UINT64_C(1) << 62)
 
@@ -1134,6 +1137,118 @@ START_TEST(test_corpus_matches_ggml)
 }
 END_TEST
 
+/* ---- the writer: what it writes, the reader reads back ---------------------- */
+
+struct written {
+	struct mp_gguf_tensor t[3];
+	char names[3][64];
+	unsigned count;
+};
+
+static enum mp_err keep_written(const struct mp_gguf_tensor *t, void *ctx, struct mp_error *err)
+{
+	struct written *w = ctx;
+
+	(void)err;
+	if (w->count < 3) {
+		w->t[w->count] = *t;
+		snprintf(w->names[w->count], sizeof w->names[0], "%s", t->name);
+	}
+	w->count++;
+	return MP_OK;
+}
+
+static void out_tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
+		       uint32_t n_dims, uint64_t d0, uint64_t d1, bool demo)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->type = type;
+	t->n_dims = n_dims;
+	t->dims[0] = d0;
+	t->dims[1] = d1;
+	t->dims[2] = t->dims[3] = 1;
+	t->demo = demo;
+	t->seed = 77;
+}
+
+START_TEST(test_writer_round_trip)
+{
+	char path[] = "/tmp/check_gguf_write.XXXXXX";
+	int fd = mkstemp(path);
+	struct mp_gguf_out_kv kv[] = {
+		{"general.architecture", MP_GGUF_STRING, "kimi-k3", 0},
+		{"split.no", MP_GGUF_U16, NULL, 1},
+		{"split.count", MP_GGUF_U16, NULL, 3},
+		{"split.tensors.count", MP_GGUF_I32, NULL, 464},
+	};
+	struct mp_gguf_out_tensor t[3];
+	struct mp_gguf_header h;
+	struct mp_error err = {0};
+	struct written w = {0};
+	unsigned char got[2 * 84], want[2 * 84];
+	struct stat st;
+
+	ck_assert_int_ge(fd, 0);
+	unlink(path);
+	out_tensor(&t[0], "token_embd.weight", GGML_F32, 2, 5, 3, false);  /* 60 bytes */
+	out_tensor(&t[1], "blk.1.attn_k_b.weight", GGML_Q4_0, 1, 64, 1, false); /* 36 */
+	out_tensor(&t[2], "blk.1.ffn_up_exps.weight", GGML_Q2_K, 2, 256, 2, true); /* 168 */
+	ck_assert_uint_eq(mp_gguf_out_tensor_bytes(&t[0]), 60);
+	ck_assert_uint_eq(mp_gguf_out_tensor_bytes(&t[1]), 36);
+	ck_assert_uint_eq(mp_gguf_out_tensor_bytes(&t[2]), 168);
+	ck_assert_int_eq(mp_gguf_write(fd, path, kv, 4, t, 3, &err), MP_OK);
+
+	ck_assert_int_eq(mp_gguf_read(fd, path, &h, keep_written, &w, &err), MP_OK);
+	ck_assert_uint_eq(h.version, 3);
+	ck_assert_uint_eq(h.kv_count, 4);
+	ck_assert_uint_eq(h.tensor_count, 3);
+	ck_assert_uint_eq(h.alignment, 32);
+	ck_assert_uint_eq(h.data_start % 32, 0);
+	ck_assert(h.has_architecture);
+	ck_assert_str_eq(h.architecture, "kimi-k3");
+	ck_assert(h.split_no.present && h.split_no.is_integer);
+	ck_assert_int_eq(h.split_no.value, 1);
+	ck_assert_int_eq(h.split_count.value, 3);
+	ck_assert_int_eq(h.split_tensors_count.value, 464);
+	ck_assert_uint_eq(w.count, 3);
+	ck_assert_str_eq(w.names[2], "blk.1.ffn_up_exps.weight");
+	ck_assert_uint_eq(w.t[2].type, GGML_Q2_K);
+	ck_assert_uint_eq(w.t[2].n_dims, 2);
+	ck_assert_uint_eq(w.t[2].dims[1], 2);
+	/* each tensor's data at the sum of the padded sizes before it */
+	ck_assert_uint_eq(w.t[0].offset, 0);
+	ck_assert_uint_eq(w.t[1].offset, 64);
+	ck_assert_uint_eq(w.t[2].offset, 64 + 64);
+	ck_assert_uint_eq(w.t[2].nbytes, 168);
+	ck_assert_int_eq(fstat(fd, &st), 0);
+	ck_assert_uint_eq((uint64_t)st.st_size, h.data_start + 64 + 64 + 192);
+
+	/* the demo blocks, byte for byte; zeros elsewhere */
+	ck_assert_int_eq(pread(fd, got, sizeof got, (off_t)(h.data_start + 128)), (ssize_t)sizeof got);
+	ck_assert_int_eq(mp_quant_fill_demo(mp_quant_by_id(GGML_Q2_K), 77, 0, want, sizeof want), 0);
+	ck_assert_mem_eq(got, want, sizeof got);
+	ck_assert_int_eq(pread(fd, got, 60, (off_t)h.data_start), 60);
+	for (int i = 0; i < 60; i++)
+		ck_assert_uint_eq(got[i], 0);
+	close(fd);
+}
+END_TEST
+
+START_TEST(test_writer_refuses_partial_blocks)
+{
+	struct mp_gguf_out_tensor t;
+	struct mp_error err = {0};
+	int fd = open("/dev/null", O_WRONLY);
+
+	out_tensor(&t, "blk.1.ffn_up_exps.weight", GGML_Q2_K, 2, 200, 2, true);
+	ck_assert_uint_eq(mp_gguf_out_tensor_bytes(&t), 0);
+	ck_assert_int_eq(mp_gguf_write(fd, "/dev/null", NULL, 0, &t, 1, &err), MP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "blk.1.ffn_up_exps.weight"));
+	close(fd);
+}
+END_TEST
+
 static Suite *gguf_suite(void)
 {
 	Suite *s = suite_create("gguf");
@@ -1177,6 +1292,11 @@ static Suite *gguf_suite(void)
 	tcase_add_loop_test(bounded, test_sparse_strings, 0, 2);
 	tcase_add_test(bounded, test_million_tensors);
 	suite_add_tcase(s, bounded);
+
+	TCase *writer = tcase_create("writer");
+	tcase_add_test(writer, test_writer_round_trip);
+	tcase_add_test(writer, test_writer_refuses_partial_blocks);
+	suite_add_tcase(s, writer);
 	return s;
 }
 

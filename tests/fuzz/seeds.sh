@@ -21,7 +21,7 @@ mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other"
 # The reference's manifest must name where it will live, so write it in place.
 abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
 abs_tmp=$(cd "$out.tmp" && pwd)
-"$moepack" mkdemo -q --out "$abs_out/pack.pack" --experts 1 --hidden 256 --inter 256 \
+"$moepack" mkdemo -q --force --out "$abs_out/pack.pack" --experts 1 --hidden 256 --inter 256 \
 	--alignment 64
 "$moepack" mkdemo -q --out "$abs_tmp/other/a.pack" --experts 1 --sparse \
 	--alignment 4096 --full-sha256
