@@ -29,6 +29,8 @@ static const struct command commands[] = {
 	 "FILE.gguf..."},
 	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint", ""},
 	{"top", cmd_top, "a live view of what loaders read from a mount", "MOUNT"},
+	{"seal", cmd_seal, "write PACK.seal: a SHA-256 for every chunk of the pack", "PACK"},
+	{"sign", cmd_sign, "sign a sealed pack with an Ed25519 key (PACK.sig)", "PACK"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

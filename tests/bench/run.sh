@@ -24,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12 13}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
@@ -273,7 +273,7 @@ fi
 # Rows 2-6 share the dense pack and its range lists.
 #
 if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6 || want_row 9 ||
-	want_row 10; then
+	want_row 10 || want_row 13; then
 	make_pack "$DENSE" "$DENSE_ARGS"
 	DENSE_SIZE=$(stat -c %s "$DENSE")
 	L=$BENCH_DIR/dense
@@ -678,6 +678,31 @@ fi
 #
 # Row 12: moepack build against cp + sync of the same shard bytes.
 #
+if want_row 13; then
+	# verify --seal hashes chunks on --jobs threads, verify --full the whole
+	# file on one; the same warm pack, commands alternating, median of 3.
+	"$MOEPACK" seal --quiet "$DENSE" || die "moepack seal $DENSE failed"
+	warm "$DENSE"
+	for i in 1 2 3; do
+		rb run -n 1 -- "$MOEPACK" verify --full "$DENSE"
+		sample full median_seconds
+		rb run -n 1 -- "$MOEPACK" verify --seal --jobs 1 "$DENSE"
+		sample seal1 median_seconds
+		rb run -n 1 -- "$MOEPACK" verify --seal --jobs 2 "$DENSE"
+		sample seal2 median_seconds
+	done
+	take_median full
+	full=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	take_median seal1
+	seal1=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	take_median seal2
+	seal2=$(calc "$DENSE_SIZE / 1e6 / $MEDIAN" 1)
+	ratio_row "13. verify --seal --jobs 2 vs verify --full, warm, median of 3" \
+		"$seal2" "$full" 1.8
+	ratio_row "13. verify --seal --jobs 2 vs --jobs 1 (scaling), warm, median of 3" \
+		"$seal2" "$seal1" 1.8
+fi
+
 if want_row 12; then
 	# moepack build from a split GGUF checkpoint made here in plain Python
 	# (tests/data/build/mkshards.py; 48 experts: ~2.5 GB of shards), against

@@ -13,7 +13,7 @@
 set -u
 dir=$1
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-manifest pack gguf}
+targets=${FUZZ_TARGETS:-manifest pack gguf seal}
 
 # Per target: the largest input worth trying.  pack: the seed pack's header
 # and index (42,048 bytes) with room to grow; manifest: the seed manifests
@@ -23,6 +23,7 @@ max_len() {
 	manifest) echo 8192 ;;
 	pack) echo 65536 ;;
 	gguf) echo 32768 ;;
+	seal) echo 4096 ;;
 	esac
 }
 

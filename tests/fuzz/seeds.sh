@@ -17,7 +17,8 @@ set -eu
 moepack=$1 srcdir=$2 out=$3
 
 rm -rf "$out.tmp"
-mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other"
+mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other" \
+	"$out.tmp/seal"
 # The reference's manifest must name where it will live, so write it in place.
 abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
 abs_tmp=$(cd "$out.tmp" && pwd)
@@ -40,6 +41,13 @@ sed "s|\"$abs_tmp/other/a.pack\"|\"pack.pack\"|" "$out.tmp/other/a.pack.manifest
 	>"$out.tmp/manifest/seed-full-sha256.json"
 printf '{}' >"$out.tmp/manifest/seed-empty-object.json"
 cp "$srcdir"/tests/data/gguf/*.gguf "$out.tmp/gguf/"
-rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf"
-mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out/"
+# seal target: a first byte 0 then a seal, 1 then a statement
+"$moepack" seal -q --unanchored --chunk-size 64K "$abs_out/pack.pack"
+{ printf '\0'; cat "$abs_out/pack.pack.seal"; } >"$out.tmp/seal/seed-seal"
+rm -f "$abs_out/pack.pack.seal"
+h=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
+printf '\001moepack-statement v1\npack_size 12345\npack_sha256 %s\nindex_sha256 %s\nseal_sha256 %s\nmanifest_sha256 %s\nanchored no\nkey_sha256 %s\n' \
+	$h $h $h $h $h >"$out.tmp/seal/seed-statement"
+rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/seal"
+mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/seal" "$out/"
 rmdir "$out.tmp"
