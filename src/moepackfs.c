@@ -60,7 +60,7 @@ static const char usage_text[] =
 	"                          --payload`) or full+payload (both, one read)\n"
 	"  -o verify=seal          check every chunk against PACK.seal on its first\n"
 	"                          read (see moepackfs(1))\n"
-	"  -o seal=FILE            the seal (default: PACK.seal)\n"
+	"  -o seal=FILE            the seal (default: PACK.seal); implies verify=seal\n"
 	"  -o trust=PUB.pem[:...]  require PACK.sig by one of these Ed25519 keys\n"
 	"                          over this pack and seal (implies verify=seal)\n"
 	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
@@ -262,8 +262,8 @@ static void verify_option(struct options *o, const char *value)
 		if (strcmp(value, modes[i].name) == 0) {
 			o->full = modes[i].full;
 			o->payload = modes[i].payload;
-			/* -o trust= keeps the seal whatever comes after it */
-			o->seal = modes[i].seal || (o->seal && o->trust);
+			/* -o trust= and -o seal= keep the seal whatever comes after */
+			o->seal = modes[i].seal || (o->seal && (o->trust || o->seal_path));
 			return;
 		}
 	}
@@ -348,6 +348,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		o->nolease = true;
 		return 0;
 	case KEY_SEAL:
+		/* naming a seal asks for it to be used */
+		o->seal = true;
 		return replace_string(o, &o->seal_path, value_of(arg));
 	case KEY_TRUST:
 		if (replace_string(o, &o->trust, value_of(arg)) != 0)
