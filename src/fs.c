@@ -479,12 +479,23 @@ static void metrics_facts(struct mp_fs *fs, const struct mp_status_change *chang
 		.rss_bytes = mp_metrics_rss_bytes(),
 		.layer_ids = fs->status.layer_ids,
 		.scan = &fs->scan,
-		.seal = &fs->seal,
 		.file_writes = atomic_load(&fs->metrics_writes),
 		.file_write_errors = atomic_load(&fs->metrics_write_errors),
 	};
 	if (mi->uptime < 0)
 		mi->uptime = 0;
+	if (fs->seal) {
+		const struct mp_sealcheck_counters *c = &fs->seal->count;
+
+		mi->seal = (struct mp_metrics_seal){
+			.enabled = true,
+			.chunks = fs->seal->layout->chunk_count,
+			.checked = atomic_load_explicit(&c->checked, memory_order_relaxed),
+			.failed = atomic_load_explicit(&c->failed, memory_order_relaxed),
+			.bytes_hashed = atomic_load_explicit(&c->bytes_hashed,
+							     memory_order_relaxed),
+		};
+	}
 }
 
 /* A new snapshot (one reference, for fs->snap), or NULL with *err set. */
@@ -501,6 +512,20 @@ static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err
 	change = fs->change;
 	pthread_mutex_unlock(&fs->lock);
 	info.change = &change;
+	switch (atomic_load(&fs->lease)) {
+	case MP_LEASE_HELD:
+		info.lease = "held";
+		break;
+	case MP_LEASE_BROKEN:
+		info.lease = "broken";
+		break;
+	case MP_LEASE_FALLBACK:
+		info.lease = "fallback";
+		break;
+	default:
+		info.lease = "none";
+	}
+	info.lease_reason = fs->lease_reason;
 	info.ndaemon_warnings = fs->nwarnings;
 	info.daemon_warnings = (const char (*)[MP_MSG_MAX])fs->warnings;
 	info.max_len = STATUS_FILE_SIZE;
@@ -615,6 +640,99 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
 }
 
 /*
+ * The per-read check, lock-free.  A reader announces itself in
+ * `inflight` first and only then looks at `changed` (both sequentially
+ * consistent), so a lease break that sets `changed` and then waits for
+ * `inflight` to reach zero either is seen by the reader or sees it: no
+ * read that began after the break serves a byte.  With the lease held
+ * that load is the whole check; without one, fstat() and a comparison
+ * with the validated identity under a sequence lock (no mutex) follow.
+ * False: the pack changed (or is shorter than `end`), nothing to undo.
+ */
+static bool read_begin(struct mp_fs *fs, uint64_t end)
+{
+	struct stat st;
+
+	atomic_fetch_add(&fs->inflight, 1);
+	if (atomic_load(&fs->changed))
+		goto changed;
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+		return true;
+	if (fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
+	    (uint64_t)st.st_size >= end)
+		return true;
+changed:
+	atomic_fetch_sub(&fs->inflight, 1);
+	return false;
+}
+
+static void read_end(struct mp_fs *fs)
+{
+	atomic_fetch_sub(&fs->inflight, 1);
+}
+
+static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* One line for a chunk found bad (once: by the read that hashed it). */
+static void report_bad_chunk(struct mp_fs *fs, uint64_t chunk)
+{
+	char path[MP_STATUS_PATH_MAX], what[256];
+	const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+	struct mp_seal_chunk ch;
+
+	mp_text_escape(path, sizeof path, p, strlen(p), 0);
+	mp_seal_chunk_get(fs->seal->layout, chunk, &ch);
+	mp_seal_chunk_describe(fs->pack, fs->seal->layout, chunk, what, sizeof what);
+	log_line(fs, "%s: chunk %" PRIu64 " (%s, bytes %" PRIu64 "-%" PRIu64 ") does not "
+		 "match the seal: every read of it fails with EIO", path, chunk, what,
+		 ch.offset, ch.offset + ch.len - 1);
+}
+
+/*
+ * -o verify=seal: the chunks of [pos, pos + size) that are not known good
+ * are hashed now, and the bytes served are the ones hashed (sealcheck.h).
+ * False when every chunk is good: the caller splices from the pack as
+ * without a seal.  True when answered here (bytes or EIO).
+ */
+static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+{
+	unsigned char *buf;
+	uint64_t bad = 0;
+	bool found;
+
+	if (mp_sealcheck_all_good(fs->seal, pos, size))
+		return false;
+	buf = malloc(size);
+	if (!buf) {
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	switch (mp_sealcheck_read(fs->seal, pos, size, buf, &bad, &found)) {
+	case MP_SEALREAD_GOOD:
+		free(buf);
+		return false;
+	case MP_SEALREAD_FILLED:
+		mp_stats_count_reply(&fs->stats, false);
+		fuse_reply_buf(req, (const char *)buf, size);
+		break;
+	case MP_SEALREAD_BAD:
+		if (found)
+			report_bad_chunk(fs, bad);
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		break;
+	case MP_SEALREAD_IO:
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		break;
+	}
+	free(buf);
+	return true;
+}
+
+/*
  * Reply with bytes [off, off + size) of a file that is the pack range
  * [start, start + len), by splice from the pack's fd (see the top of this
  * file).
@@ -623,7 +741,6 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 			     uint64_t start, uint64_t len, size_t size, off_t off)
 {
 	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
-	struct stat st;
 	uint64_t pos;
 
 	if (!clip_read(req, len, &size, off))
@@ -631,8 +748,7 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	pos = start + (uint64_t)off;
 
 	/* A changed pack: none of its bytes are the validated ones any more. */
-	if (atomic_load(&fs->changed) || fstat(fs->pack->fd, &st) != 0 ||
-	    !mp_fs_pack_unchanged(fs, &st) || (uint64_t)st.st_size < pos + size) {
+	if (!read_begin(fs, pos + size)) {
 		reply_read_error(req, fs, EIO);
 		return;
 	}
@@ -641,8 +757,13 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	else
 		mp_stats_count_object(&fs->stats, n->object, size);
 
+	if (fs->seal && reply_sealed(req, fs, pos, size)) {
+		read_end(fs);
+		return;
+	}
 	if (size < SPLICE_MIN || !fs->status.splice_write) {
 		reply_copy(req, fs, pos, size);
+		read_end(fs);
 		return;
 	}
 	mp_stats_count_reply(&fs->stats, true);
@@ -652,6 +773,7 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	bv.buf[0].pos = (off_t)pos;
 	/* Errors reading the pack come back as an error reply (EIO). */
 	fuse_reply_data(req, &bv, 0);
+	read_end(fs);
 }
 
 /* True while the pack's bytes are still the validated ones up to `end`. */
@@ -659,8 +781,12 @@ static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
 {
 	struct stat st;
 
-	return !atomic_load(&fs->changed) && fstat(fs->pack->fd, &st) == 0 &&
-	       mp_fs_pack_unchanged(fs, &st) && (uint64_t)st.st_size >= end;
+	if (atomic_load(&fs->changed))
+		return false;
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+		return true;
+	return fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
+	       (uint64_t)st.st_size >= end;
 }
 
 #define F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
@@ -690,18 +816,42 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	pos = start + first * qt->block_bytes;
 	raw_len = (size_t)nblocks * qt->block_bytes;
 
-	if (!pack_still_valid(fs, pos + raw_len)) {
+	if (!read_begin(fs, pos + raw_len)) {
 		reply_read_error(req, fs, EIO);
 		return;
 	}
 	/* floats first: malloc's alignment is theirs */
 	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
 	if (!mem) {
+		read_end(fs);
 		reply_read_error(req, fs, ENOMEM);
 		return;
 	}
 	out = (float *)(void *)mem;
 	raw = mem + (size_t)nblocks * F32_BLOCK_BYTES;
+	/* under a seal the quantized bytes are checked ones, as for any read */
+	if (fs->seal) {
+		uint64_t bad = 0;
+		bool found;
+
+		switch (mp_sealcheck_read(fs->seal, pos, raw_len, raw, &bad, &found)) {
+		case MP_SEALREAD_GOOD:
+			break;
+		case MP_SEALREAD_FILLED:
+			done = raw_len;
+			break;
+		case MP_SEALREAD_BAD:
+			if (found)
+				report_bad_chunk(fs, bad);
+			/* fall through */
+		default:
+			read_end(fs);
+			free(mem);
+			mp_stats_count_error(&fs->stats);
+			fuse_reply_err(req, EIO);
+			return;
+		}
+	}
 	while (done < raw_len) {
 		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
 				    (off_t)(pos + done));
@@ -714,6 +864,7 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	}
 	/* a change that raced the read: its bytes may be the new ones */
 	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
+		read_end(fs);
 		free(mem);
 		reply_read_error(req, fs, EIO);
 		return;
@@ -733,6 +884,7 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 	mp_stats_count_reply(&fs->stats, false);
 	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),
 		       size);
+	read_end(fs);
 	free(mem);
 }
 
@@ -1019,8 +1171,16 @@ bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id)
 	pthread_condattr_t attr;
 
 	fs->valid = *id;
+	atomic_init(&fs->valid_seq, 0);
+	atomic_init(&fs->valid_ctime_sec, (int64_t)id->ctime.tv_sec);
+	atomic_init(&fs->valid_ctime_nsec, (int64_t)id->ctime.tv_nsec);
 	memset(&fs->change, 0, sizeof fs->change);
 	atomic_init(&fs->changed, false);
+	atomic_init(&fs->change_reported, false);
+	atomic_init(&fs->inflight, 0);
+	atomic_init(&fs->lease, MP_LEASE_NONE);
+	atomic_init(&fs->lease_stop, false);
+	fs->lease_thread_on = false;
 	atomic_init(&fs->status_ns, 0);
 	fs->snap = NULL;
 	atomic_init(&fs->stop, false);
@@ -1061,49 +1221,91 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 	va_end(ap);
 }
 
+/* Does st match the validated identity?  No lock: a sequence lock. */
+static bool id_matches(struct mp_fs *fs, const struct stat *st)
+{
+	const struct mp_pack_id *v = &fs->valid; /* size, mtime: never move */
+	unsigned s1, s2;
+	bool same;
+
+	do {
+		s1 = atomic_load_explicit(&fs->valid_seq, memory_order_acquire);
+		same = (uint64_t)st->st_size == v->size && ts_eq(&st->st_mtim, &v->mtime) &&
+		       (int64_t)st->st_ctim.tv_sec ==
+			       atomic_load_explicit(&fs->valid_ctime_sec, memory_order_relaxed) &&
+		       (int64_t)st->st_ctim.tv_nsec ==
+			       atomic_load_explicit(&fs->valid_ctime_nsec, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&fs->valid_seq, memory_order_relaxed);
+	} while ((s1 & 1) || s1 != s2);
+	return same;
+}
+
+/* Under fs->lock: the new ctime and link count become the reference. */
+static void set_valid_ctime(struct mp_fs *fs, const struct stat *st)
+{
+	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	fs->valid.ctime = st->st_ctim;
+	fs->valid.nlink = st->st_nlink;
+	atomic_store_explicit(&fs->valid_ctime_sec, (int64_t)st->st_ctim.tv_sec,
+			      memory_order_relaxed);
+	atomic_store_explicit(&fs->valid_ctime_nsec, (int64_t)st->st_ctim.tv_nsec,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_release);
+}
+
+/* Under fs->lock: record what changed and enter the pack-changed state. */
+static void enter_changed(struct mp_fs *fs, const struct stat *st, bool lease_break)
+{
+	struct mp_pack_id *v = &fs->valid;
+
+	if (atomic_load(&fs->changed))
+		return;
+	fs->change.changed = true;
+	fs->change.lease_break = lease_break;
+	fs->change.old_size = v->size;
+	fs->change.new_size = (uint64_t)st->st_size;
+	fs->change.old_mtime = v->mtime;
+	fs->change.new_mtime = st->st_mtim;
+	fs->change.old_ctime = v->ctime;
+	fs->change.new_ctime = st->st_ctim;
+	clock_gettime(CLOCK_REALTIME, &fs->change.detected_at);
+	atomic_store(&fs->changed, true);
+}
+
 bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st)
 {
 	struct mp_pack_id *v = &fs->valid;
-	bool same_size, same_mtime, same_ctime;
+	bool same_size, same_mtime;
 
 	if (atomic_load(&fs->changed))
 		return false;
+	if (id_matches(fs, st))
+		return true;
+	/* something differs: decide under the lock (rare) */
 	pthread_mutex_lock(&fs->lock);
 	same_size = (uint64_t)st->st_size == v->size;
 	same_mtime = ts_eq(&st->st_mtim, &v->mtime);
-	same_ctime = ts_eq(&st->st_ctim, &v->ctime);
-	if (same_size && same_mtime && same_ctime) {
+	if (same_size && same_mtime && ts_eq(&st->st_ctim, &v->ctime)) {
 		pthread_mutex_unlock(&fs->lock);
-		return true;
+		return !atomic_load(&fs->changed);
 	}
 	/*
 	 * Renaming another file over the pack, or unlinking it, only drops a
 	 * link of the open file (and so moves its ctime): its bytes are the
 	 * validated ones.  The new ctime and link count become the reference.
 	 */
-	if (same_size && same_mtime && st->st_nlink != v->nlink) {
-		v->ctime = st->st_ctim;
-		v->nlink = st->st_nlink;
+	if (same_size && same_mtime && st->st_nlink != v->nlink &&
+	    !atomic_load(&fs->changed)) {
+		set_valid_ctime(fs, st);
 		pthread_mutex_unlock(&fs->lock);
 		return true;
 	}
-	if (!atomic_load(&fs->changed)) {
-		fs->change.changed = true;
-		fs->change.old_size = v->size;
-		fs->change.new_size = (uint64_t)st->st_size;
-		fs->change.old_mtime = v->mtime;
-		fs->change.new_mtime = st->st_mtim;
-		fs->change.old_ctime = v->ctime;
-		fs->change.new_ctime = st->st_ctim;
-		clock_gettime(CLOCK_REALTIME, &fs->change.detected_at);
-		atomic_store(&fs->changed, true);
-	}
+	enter_changed(fs, st, false);
 	pthread_mutex_unlock(&fs->lock);
 	return false;
 }
-
-static void log_line(const struct mp_fs *fs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
 
 static void log_line(const struct mp_fs *fs, const char *fmt, ...)
 {
@@ -1245,10 +1447,13 @@ static void *watch(void *arg)
 			pthread_mutex_lock(&fs->lock);
 			c = fs->change;
 			pthread_mutex_unlock(&fs->lock);
-			report_change(fs, &c);
 			reported = true;
-			/* status.json first: it says why the reads fail */
-			refresh = invalidate = true;
+			/* a lease break is reported by the lease thread */
+			if (!c.lease_break) {
+				report_change(fs, &c);
+				/* status.json first: it says why the reads fail */
+				refresh = invalidate = true;
+			}
 			/* and the metrics file at once, for the alert */
 			next_file = now;
 		}
@@ -1296,4 +1501,144 @@ void mp_fs_watch_stop(struct mp_fs *fs)
 	pthread_mutex_unlock(&fs->lock);
 	pthread_join(fs->watcher, NULL);
 	fs->watching = false;
+}
+
+/* ---- the read lease ---------------------------------------------------- */
+
+void mp_fs_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, MP_FS_LEASE_SIGNAL);
+	/* what the kernel sends instead when the signal queue is full */
+	sigaddset(&set, SIGIO);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int mp_fs_lease_take(struct mp_fs *fs, bool off)
+{
+	int fd = fs->pack->fd;
+
+	if (off) {
+		snprintf(fs->lease_reason, sizeof fs->lease_reason,
+			 "disabled by -o nolease");
+		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
+		return MP_LEASE_FALLBACK;
+	}
+	if (fcntl(fd, F_SETSIG, MP_FS_LEASE_SIGNAL) != 0 ||
+	    fcntl(fd, F_SETLEASE, F_RDLCK) != 0) {
+		int e = errno;
+
+		if (e == EAGAIN)
+			return -1;
+		snprintf(fs->lease_reason, sizeof fs->lease_reason,
+			 "no read lease on the pack: %s%s", strerror(e),
+			 e == EINVAL ? " (its file system has no leases, e.g. NFS)"
+			 : e == EACCES || e == EPERM ? " (not the pack's owner and no "
+						       "CAP_LEASE)" : "");
+		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
+		return MP_LEASE_FALLBACK;
+	}
+	atomic_store(&fs->lease, MP_LEASE_HELD);
+	return MP_LEASE_HELD;
+}
+
+/*
+ * A writer opened or truncated the pack and waits in the kernel for us.
+ * The order is the guarantee: the pack-changed state first, then every
+ * read that began before it is let finish, then the kernel's pages of
+ * every file with pack bytes are dropped, and only then the lease goes,
+ * so the writer's descriptor comes after the last byte served.
+ */
+static void lease_broken(struct mp_fs *fs)
+{
+	struct timespec pause = {0, 100000};
+	struct stat st;
+	bool mine;
+
+	memset(&st, 0, sizeof st);
+	if (fstat(fs->pack->fd, &st) != 0) {
+		st.st_size = (off_t)fs->valid.size;
+		st.st_mtim = fs->valid.mtime;
+		st.st_ctim = fs->valid.ctime;
+	}
+	pthread_mutex_lock(&fs->lock);
+	mine = !atomic_load(&fs->changed);
+	enter_changed(fs, &st, true);
+	pthread_mutex_unlock(&fs->lock);
+	/* given back below; status.json says so from the next snapshot */
+	atomic_store(&fs->lease, MP_LEASE_BROKEN);
+	/* replies in flight are bounded by the threads: this ends */
+	while (atomic_load(&fs->inflight) != 0)
+		nanosleep(&pause, NULL);
+	if (mine) {
+		char path[MP_STATUS_PATH_MAX];
+		const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+
+		mp_text_escape(path, sizeof path, p, strlen(p), 0);
+		log_line(fs, "%s: the pack was opened for writing or truncated while "
+			 "mounted (its read lease broke, before any write): every read "
+			 "of pack bytes now fails with EIO; remount to serve it again",
+			 path);
+	}
+	if (snap_refresh(fs))
+		fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+	invalidate_pack_files(fs);
+	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+}
+
+static void *lease_main(void *arg)
+{
+	struct mp_fs *fs = arg;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, MP_FS_LEASE_SIGNAL);
+	sigaddset(&set, SIGIO);
+	while (!atomic_load(&fs->lease_stop)) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig < 0 || atomic_load(&fs->lease_stop))
+			continue;
+		/* our own wake-up (mp_fs_lease_stop) is SI_TKILL */
+		if (si.si_code == SI_TKILL && si.si_pid == getpid())
+			continue;
+		if (atomic_load(&fs->lease) == MP_LEASE_HELD)
+			lease_broken(fs);
+		else
+			fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+	}
+	return NULL;
+}
+
+int mp_fs_lease_start(struct mp_fs *fs)
+{
+	int rc;
+
+	if (atomic_load(&fs->lease) != MP_LEASE_HELD)
+		return 0;
+	/*
+	 * fuse_daemonize() forked: the signal goes to the lease's owner,
+	 * which was the parent.  Setting the lease again from here makes us
+	 * its owner; it fails (EAGAIN) when a writer came in between and is
+	 * waiting for it, which is a break like any other.
+	 */
+	if (fcntl(fs->pack->fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(fs->pack->fd, F_SETLEASE, F_RDLCK) != 0)
+		lease_broken(fs);
+	rc = pthread_create(&fs->lease_thread, NULL, lease_main, fs);
+	fs->lease_thread_on = rc == 0;
+	return rc;
+}
+
+void mp_fs_lease_stop(struct mp_fs *fs)
+{
+	if (!fs->lease_thread_on)
+		return;
+	atomic_store(&fs->lease_stop, true);
+	pthread_kill(fs->lease_thread, MP_FS_LEASE_SIGNAL);
+	pthread_join(fs->lease_thread, NULL);
+	fs->lease_thread_on = false;
 }

@@ -13,6 +13,7 @@
 
 #include <fuse_lowlevel.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -22,6 +23,7 @@
 
 #include "metrics.h"
 #include "pack.h"
+#include "sealcheck.h"
 #include "stats.h"
 #include "tree.h"
 
@@ -43,7 +45,6 @@ struct mp_fs {
 	struct mp_metrics metrics;     /* what `metrics` adds to stats */
 	struct mp_status_info status;  /* the fixed facts of status.json */
 	struct mp_metrics_scan scan;   /* -o verify=payload's scan */
-	struct mp_metrics_seal seal;   /* the seal check's counters (none yet) */
 	struct timespec started;       /* CLOCK_MONOTONIC at mount, for uptime */
 	const char *metrics_file;      /* -o metrics_file, or NULL */
 	unsigned metrics_interval;     /* its rewrite period, seconds */
@@ -68,12 +69,33 @@ struct mp_fs {
 	/*
 	 * The pack-changed state.  `changed` is set once and never cleared:
 	 * from then on every read of pack bytes fails with EIO.  `lock`
-	 * guards `valid`, `change` and `snap`.
+	 * guards `valid`, `change` and `snap`.  The per-read check never
+	 * takes it: `valid_seq` is a sequence lock over the two fields that
+	 * may move (ctime, copied into atomics; the link count is only
+	 * looked at under the lock), and with a
+	 * lease held the check is the load of `changed` alone.
 	 */
 	pthread_mutex_t lock;
 	struct mp_pack_id valid;       /* as validated (link count may move) */
+	atomic_uint valid_seq;         /* odd while valid_ctime/nlink move */
+	_Atomic int64_t valid_ctime_sec, valid_ctime_nsec;
 	struct mp_status_change change;
 	atomic_bool changed;
+	atomic_bool change_reported;   /* its log line is written */
+	atomic_uint inflight;          /* reads serving pack bytes right now */
+
+	/*
+	 * The read lease on the pack (mp_fs_lease_*).  `lease` is one of
+	 * enum mp_lease; `lease_reason` says why there is none.
+	 */
+	_Atomic int lease;
+	char lease_reason[MP_MSG_MAX];
+	pthread_t lease_thread;
+	bool lease_thread_on;
+	atomic_bool lease_stop;
+
+	/* -o verify=seal: every chunk checked on its first read (NULL: off). */
+	struct mp_sealcheck *seal;
 	struct mp_status_snap *snap;   /* the current status.json */
 	atomic_llong status_ns;        /* when it was rendered (its ctime) */
 
@@ -86,6 +108,16 @@ struct mp_fs {
 	char warnings[MP_STATUS_DAEMON_WARNINGS][MP_MSG_MAX];
 	unsigned nwarnings;
 };
+
+/* The read lease on the pack. */
+enum mp_lease {
+	MP_LEASE_NONE,      /* not tried (yet) */
+	MP_LEASE_HELD,      /* every writer must wait for us */
+	MP_LEASE_BROKEN,    /* a writer came: pack changed, lease given back */
+	MP_LEASE_FALLBACK,  /* none could be taken: the watcher's checks */
+};
+/* The signal a lease break sends (F_SETSIG). */
+#define MP_FS_LEASE_SIGNAL (SIGRTMIN + 1)
 
 /* How often the watcher looks at the pack, and refreshes status.json. */
 #define MP_FS_WATCH_MS 200
@@ -126,6 +158,23 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err);
  */
 int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
 void mp_fs_watch_stop(struct mp_fs *fs);
+
+/*
+ * Take a read lease on the pack before mounting: MP_LEASE_HELD; or
+ * -1 with errno EAGAIN when the pack is open for writing (the mount is
+ * refused); or MP_LEASE_FALLBACK with fs->lease_reason filled.  `off`:
+ * leases are disabled (-o nolease).  The lease signal must be blocked in
+ * every thread (mp_fs_block_signals, first thing in main).
+ */
+int mp_fs_lease_take(struct mp_fs *fs, bool off);
+void mp_fs_block_signals(void);
+/*
+ * After daemonizing (the lease belongs to the process that set it): make
+ * this process its owner and start the thread that answers a lease break.
+ * A writer that came in between is handled at once.  0 or an errno.
+ */
+int mp_fs_lease_start(struct mp_fs *fs);
+void mp_fs_lease_stop(struct mp_fs *fs);
 
 /* The operations table (only the operations moepackfs implements). */
 extern const struct fuse_lowlevel_ops mp_fs_ops;

@@ -325,8 +325,19 @@ static void render_scan(struct out *o, const struct mp_metrics_scan *scan)
  */
 static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 {
-	if (!seal || !seal->enabled)
+	if (!seal->enabled)
 		return;
+	family(o, "moepackfs_seal_chunks", "gauge", "Chunks listed in the pack's seal.");
+	sample(o, "moepackfs_seal_chunks", seal->chunks);
+	family(o, "moepackfs_seal_chunks_checked_total", "counter",
+	       "Chunks hashed on their first read, good or bad.");
+	sample(o, "moepackfs_seal_chunks_checked_total", seal->checked);
+	family(o, "moepackfs_seal_chunks_failed_total", "counter",
+	       "Chunks whose bytes differ from their sealed digest.");
+	sample(o, "moepackfs_seal_chunks_failed_total", seal->failed);
+	family(o, "moepackfs_seal_hashed_bytes_total", "counter",
+	       "Bytes hashed to check chunks against the seal.");
+	sample(o, "moepackfs_seal_hashed_bytes_total", seal->bytes_hashed);
 }
 
 static void render_file(struct out *o, const struct mp_metrics_info *info)
@@ -353,7 +364,7 @@ enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metr
 	render_layers(&o, stats, info);
 	render_errors(&o, stats, m);
 	render_scan(&o, info->scan);
-	render_seal(&o, info->seal);
+	render_seal(&o, &info->seal);
 	render_file(&o, info);
 	if (o.full)
 		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in %zu bytes", cap);

@@ -97,14 +97,11 @@ struct mp_metrics_scan {
 	uint64_t experts, roles, blocks, bytes_read, problems;
 };
 
-/*
- * Counters of the seal check (issue 12, -o verify=seal), for the seal work
- * to fill in: render_seal() in metrics.c is where its series go, each
- * documented in moepackfs(1) METRICS.  Nothing is rendered while `enabled`
- * is false, and no seal series exist yet.
- */
+/* The seal check's counters (-o verify=seal); nothing is rendered while
+ * `enabled` is false. */
 struct mp_metrics_seal {
 	bool enabled;
+	uint64_t chunks, checked, failed, bytes_hashed;
 };
 
 /* The facts of one report besides the counters. */
@@ -120,7 +117,7 @@ struct mp_metrics_info {
 	uint64_t rss_bytes;           /* resident set size; 0: unknown */
 	const uint32_t *layer_ids;    /* stats->layer_count real layer ids */
 	const struct mp_metrics_scan *scan;  /* NULL: none */
-	const struct mp_metrics_seal *seal;  /* NULL: none */
+	struct mp_metrics_seal seal;         /* enabled false: no seal check */
 	uint64_t file_writes;         /* -o metrics_file: rewrites done */
 	uint64_t file_write_errors;   /* and failed */
 };

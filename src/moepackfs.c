@@ -29,6 +29,8 @@
 #include <fuse_opt.h>
 
 #include "manifest.h"
+#include "seal.h"
+#include "sign.h"
 #include "progress.h"
 #include "scan.h"
 #include "text.h"
@@ -58,8 +60,15 @@ static const char usage_text[] =
 	"  -o verify=MODE          index (default), full (also expert_pack.sha256),\n"
 	"                          payload (the payload scan of `moepack verify\n"
 	"                          --payload`) or full+payload (both, one read)\n"
+	"  -o verify=seal          check every chunk against PACK.seal on its first\n"
+	"                          read (see moepackfs(1))\n"
+	"  -o seal=FILE            the seal (default: PACK.seal); implies verify=seal\n"
+	"  -o trust=PUB.pem[:...]  require PACK.sig by one of these Ed25519 keys\n"
+	"                          over this pack and seal (implies verify=seal)\n"
 	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
 	"                          decoded on read) beside each expert's roles\n"
+	"  -o nolease              take no read lease on the pack: writers are not\n"
+	"                          held up, changes are found by stat checks only\n"
 	"  -o client_root=PATH     where clients see the mount, for\n"
 	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
 	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
@@ -98,6 +107,10 @@ struct options {
 	bool full;
 	bool payload;             /* -o verify=payload: the scan before mounting */
 	bool dequant;             /* -o dequant: the .f32 files */
+	bool nolease;             /* -o nolease: no read lease, the stat checks */
+	bool seal;                /* -o verify=seal (or -o trust=) */
+	char *seal_path;          /* -o seal=PATH */
+	char *trust;              /* -o trust=PUB.pem[:PUB2.pem...] */
 	bool readahead_given;
 	unsigned readahead_kb;
 	bool uid_given, gid_given;
@@ -117,6 +130,9 @@ enum {
 	KEY_CONFIG,
 	KEY_VERIFY,
 	KEY_DEQUANT,
+	KEY_NOLEASE,
+	KEY_SEAL,
+	KEY_TRUST,
 	KEY_CLIENT_ROOT,
 	KEY_READAHEAD,
 	KEY_UID,
@@ -143,6 +159,9 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("config=", KEY_CONFIG),
 	FUSE_OPT_KEY("verify=", KEY_VERIFY),
 	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
+	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
+	FUSE_OPT_KEY("seal=", KEY_SEAL),
+	FUSE_OPT_KEY("trust=", KEY_TRUST),
 	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
 	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
 	FUSE_OPT_KEY("uid=", KEY_UID),
@@ -256,13 +275,14 @@ static int replace_string(struct options *o, char **slot, const char *value)
 /* -o verify=MODE; "+", not ",": a comma would end the -o option. */
 static const struct {
 	const char *name;
-	bool full, payload;
+	bool full, payload, seal;
 } verify_modes[] = {
-	{"index", false, false},
-	{"full", true, false},
-	{"payload", false, true},
-	{"full+payload", true, true},
-	{"payload+full", true, true},
+	{"index", false, false, false},
+	{"full", true, false, false},
+	{"payload", false, true, false},
+	{"full+payload", true, true, false},
+	{"payload+full", true, true, false},
+	{"seal", false, false, true},
 };
 
 #define VERIFY_MODES (sizeof verify_modes / sizeof verify_modes[0])
@@ -273,11 +293,13 @@ static void verify_option(struct options *o, const char *value)
 		if (strcmp(value, verify_modes[i].name) == 0) {
 			o->full = verify_modes[i].full;
 			o->payload = verify_modes[i].payload;
+			/* -o trust= and -o seal= keep the seal whatever comes after */
+			o->seal = verify_modes[i].seal || (o->seal && (o->trust || o->seal_path));
 			return;
 		}
 	}
 	usage_error(o, "invalid value '%s' for -o verify (index, full, "
-		    "payload or full+payload)", value);
+		    "payload, full+payload or seal)", value);
 }
 
 /* The options with a number; returns what fuse_opt wants: 1 keeps the
@@ -379,6 +401,19 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return 0;
 	case KEY_DEQUANT:
 		o->dequant = true;
+		return 0;
+	case KEY_NOLEASE:
+		o->nolease = true;
+		return 0;
+	case KEY_SEAL:
+		/* naming a seal asks for it to be used */
+		o->seal = true;
+		return replace_string(o, &o->seal_path, value_of(arg));
+	case KEY_TRUST:
+		if (replace_string(o, &o->trust, value_of(arg)) != 0)
+			return -1;
+		/* a signature covers the seal's digest: the seal is checked too */
+		o->seal = true;
 		return 0;
 	case KEY_EXPECT_LAYERS:
 	case KEY_EXPECT_EXPERTS:
@@ -524,6 +559,14 @@ struct daemon {
 	char *pack_real;
 	bool stats_ok;
 	bool fs_ok;
+	/* -o verify=seal */
+	struct mp_seal *seal;
+	struct mp_seal_layout layout;
+	bool layout_ok;
+	struct mp_sealcheck check;
+	bool check_ok;
+	struct mp_status_seal status_seal;
+	char seal_hex[MP_SHA256_HEX];
 };
 
 /*
@@ -694,6 +737,13 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.mountpoint);
 	if (d->fs_ok)
 		mp_fs_cleanup(&d->fs);
+	if (d->check_ok)
+		mp_sealcheck_free(&d->check);
+	if (d->layout_ok)
+		mp_seal_layout_free(&d->layout);
+	mp_seal_free(d->seal);
+	free(d->opt.seal_path);
+	free(d->opt.trust);
 	mp_pack_close(d->pack);
 	free(d->cmd.mountpoint);
 }
@@ -802,6 +852,8 @@ static int scan_payload(struct daemon *d)
 	return 0;
 }
 
+static int open_seal(struct daemon *d);
+
 /* Validate exactly as `moepack verify` does and report the same way. */
 static int open_pack(struct daemon *d)
 {
@@ -827,7 +879,80 @@ static int open_pack(struct daemon *d)
 		return mp_err_exit_status(rc);
 	}
 	print_pack_warnings(stderr, PROG, d->pack);
-	return d->opt.payload ? scan_payload(d) : 0;
+	if (d->opt.payload) {
+		int status = scan_payload(d);
+
+		if (status != 0)
+			return status;
+	}
+	return d->opt.seal ? open_seal(d) : 0;
+}
+
+/*
+ * -o verify=seal: read the seal, bind it to the validated pack and its
+ * chunk layout, check the signature under -o trust=, and set up the chunk
+ * states.  Nothing is hashed here: mounting costs verify=index plus
+ * reading the seal.  Any refusal is one line and the seal's exit status.
+ */
+static int open_seal(struct daemon *d)
+{
+	struct mp_error err = {0};
+	const char *path = d->opt.seal_path;
+	char *own = NULL;
+	enum mp_err rc;
+
+	if (!path) {
+		own = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
+		if (!own) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return EXIT_IO;
+		}
+		sprintf(own, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
+		path = own;
+	}
+	rc = mp_seal_read(&d->seal, path, &err);
+	if (rc == MP_OK) {
+		rc = mp_seal_layout_of_pack(&d->layout, d->pack, d->seal->chunk_size, &err);
+		d->layout_ok = rc == MP_OK;
+	}
+	if (rc == MP_OK)
+		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
+	if (rc == MP_OK && d->opt.trust) {
+		const char *keys[MP_MAX_TRUSTED_KEYS];
+		size_t n = 0;
+
+		for (char *save = NULL, *k = strtok_r(d->opt.trust, ":", &save); k;
+		     k = strtok_r(NULL, ":", &save)) {
+			if (n == MP_MAX_TRUSTED_KEYS) {
+				free(own);
+				return usage_failure("-o trust: more than %d keys",
+						     MP_MAX_TRUSTED_KEYS);
+			}
+			keys[n++] = k;
+		}
+		if (n == 0) {
+			free(own);
+			return usage_failure("-o trust: no key file given");
+		}
+		rc = mp_trust_check(d->pack, d->seal, keys, n, &err);
+	}
+	if (rc == MP_OK) {
+		rc = mp_sealcheck_init(&d->check, d->seal, &d->layout, d->pack->fd, &err);
+		d->check_ok = rc == MP_OK;
+	}
+	if (rc != MP_OK) {
+		char shown[1024];
+
+		mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+		fprintf(stderr, PROG ": %s: %s; not mounted\n", shown, err.msg);
+		free(own);
+		return mp_err_exit_status(rc);
+	}
+	free(own);
+	if (mp_seal_unanchored(d->seal))
+		fprintf(stderr, PROG ": warning: the seal is unanchored: it proves the "
+			"pack's bytes unchanged since sealing, not where they came from\n");
+	return 0;
 }
 
 static bool same_file(const struct stat *a, const char *path)
@@ -1001,8 +1126,9 @@ static void prepare_status(struct daemon *d)
 		.manifest_path = d->manifest_real ? d->manifest_real
 						  : pack->manifest_path,
 		.mountpoint = d->cmd.mountpoint,
-		.verify = d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
-					 : (pack->full_checked ? "full" : "index"),
+		.verify = d->opt.seal ? "seal"
+			  : d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
+					   : (pack->full_checked ? "full" : "index"),
 		.full_digest_checked = pack->full_checked,
 		.dequant = d->opt.dequant,
 		.index_sha256 = pack->m.index_sha256,
@@ -1020,6 +1146,23 @@ static void prepare_status(struct daemon *d)
 	fs->metrics_file = d->opt.metrics_file;
 	fs->metrics_interval = d->opt.metrics_interval ? (unsigned)d->opt.metrics_interval
 						      : METRICS_INTERVAL;
+	if (d->check_ok) {
+		struct mp_status_seal *ss = &d->status_seal;
+
+		mp_sha256_hex(d->seal->seal_digest, d->seal_hex);
+		*ss = (struct mp_status_seal){
+			.chunk_size = d->seal->chunk_size,
+			.chunk_count = d->seal->chunk_count,
+			.seal_digest = d->seal_hex,
+			.anchored = !mp_seal_unanchored(d->seal),
+			.trusted = d->opt.trust != NULL,
+			.checked = &d->check.count.checked,
+			.failed = &d->check.count.failed,
+			.bytes_hashed = &d->check.count.bytes_hashed,
+		};
+		fs->status.seal = ss;
+		fs->seal = &d->check;
+	}
 }
 
 /* Tree, counters, the client manifest and the fixed facts of status.json. */
@@ -1163,11 +1306,35 @@ static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_ses
 	return 0;
 }
 
+/*
+ * The read lease (fs.c): a pack open for writing somewhere is refused;
+ * where no lease can be had, the stat checks of every read remain.
+ */
+static int take_lease(struct daemon *d)
+{
+	char shown[1024];
+	int rc = mp_fs_lease_take(&d->fs, d->opt.nolease);
+
+	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: the pack is open for writing (no read lease "
+			"can be taken); not mounted: close the writer first\n", shown);
+		return EXIT_IO;
+	}
+	if (rc == MP_LEASE_FALLBACK && !d->opt.nolease)
+		fprintf(stderr, PROG ": warning: %s: %s; a change is found by checking "
+			"its size and times instead (see moepackfs(1))\n", shown,
+			d->fs.lease_reason);
+	return 0;
+}
+
 /* Mount, serve until unmounted or signalled, unmount. */
 static int serve(struct daemon *d, struct fuse_session *se)
 {
-	int status = 0;
+	int status = take_lease(d);
 
+	if (status != 0)
+		return status;
 	if (fuse_set_signal_handlers(se) != 0)
 		return EXIT_IO;
 	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
@@ -1197,8 +1364,15 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		status = EXIT_IO;
 		goto out_unmount;
 	}
+	if (mp_fs_lease_start(&d->fs) != 0) {
+		fprintf(stderr, PROG ": cannot start the lease thread\n");
+		status = EXIT_IO;
+		goto out_watch;
+	}
 	if (run_loop(d, se) < 0)
 		status = EXIT_IO;
+	mp_fs_lease_stop(&d->fs);
+out_watch:
 	mp_fs_watch_stop(&d->fs);
 out_unmount:
 	fuse_session_unmount(se);
@@ -1216,6 +1390,8 @@ int main(int argc, char **argv)
 	int status;
 
 	memset(&d, 0, sizeof d);
+	/* before any thread: only the lease thread takes the lease's signal */
+	mp_fs_block_signals();
 	status = parse_command_line(&d, &args);
 	if (status == 0)
 		status = new_session(&d, &args, &se);

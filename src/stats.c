@@ -238,6 +238,8 @@ static json_t *render_change(const struct mp_status_change *c, bool *ok)
 		*ok = false;
 		return NULL;
 	}
+	/* "lease": a writer opened (or truncated) the pack, before it wrote */
+	put(obj, "cause", jstr(c->lease_break ? "lease" : "stat"), ok);
 	put(obj, "old_size", jint(c->old_size), ok);
 	put(obj, "new_size", jint(c->new_size), ok);
 	put(obj, "old_mtime", jtime(&c->old_mtime), ok);
@@ -245,6 +247,42 @@ static json_t *render_change(const struct mp_status_change *c, bool *ok)
 	put(obj, "old_ctime", jtime(&c->old_ctime), ok);
 	put(obj, "new_ctime", jtime(&c->new_ctime), ok);
 	put(obj, "detected_at", jtime(&c->detected_at), ok);
+	return obj;
+}
+
+static json_t *render_lease(const struct mp_status_info *info, bool *ok)
+{
+	json_t *obj = json_object();
+
+	if (!obj) {
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "state", jstr(info->lease ? info->lease : "none"), ok);
+	put(obj, "reason", info->lease_reason && info->lease_reason[0]
+		? jtext(info->lease_reason, MP_MSG_MAX) : json_null(), ok);
+	return obj;
+}
+
+static json_t *render_seal(const struct mp_status_seal *s, bool *ok)
+{
+	json_t *obj;
+
+	if (!s)
+		return json_null();
+	obj = json_object();
+	if (!obj) {
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "seal_digest", jtext(s->seal_digest, 128), ok);
+	put(obj, "anchored", json_boolean(s->anchored), ok);
+	put(obj, "trusted", json_boolean(s->trusted), ok);
+	put(obj, "chunk_size", jint(s->chunk_size), ok);
+	put(obj, "chunks", jint(s->chunk_count), ok);
+	put(obj, "chunks_checked", jint(load(s->checked)), ok);
+	put(obj, "chunks_failed", jint(load(s->failed)), ok);
+	put(obj, "bytes_hashed", jint(load(s->bytes_hashed)), ok);
 	return obj;
 }
 
@@ -316,6 +354,8 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 		}
 		put(root, "pack_state", jstr(changed ? "changed" : "ok"), &ok);
 		put(root, "pack_change", render_change(info->change, &ok), &ok);
+		put(root, "lease", render_lease(info, &ok), &ok);
+		put(root, "seal", render_seal(info->seal, &ok), &ok);
 		put(root, "verify", jstr(info->verify), &ok);
 		put(root, "full_digest_checked",
 		    json_boolean(info->full_digest_checked), &ok);

@@ -51,10 +51,21 @@ void mp_stats_count_reply(struct mp_stats *stats, bool spliced);
  */
 struct mp_status_change {
 	bool changed;
+	bool lease_break;             /* a writer broke the lease: new_* are the
+	                                 values before it wrote */
 	uint64_t old_size, new_size;
 	struct timespec old_mtime, new_mtime;
 	struct timespec old_ctime, new_ctime;
 	struct timespec detected_at;
+};
+
+/* -o verify=seal: the seal and its counters (relaxed atomics, read as they are). */
+struct mp_status_seal {
+	uint64_t chunk_size, chunk_count;
+	const char *seal_digest;      /* hex */
+	bool anchored;
+	bool trusted;                 /* -o trust= checked the signature */
+	const _Atomic uint64_t *checked, *failed, *bytes_hashed;
 };
 
 /* Warnings of the daemon itself (read-ahead, mount point), after the pack's. */
@@ -83,6 +94,10 @@ struct mp_status_info {
 	unsigned ndaemon_warnings;
 	const char (*daemon_warnings)[MP_MSG_MAX];
 	const struct mp_status_change *change; /* NULL: the pack is unchanged */
+	/* The read lease: "held", "broken" or "fallback" (with the reason). */
+	const char *lease;
+	const char *lease_reason;
+	const struct mp_status_seal *seal;     /* NULL: not verify=seal */
 	size_t max_len;               /* longest report, 0: no limit */
 };
 

@@ -132,6 +132,30 @@ START_TEST(test_report_counts)
 }
 END_TEST
 
+/* With the seal check on, its four series are there with their values. */
+START_TEST(test_report_seal)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char *text;
+
+	memset(&m, 0, sizeof m);
+	info.seal = (struct mp_metrics_seal){.enabled = true, .chunks = 70, .checked = 9,
+					     .failed = 1, .bytes_hashed = 18874368};
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	text = render(&s, &m, &info);
+	has_line(text, "# TYPE moepackfs_seal_chunks_checked_total counter");
+	has_line(text, "moepackfs_seal_chunks 70");
+	has_line(text, "moepackfs_seal_chunks_checked_total 9");
+	has_line(text, "moepackfs_seal_chunks_failed_total 1");
+	has_line(text, "moepackfs_seal_hashed_bytes_total 18874368");
+	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
 /* Every sample follows its family's HELP and TYPE; counters end in _total. */
 START_TEST(test_report_shape)
 {
@@ -350,6 +374,7 @@ static Suite *metrics_suite(void)
 	TCase *tc = tcase_create("metrics");
 
 	tcase_add_test(tc, test_report_counts);
+	tcase_add_test(tc, test_report_seal);
 	tcase_add_test(tc, test_report_shape);
 	tcase_add_test(tc, test_report_too_small);
 	tcase_add_test(tc, test_sharded_counts_are_exact);

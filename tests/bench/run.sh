@@ -24,12 +24,13 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12 13}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
 MOEPACKFS=$top_builddir/src/moepackfs
 READBENCH=$top_builddir/tests/bench/readbench
+CHECKBENCH=$top_builddir/tests/bench/checkbench
 DEQUANTBENCH=$top_builddir/tests/bench/dequantbench
 RESULTS=$top_builddir/bench-results.md
 
@@ -45,6 +46,7 @@ DENSE=$BENCH_DIR/dense.pack
 K3=$BENCH_DIR/k3.pack
 MNT_DENSE=$BENCH_DIR/mnt-dense
 MNT_K3=$BENCH_DIR/mnt-k3
+MNT_SEAL=$BENCH_DIR/mnt-seal
 ROWS=$BENCH_DIR/rows.tsv
 SAMPLES=$BENCH_DIR/samples
 NOTES=$BENCH_DIR/notes.txt
@@ -60,8 +62,8 @@ want_row() {
 
 # Rows 3 to 7, 10 and 11 mount; rows 1, 2, 8, 9 and 12 only need the CLI.
 fuse_rows=no
-for n in 3 4 5 6 7 10 11; do want_row $n && fuse_rows=yes; done
-for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH"; do
+for n in 3 4 5 6 7 10 11 14 15 16; do want_row $n && fuse_rows=yes; done
+for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH" "$CHECKBENCH"; do
 	[ -x "$tool" ] || die "$tool is not built"
 done
 [ $fuse_rows = no ] || [ -x "$MOEPACKFS" ] || die "$MOEPACKFS is not built"
@@ -91,11 +93,12 @@ cleanup() {
 	[ -z "$GANESHA_PID" ] || ganesha_stop || say "cannot stop ganesha $GANESHA_PID"
 	unmount "$MNT_DENSE"
 	unmount "$MNT_K3"
+	unmount "$MNT_SEAL"
 	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
 		# Only names this script makes: BENCH_DIR may be a shared directory.
 		rm -f "$DENSE" "$DENSE".* "$K3" "$K3".* "$BENCH_DIR"/dense.* \
 			"$ROWS" "$NOTES" "$SAMPLES".*
-		rmdir "$MNT_DENSE" "$MNT_K3" 2>/dev/null || :
+		rmdir "$MNT_DENSE" "$MNT_K3" "$MNT_SEAL" 2>/dev/null || :
 	fi
 }
 trap cleanup EXIT
@@ -273,7 +276,7 @@ fi
 # Rows 2-6 share the dense pack and its range lists.
 #
 if want_row 2 || want_row 3 || want_row 4 || want_row 5 || want_row 6 || want_row 9 ||
-	want_row 10 || want_row 13; then
+	want_row 10 || want_row 13 || want_row 14 || want_row 15 || want_row 16; then
 	make_pack "$DENSE" "$DENSE_ARGS"
 	DENSE_SIZE=$(stat -c %s "$DENSE")
 	L=$BENCH_DIR/dense
@@ -749,6 +752,81 @@ if want_row 12; then
 	ratio_row "12. moepack build --full-sha256 (hash while copying) vs cp + sync" \
 		"$sha_rate" "$cp_rate" 0.5
 	rm -f "$BPACK.lock"
+fi
+
+# Rows 14 and 15: -o verify=seal against the default verify=index, the
+# same role files, a fresh mount (empty page cache, every chunk unchecked)
+# for each first read, alternating; then a re-read of the last mounts.
+if want_row 14 || want_row 15; then
+	[ -f "$DENSE.seal" ] && [ "$DENSE.seal" -nt "$DENSE" ] ||
+		"$MOEPACK" seal "$DENSE" >&2 || die "moepack seal $DENSE failed"
+	warm "$DENSE"
+	warm "$DENSE.seal"
+	sed "s|$MNT_DENSE/|$MNT_SEAL/|" "$L.roles.fuse" >"$L.roles.seal"
+	for i in 1 2 3; do
+		mount_pack "$DENSE" "$MNT_DENSE"
+		rb seq "$L.roles.fuse"
+		sample index
+		BENCH_MOUNT_OPTS="$BENCH_MOUNT_OPTS -o verify=seal" mount_pack "$DENSE" "$MNT_SEAL"
+		rb seq "$L.roles.seal"
+		sample seal
+		if [ "$i" != 3 ]; then unmount "$MNT_DENSE"; unmount "$MNT_SEAL"; fi
+	done
+	take_median index
+	index=$MEDIAN
+	take_median seal
+	want_row 14 && ratio_row "14. seq 1 MiB first read, verify=seal vs verify=index (fresh mounts)" \
+		"$MEDIAN" "$index" 0.5
+	hashed=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seal"]["bytes_hashed"])' \
+		"$MNT_SEAL/status.json")
+	echo "verify=seal first read: $hashed bytes hashed for the role files' $(awk '{ s += $3 } END { print s }' "$L.roles.seal") bytes" >>"$NOTES"
+	if want_row 15; then
+		for _ in 1 2 3; do
+			rb seq "$L.roles.fuse"
+			sample index
+			rb seq "$L.roles.seal"
+			sample seal
+		done
+		take_median index
+		index=$MEDIAN
+		take_median seal
+		ratio_row "15. seq 1 MiB re-read, verify=seal vs verify=index (page cache kept)" \
+			"$MEDIAN" "$index" 0.95
+	fi
+	unmount "$MNT_DENSE"
+	unmount "$MNT_SEAL"
+fi
+
+# Row 16: what the per-read check costs 16 readers.  checkbench measures the
+# CPU time of the check itself (the same atomic operations, on shared
+# variables, from 16 threads); a 16-reader O_DIRECT run on the mount gives
+# the read requests it served (status.json) and its wall time.  The cost
+# is the CPU time the checks of that run take as a share of the CPU time
+# the machine has in that wall time: an upper bound of the throughput lost.
+if want_row 16; then
+	warm "$DENSE"
+	mount_pack "$DENSE" "$MNT_DENSE"
+	req0=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["counters"]["reads"])' \
+		"$MNT_DENSE/status.json")
+	rb odirect -d -t 16 -n $((objects * 2 / 16)) -s "$SEED" "$L.objects.fuse"
+	secs=$(kv seconds "$RB_OUT")
+	mbps=$(kv MBps "$RB_OUT")
+	sleep 1.1 # status.json is rendered once a second
+	req1=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["counters"]["reads"])' \
+		"$MNT_DENSE/status.json")
+	lease=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["lease"]["state"])' \
+		"$MNT_DENSE/status.json")
+	unmount "$MNT_DENSE"
+	CB_OUT=$("$CHECKBENCH" 16 1 "$DENSE") || die "checkbench failed"
+	lease_ns=$(kv lease_ns "$CB_OUT")
+	stat_ns=$(kv stat_ns "$CB_OUT")
+	reqs=$((req1 - req0))
+	cpus=$(nproc)
+	pct=$(calc "100 * $lease_ns * $reqs / ($secs * 1e9 * $cpus)" 4)
+	spct=$(calc "100 * $stat_ns * $reqs / ($secs * 1e9 * $cpus)" 3)
+	echo "per-read check (16 readers): lease held ($lease) ${lease_ns} ns, no lease (fstat + sequence lock) ${stat_ns} ns, $reqs requests in $secs s at $(calc "$mbps" 0) MB/s; without a lease it would cost ${spct}%" >>"$NOTES"
+	limit_row "16. per-read check, 16 O_DIRECT readers, lease held: share of CPU" "$pct" "%" 2 \
+		"$(calc "$lease_ns" 1) ns x $reqs reqs"
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
