@@ -194,6 +194,29 @@ poke() {
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# wait_until SECONDS CMD...: poll CMD (output discarded) every 50 ms until
+# it succeeds; return 1 if it still fails after SECONDS.  The deadline is
+# a ceiling for a machine under load, never a speed target: a test waits
+# for a condition this way, not with a fixed sleep.
+wait_until() {
+	_lib_tries=$(($1 * 20))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$_lib_tries" -gt 0 ] || return 1
+		_lib_tries=$((_lib_tries - 1))
+		sleep 0.05
+	done
+}
+
+# exited PID: the process has exited (gone, or a zombie waiting for its
+# parent: a daemon's parent is init, which may take a second or more to
+# reap it, so "kill -0 succeeds" does not mean "still runs").
+exited() {
+	[ ! -r "/proc/$1/stat" ] ||
+		[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ] ||
+		[ ! -r "/proc/$1/stat" ]
+}
+
 # skip_all REASON: the whole test cannot run here (no FUSE, not root...).
 skip_all() {
 	echo "SKIP: $*"
