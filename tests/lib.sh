@@ -8,9 +8,9 @@
 # writes goes to $TEST_DIR, a fresh directory under ${TMPDIR:-/tmp} that is
 # removed when the test exits (set KEEP_TEST_DIR=1 to keep it for a look).
 #
-# A test is a sequence of checks, each of which calls `pass` or `fail`
-# exactly once, and ends with `finish`, which prints "N passed, N failed"
-# and exits 1 if anything failed.  Exit status 77 (skip_all) tells automake
+# A test is a sequence of checks, each of which calls `pass`, `fail` or
+# `skip` exactly once, and ends with `finish`, which prints "N passed, N
+# failed" (", N skipped" when some were) and exits 1 if anything failed.  Exit status 77 (skip_all) tells automake
 # the whole test was skipped, 99 (hard_error) that it could not run.
 #
 # POSIX sh; nothing here is specific to one suite.
@@ -36,6 +36,7 @@ STATUS=0
 
 tests_passed=0
 tests_failed=0
+tests_skipped=0
 _lib_cleanup_hooks=
 
 # at_cleanup CMD: run the shell command CMD when the test exits, before
@@ -86,6 +87,13 @@ fail() {
 	for _lib_line in "$@"; do
 		printf '      %s\n' "$_lib_line"
 	done
+}
+
+# skip NAME REASON: a check that cannot run here; counted, and logged as
+# one "SKIP: NAME: REASON" line, the form the summaries collect.
+skip() {
+	tests_skipped=$((tests_skipped + 1))
+	echo "SKIP: $1: $(printf '%s' "$2" | tr '\n' ' ')"
 }
 
 # check NAME CMD...: run CMD (output discarded); pass if it exits 0.
@@ -208,6 +216,11 @@ wait_until() {
 	done
 }
 
+# not CMD...: succeed when CMD fails (wait_until 30 not is_mounted "$M").
+not() {
+	! "$@"
+}
+
 # exited PID: the process has exited (gone, or a zombie waiting for its
 # parent: a daemon's parent is init, which may take a second or more to
 # reap it, so "kill -0 succeeds" does not mean "still runs").
@@ -239,7 +252,11 @@ require_program() {
 # finish: print the summary line and exit 1 if any check failed, 0 if all
 # passed, 99 if no check ran at all.
 finish() {
-	echo "$tests_passed passed, $tests_failed failed"
+	if [ "$tests_skipped" -gt 0 ]; then
+		echo "$tests_passed passed, $tests_failed failed, $tests_skipped skipped"
+	else
+		echo "$tests_passed passed, $tests_failed failed"
+	fi
 	[ "$tests_failed" -eq 0 ] || exit 1
 	[ "$tests_passed" -gt 0 ] || exit 99
 	exit 0
