@@ -37,6 +37,7 @@ STATUS=0
 tests_passed=0
 tests_failed=0
 tests_skipped=0
+_lib_failed_names=
 _lib_cleanup_hooks=
 
 # at_cleanup CMD: run the shell command CMD when the test exits, before
@@ -82,6 +83,8 @@ pass() {
 # (one per line) indented below it.
 fail() {
 	tests_failed=$((tests_failed + 1))
+	_lib_failed_names="$_lib_failed_names
+FAIL: $1"
 	echo "FAIL: $1"
 	shift
 	for _lib_line in "$@"; do
@@ -249,9 +252,14 @@ require_program() {
 	done
 }
 
-# finish: print the summary line and exit 1 if any check failed, 0 if all
-# passed, 99 if no check ran at all.
+# finish: list the failed checks (if any) and print the summary line; exit
+# 1 if any check failed, 0 if all passed, 99 if no check ran at all.
 finish() {
+	# the failed checks again, so that the end of the log shows them
+	if [ "$tests_failed" -gt 0 ]; then
+		echo "$TEST_NAME: $tests_failed failed:"
+		printf '%s\n' "$_lib_failed_names" | sed '/^$/d; s/^/  /'
+	fi
 	if [ "$tests_skipped" -gt 0 ]; then
 		echo "$tests_passed passed, $tests_failed failed, $tests_skipped skipped"
 	else
