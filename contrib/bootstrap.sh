@@ -5,11 +5,17 @@
 #                                  pack, verify, inspect and mount it, make a
 #                                  small GGUF checkpoint and build a pack of
 #                                  it, then say what to do next
-#   sh contrib/bootstrap.sh test   install what is missing, build with
-#                                  -Werror, run the whole suite, then again
-#                                  under AddressSanitizer/UBSan, then each
-#                                  libFuzzer target for ${FUZZ_SECONDS:-60} s
-#                                  (clang build), then distcheck
+#   sh contrib/bootstrap.sh test   install what is missing (and ggml from
+#                                  npm for the cross-checks, if it can),
+#                                  build with -Werror, run the whole suite,
+#                                  then again under AddressSanitizer/UBSan,
+#                                  then each libFuzzer target for
+#                                  ${FUZZ_SECONDS:-60} s (clang build), then
+#                                  distcheck; the last line is always
+#                                  "N passed, N failed, N skipped"
+#   sh contrib/bootstrap.sh test-load
+#                                  the -Werror build's suite three times
+#                                  while stress-ng --cpu 2 runs
 #
 # Builds go to build/ (and build-asan/) inside the checkout, as the README's
 # build by hand does, so either may come first: demo reuses a build/ that is
@@ -29,12 +35,12 @@ jobs=$(nproc 2>/dev/null || echo 2)
 # ASan, UBSan) for `make fuzz`; promtool (prometheus), node_exporter and
 # curl for the metrics tests (on a systemd host their services start on
 # install; the tests use a port of their own); ncurses for `moepack top`
-# and tmux to test it.
+# and tmux to test it; stress-ng for `test-load`.
 PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
 libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
 debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
-prometheus prometheus-node-exporter curl libncurses-dev tmux"
+prometheus prometheus-node-exporter curl libncurses-dev tmux stress-ng"
 
 say() { printf '\n==> %s\n' "$*"; }
 
@@ -64,17 +70,21 @@ build() {
 }
 
 # Sum the per-test counts the suites print: Check's "Checks: N, Failures: F,
-# Errors: E" and the shell suites' "N passed, N failed".
+# Errors: E" and the shell suites' "N passed, N failed[, N skipped]", plus
+# the "SKIP: reason" lines (one per skipped check, or per whole test that
+# exited 77); a Check test that skips still counts as run by Check, so its
+# skips come off its passes.  Prints "PASSED FAILED SKIPPED".
 summarize() {
 	for log in "$@"; do
 		[ -f "$log" ] && awk '
 			match($0, /Checks: [0-9]+, Failures: [0-9]+, Errors: [0-9]+/) {
 				split(substr($0, RSTART, RLENGTH), w, /[^0-9]+/)
-				p = w[2] - w[3] - w[4]; f = w[3] + w[4]
+				p = w[2] - w[3] - w[4]; f = w[3] + w[4]; check = 1
 			}
 			/^[0-9]+ passed, [0-9]+ failed/ { p = $1; f = $3 }
-			END { print p + 0, f + 0 }' "$log"
-	done | awk '{ p += $1; f += $2 } END { print p + 0, f + 0 }'
+			/^SKIP: / { s++ }
+			END { if (check) p -= s; print p + 0, f + 0, s + 0 }' "$log"
+	done | awk '{ p += $1; f += $2; s += $3 } END { print p + 0, f + 0, s + 0 }'
 }
 
 # The demo's build: an existing configuration is reused as it is; else
@@ -95,15 +105,100 @@ demo_build() {
 	fi
 }
 
+# failed_tests DIR: the tests of DIR's last `make check` that failed or
+# could not run (automake's .trs files say), one a line.
+failed_tests() {
+	for trs in "$1"/tests/*.trs; do
+		[ -f "$trs" ] && grep -Eq '^:test-result: (FAIL|ERROR|XPASS)' "$trs" &&
+			echo "tests/$(basename "$trs" .trs)"
+	done
+}
+
+# show_failures DIR: for each failed test, its name and its failing lines
+# (a shell suite's FAIL: lines with their details, Check's :F:/:E: lines),
+# or the end of its log when it has none (a crash, an ERROR: exit 99).
+show_failures() {
+	for t in $(failed_tests "$1"); do
+		log=$1/$t.log
+		printf '\n---- %s (%s) ----\n' "$t" "$(basename "$1")"
+		lines=$(awk '
+			/^FAIL: / { keep = 1; print; next }
+			keep && /^      / { print; next }
+			{ keep = 0 }
+			/:[FE]:/ || /^ERROR: / { print }' "$log" | head -n 60)
+		if [ -n "$lines" ]; then
+			printf '%s\n' "$lines"
+		else
+			tail -n 30 "$log"
+		fi
+	done
+}
+
+# show_skips LOG...: how many checks were skipped, and why (each reason
+# once, with how often it came).
+show_skips() {
+	cat "$@" 2>/dev/null | sed -n 's/^SKIP: //p' | sort | uniq -c |
+		sed 's/^ *\([0-9]*\) /  skipped \1x: /'
+}
+
+# run_suite DIR: `make check` in DIR; the console shows automake's line per
+# test and, when something failed, the failing lines of each failed test.
+failed_names=
 run_suite() {
 	dir=$top/$1
 	say "make check in $1"
 	rc=0
 	(cd "$dir" && make -s -j"$jobs" check) || rc=$?
-	set -- $(summarize "$dir"/tests/*.log)
-	echo "$1 $2"
-	[ "$rc" -eq 0 ] || { cat "$dir"/tests/*.log | tail -n 60; }
+	if [ "$rc" -ne 0 ]; then
+		show_failures "$dir"
+		names=$(failed_tests "$dir" | sed "s|\$| ($1)|" | tr '\n' ' ')
+		failed_names="$failed_names${names:-make check ($1) }"
+	fi
 	return "$rc"
+}
+
+# quietly NAME LOG CMD...: run CMD with its output in LOG; on failure show
+# the end of LOG.
+quietly() {
+	name=$1 log=$2
+	shift 2
+	if "$@" >"$log" 2>&1; then
+		echo "$name: ok (output in $log)"
+	else
+		echo "$name FAILED; the end of $log:"
+		tail -n 40 "$log"
+		failed_names="$failed_names$name "
+		return 1
+	fi
+}
+
+# The ggml cross-checks (tests/ggml.py) need libggml-base.so from npm.
+# nodejs and npm are not in PACKAGES: Debian's npm conflicts with the
+# nodejs packages of NodeSource, which many machines have, and without
+# them the cross-checks only skip.  So: npm from apt if there is none,
+# the package into a cache; any failure is a warning, never fatal.
+GGML_PACKAGE=@node-llama-cpp/linux-x64@3.21.1
+setup_ggml() {
+	cache=${GGML_CACHE:-/var/cache/moepackfs-ggml}
+	if ! find "$cache/node_modules" -name libggml-base.so 2>/dev/null | grep -q .; then
+		command -v npm >/dev/null 2>&1 ||
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -q \
+				--no-install-recommends nodejs npm >/dev/null 2>&1 || :
+		if ! command -v npm >/dev/null 2>&1; then
+			echo "bootstrap: no npm: the ggml cross-checks will be skipped" >&2
+			return 0
+		fi
+		mkdir -p "$cache"
+		if ! timeout 600 npm install --ignore-scripts --no-audit --no-fund \
+			--prefix "$cache" "$GGML_PACKAGE" >"$cache/npm.log" 2>&1; then
+			echo "bootstrap: npm install $GGML_PACKAGE failed (see $cache/npm.log):" \
+				"the ggml cross-checks will be skipped" >&2
+			return 0
+		fi
+	fi
+	GGML_NODE_MODULES=$cache/node_modules
+	export GGML_NODE_MODULES
+	python3 "$top/tests/ggml.py" || :
 }
 
 case $mode in
@@ -178,31 +273,55 @@ test)
 		exit 2
 	fi
 	install_missing
+	say "ggml for the cross-checks"
+	setup_ggml
 	say "warnings-as-errors build"
 	build build --enable-werror
 	all_rc=0
 	run_suite build || all_rc=1
 	set -- $(summarize "$top"/build/tests/*.log)
-	p=$1 f=$2
+	p=$1 f=$2 s=$3
 	say "AddressSanitizer/UBSan build"
 	build build-asan --enable-werror --enable-sanitizers
 	run_suite build-asan || all_rc=1
 	set -- $(summarize "$top"/build-asan/tests/*.log)
-	p=$((p + $1)) f=$((f + $2))
+	p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
 	# The fuzz targets are built by clang in the -Werror build's tree; a
 	# crash, leak, sanitizer report or timeout fails CI.
 	say "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
 	(cd "$top/build" && make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-60}") ||
-		{ all_rc=1; f=$((f + 1)); }
+		{ all_rc=1; f=$((f + 1)); failed_names="${failed_names}fuzz "; }
 	say "make distcheck"
-	(cd "$top/build" && make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror) ||
+	quietly distcheck "$top/build/distcheck.log" sh -c 'cd "$1" &&
+		make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror' sh "$top/build" ||
 		{ all_rc=1; f=$((f + 1)); }
-	echo
-	echo "$p passed, $f failed"
+	say "summary"
+	show_skips "$top"/build/tests/*.log "$top"/build-asan/tests/*.log
+	# CI reads the last line: always "N passed, N failed, N skipped" alone;
+	# what failed is the line before it.
+	[ -z "$failed_names" ] || echo "failed: $failed_names"
+	echo "$p passed, $f failed, $s skipped"
+	exit "$all_rc"
+	;;
+test-load)
+	# The whole suite three times in a row while stress-ng keeps both
+	# cores busy: what README's "Tests under load" reports.
+	install_missing
+	build build --enable-werror
+	stress-ng --cpu "${STRESS_CPUS:-2}" >/dev/null 2>&1 &
+	stress=$!
+	trap 'kill "$stress" 2>/dev/null || :' EXIT
+	all_rc=0
+	for round in 1 2 3; do
+		run_suite build || all_rc=1
+		set -- $(summarize "$top"/build/tests/*.log)
+		echo "round $round: $1 passed, $2 failed, $3 skipped"
+	done
+	[ -z "$failed_names" ] || echo "failed: $failed_names"
 	exit "$all_rc"
 	;;
 *)
-	echo "usage: sh contrib/bootstrap.sh demo|test" >&2
+	echo "usage: sh contrib/bootstrap.sh demo|test|test-load" >&2
 	exit 2
 	;;
 esac

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
 #include <time.h>
@@ -627,6 +628,63 @@ unknown:
 }
 
 /*
+ * True, with the message, when `real` (a canonical path) is a moepackfs
+ * mount already: mounting again would stack a second one silently.
+ */
+static bool already_mounted(const char *real, const char *given)
+{
+	char shown[1024], dev[64];
+
+	if (!find_fuse_mount(real, "fuse." PROG, dev, sizeof dev))
+		return false;
+	mp_text_escape(shown, sizeof shown, given, strlen(given), 0);
+	fprintf(stderr, PROG ": %s is already a moepackfs mount; unmount it first "
+		"with `fusermount3 -u %s`\n", shown, shown);
+	return true;
+}
+
+/*
+ * Two moepackfs started at once on one mount point both pass the check
+ * of check_mountpoint() and then both mount, one on top of the other.  So
+ * the check is made again just before mounting, under an exclusive flock
+ * on the mount point directory held until mount(2) has returned: the
+ * second one in waits for the lock and then finds the first's mount in
+ * mountinfo.  A check after mounting could not replace this: both would
+ * see two mounts and neither could tell whether it was the one to go.
+ * Locking the directory itself needs no lock file and works for any user
+ * who can read it; a directory we cannot open is not locked.  The lock is
+ * held for milliseconds, so one held for 30 s is someone else's (any
+ * reader of the directory can take it): an error, never a hang.
+ * Returns the locked descriptor, -1 when unlocked, or -2 on that error.
+ */
+static int lock_mountpoint(const char *m)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	char shown[1024];
+	int fd, i;
+
+	fd = open(m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (i = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; i++) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+		if (i == 3000) {
+			mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+			fprintf(stderr, PROG ": mount point %s: another process has held "
+				"a lock (flock) on it for 30 s; cannot check that it is "
+				"not being mounted\n", shown);
+			close(fd);
+			return -2;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return fd;
+}
+
+/*
  * The mount point, before libfuse sees it and before a long validation:
  * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
  * usage error (exit 2) with the way out in the message; a mount point
@@ -635,7 +693,7 @@ unknown:
 static int check_mountpoint(struct daemon *d)
 {
 	const char *m = d->opt.mountpoint;
-	char shown[1024], dev[64], *real;
+	char shown[1024], *real;
 	struct dirent *e;
 	struct statfs sfs;
 	struct stat st;
@@ -661,9 +719,7 @@ static int check_mountpoint(struct daemon *d)
 	if (!S_ISDIR(st.st_mode))
 		return usage_failure("mount point %s is not a directory", shown);
 	real = realpath(m, NULL);
-	if (real && find_fuse_mount(real, "fuse." PROG, dev, sizeof dev)) {
-		fprintf(stderr, PROG ": %s is already a moepackfs mount; unmount it first "
-			"with `fusermount3 -u %s`\n", shown, shown);
+	if (real && already_mounted(real, m)) {
 		free(real);
 		return EXIT_USAGE;
 	}
@@ -1331,18 +1387,35 @@ static int take_lease(struct daemon *d)
 /* Mount, serve until unmounted or signalled, unmount. */
 static int serve(struct daemon *d, struct fuse_session *se)
 {
-	int status = take_lease(d);
+	int status = take_lease(d), lock = -1;
 
 	if (status != 0)
 		return status;
 	if (fuse_set_signal_handlers(se) != 0)
 		return EXIT_IO;
+	/* mount.fuse3's /dev/fd/N is mounted already */
+	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
+		lock = lock_mountpoint(d->cmd.mountpoint);
+		if (lock == -2) {
+			status = EXIT_IO;
+			goto out_signals;
+		}
+		/* fuse_parse_cmdline() made the mount point canonical */
+		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint)) {
+			status = EXIT_USAGE;
+			goto out_unlock;
+		}
+	}
 	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
 		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
 			d->cmd.mountpoint);
 		status = EXIT_IO;
-		goto out_signals;
+		goto out_unlock;
 	}
+	/* the mount is in mountinfo now; the daemon must not inherit the lock */
+	if (lock >= 0)
+		close(lock);
+	lock = -1;
 	setup_readahead(d);
 	if (d->fs.metrics_file) {
 		struct mp_error err = {0};
@@ -1376,6 +1449,9 @@ out_watch:
 	mp_fs_watch_stop(&d->fs);
 out_unmount:
 	fuse_session_unmount(se);
+out_unlock:
+	if (lock >= 0)
+		close(lock);
 out_signals:
 	fuse_remove_signal_handlers(se);
 	return status;

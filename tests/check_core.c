@@ -559,7 +559,7 @@ START_TEST(test_quant_table)
 		{"Q2_K", 10, 256, 84},
 		{"Q3_K", 11, 256, 110},
 		{"Q4_0", 2, 32, 18},
-		/* as ggml 0.23.0 reports them (shared/tools/ggml_oracle) */
+		/* as ggml 0.23.0 reports them (ggml_type_size, ggml_blck_size) */
 		{"Q8_0", 8, 32, 34},
 		{"Q8_K", 15, 256, 292},
 	};

@@ -8,9 +8,9 @@
 # writes goes to $TEST_DIR, a fresh directory under ${TMPDIR:-/tmp} that is
 # removed when the test exits (set KEEP_TEST_DIR=1 to keep it for a look).
 #
-# A test is a sequence of checks, each of which calls `pass` or `fail`
-# exactly once, and ends with `finish`, which prints "N passed, N failed"
-# and exits 1 if anything failed.  Exit status 77 (skip_all) tells automake
+# A test is a sequence of checks, each of which calls `pass`, `fail` or
+# `skip` exactly once, and ends with `finish`, which prints "N passed, N
+# failed" (", N skipped" when some were) and exits 1 if anything failed.  Exit status 77 (skip_all) tells automake
 # the whole test was skipped, 99 (hard_error) that it could not run.
 #
 # POSIX sh; nothing here is specific to one suite.
@@ -36,6 +36,8 @@ STATUS=0
 
 tests_passed=0
 tests_failed=0
+tests_skipped=0
+_lib_failed_names=
 _lib_cleanup_hooks=
 
 # at_cleanup CMD: run the shell command CMD when the test exits, before
@@ -81,11 +83,20 @@ pass() {
 # (one per line) indented below it.
 fail() {
 	tests_failed=$((tests_failed + 1))
+	_lib_failed_names="$_lib_failed_names
+FAIL: $1"
 	echo "FAIL: $1"
 	shift
 	for _lib_line in "$@"; do
 		printf '      %s\n' "$_lib_line"
 	done
+}
+
+# skip NAME REASON: a check that cannot run here; counted, and logged as
+# one "SKIP: NAME: REASON" line, the form the summaries collect.
+skip() {
+	tests_skipped=$((tests_skipped + 1))
+	echo "SKIP: $1: $(printf '%s' "$2" | tr '\n' ' ')"
 }
 
 # check NAME CMD...: run CMD (output discarded); pass if it exits 0.
@@ -194,6 +205,34 @@ poke() {
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# wait_until SECONDS CMD...: poll CMD (output discarded) every 50 ms until
+# it succeeds; return 1 if it still fails after SECONDS.  The deadline is
+# a ceiling for a machine under load, never a speed target: a test waits
+# for a condition this way, not with a fixed sleep.
+wait_until() {
+	_lib_tries=$(($1 * 20))
+	shift
+	while ! "$@" >/dev/null 2>&1; do
+		[ "$_lib_tries" -gt 0 ] || return 1
+		_lib_tries=$((_lib_tries - 1))
+		sleep 0.05
+	done
+}
+
+# not CMD...: succeed when CMD fails (wait_until 30 not is_mounted "$M").
+not() {
+	! "$@"
+}
+
+# exited PID: the process has exited (gone, or a zombie waiting for its
+# parent: a daemon's parent is init, which may take a second or more to
+# reap it, so "kill -0 succeeds" does not mean "still runs").
+exited() {
+	[ ! -r "/proc/$1/stat" ] ||
+		[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" = Z ] ||
+		[ ! -r "/proc/$1/stat" ]
+}
+
 # skip_all REASON: the whole test cannot run here (no FUSE, not root...).
 skip_all() {
 	echo "SKIP: $*"
@@ -213,10 +252,19 @@ require_program() {
 	done
 }
 
-# finish: print the summary line and exit 1 if any check failed, 0 if all
-# passed, 99 if no check ran at all.
+# finish: list the failed checks (if any) and print the summary line; exit
+# 1 if any check failed, 0 if all passed, 99 if no check ran at all.
 finish() {
-	echo "$tests_passed passed, $tests_failed failed"
+	# the failed checks again, so that the end of the log shows them
+	if [ "$tests_failed" -gt 0 ]; then
+		echo "$TEST_NAME: $tests_failed failed:"
+		printf '%s\n' "$_lib_failed_names" | sed '/^$/d; s/^/  /'
+	fi
+	if [ "$tests_skipped" -gt 0 ]; then
+		echo "$tests_passed passed, $tests_failed failed, $tests_skipped skipped"
+	else
+		echo "$tests_passed passed, $tests_failed failed"
+	fi
 	[ "$tests_failed" -eq 0 ] || exit 1
 	[ "$tests_passed" -gt 0 ] || exit 99
 	exit 0

@@ -113,7 +113,7 @@ ganesha_start() {
 			-p "$NFS_DIR/ganesha.pid" >>"$NFS_DIR/ganesha.out" 2>&1 &
 		GANESHA_PID=$!
 		_nl_n=0
-		while _nl_alive "$GANESHA_PID" && [ "$_nl_n" -lt 100 ]; do
+		while _nl_alive "$GANESHA_PID" && [ "$_nl_n" -lt 300 ]; do
 			_nl_listening "$GANESHA_PORT" &&
 				grep -q "NFS SERVER INITIALIZED" "$NFS_DIR/ganesha.log" && return 0
 			sleep 0.1

@@ -35,7 +35,7 @@ for t in $targets; do
 	log=$dir/fuzz_$t.log
 	echo "fuzz_$t: ${seconds}s, -max_len=$(max_len "$t"), log $log"
 	"$dir/fuzz_$t" -max_len="$(max_len "$t")" -max_total_time="$seconds" \
-		-timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+		-timeout=30 -rss_limit_mb=2048 -print_final_stats=1 \
 		-artifact_prefix="$dir/artifacts/$t-" \
 		"$dir/corpus/$t" "$dir/seeds/$t" >"$log" 2>&1
 	rc=$?

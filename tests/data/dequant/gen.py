@@ -4,16 +4,16 @@
 Every block here is written by ggml's own quantizer, then (for the NaN, Inf
 and subnormal cases) has its fp16 super-block scale bytes patched, and ggml's
 own dequantizer turns the result into float32.  ggml is reached through
-ggml_oracle.py, a standard-library ctypes wrapper around libggml-base.so,
-imported from GGML_ORACLE_DIR when set, else from Python's own path (it
-finds the library itself, or takes GGML_LIB).  See README in this directory.
+tests/ggml.py, which loads libggml-base.so with ctypes (it says where it
+looks: GGML_NODE_MODULES, GGML_LIB).  See README in this directory.
 
 Usage: gen.py [--out DIR] [--seed N]
 Writes DIR/q2_k.bin, DIR/q2_k.f32, DIR/q3_k.bin, DIR/q3_k.f32 and
 DIR/cases.txt (one line per block: index and what it covers).
-Exit 77 (with the reason on stderr) when the oracle cannot be loaded.
+Exit 77 (with the reason on stderr) when ggml cannot be loaded.
 """
 import argparse
+import array
 import os
 import random
 import struct
@@ -24,23 +24,21 @@ BLOCK = {"Q2_K": 84, "Q3_K": 110}
 SCALES = {"Q2_K": (80, 82), "Q3_K": (108,)}
 
 
-def load_oracle():
-    """ggml_oracle from GGML_ORACLE_DIR, or from Python's own path."""
-    d = os.environ.get("GGML_ORACLE_DIR")
-    if d:
-        sys.path.insert(0, d)
-    where = d or "Python's path (GGML_ORACLE_DIR is not set)"
-    try:
-        import ggml_oracle as go
-        go.get()
-    except BaseException as e:  # ImportError, OSError, the wrapper's checks
-        return None, "cannot load the ggml oracle from %s: %s" % (where, e)
-    return go, None
+def load_ggml():
+    """tests/ggml.py, which finds libggml-base.so (see there)."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+    import ggml
+    why = ggml.unusable()
+    if why:
+        return None, why
+    return ggml.get(), None
 
 
-def quantize(go, t, n, seed, sigma):
-    src = go.gaussian_f32(n, seed=seed, sigma=sigma)
-    return bytes(go.quantize(t, src, nrows=n // 256))
+def quantize(g, t, n, seed, sigma):
+    # random.Random(seed).gauss(0, sigma), n times, rounded to float32
+    rng = random.Random(seed)
+    src = array.array("f", (rng.gauss(0.0, sigma) for _ in range(n)))
+    return g.quantize(t, src, nrows=n // 256)
 
 
 def patch(block, offset, half):
@@ -88,9 +86,9 @@ def main():
     ap.add_argument("--out", default=os.path.dirname(os.path.abspath(__file__)))
     ap.add_argument("--seed", type=int, default=1)
     a = ap.parse_args()
-    go, why = load_oracle()
+    go, why = load_ggml()
     if go is None:
-        print("gen.py: %s" % why, file=sys.stderr)
+        print("gen.py: ggml cannot be used: %s" % why, file=sys.stderr)
         return 77
     os.makedirs(a.out, exist_ok=True)
     lines = []

@@ -2,10 +2,11 @@
 """Record what ggml's own gguf_init_from_file() makes of each GGUF file: the
 table tests/check_gguf.c compares moepack's verdicts with (see README).
 
-    python3 ggml_verdicts.py ORACLE_DIR FILE.gguf...  > corpus/ggml-verdicts.txt
-    python3 ggml_verdicts.py --probe    ORACLE_DIR    (exit 0 when usable)
+    python3 ggml_verdicts.py FILE.gguf...  > corpus/ggml-verdicts.txt
+    python3 ggml_verdicts.py --probe       (exit 0 and the version when usable,
+                                           else exit 77 and the reason)
 
-ORACLE_DIR holds ggml_oracle.py, which loads libggml-base.so through ctypes.
+ggml is libggml-base.so, loaded by tests/ggml.py (which says where it looks).
 Each file is read in a child process: ggml abort()s on some inputs, and a
 crash is a refusal.  One line per file:
 
@@ -19,33 +20,25 @@ import signal
 import subprocess
 import sys
 
-
-def load(oracle_dir):
-    sys.path.insert(0, oracle_dir)
-    import ggml_oracle  # noqa: E402
-    return ggml_oracle
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
+import ggml  # noqa: E402
 
 
-def child(oracle_dir, path):
-    go = load(oracle_dir)
-    g = go.get()
-    L = g.lib
-    ctx = L.gguf_init_from_file(os.fsencode(path), go.GGUFInitParams(True, None))
-    if not ctx:
+def child(path):
+    tensors = ggml.get().gguf_load(path)
+    if tensors is None:
         print("refused null")
         return 0
-    out = ["ok", str(L.gguf_get_n_tensors(ctx))]
-    for i in range(L.gguf_get_n_tensors(ctx)):
-        name = L.gguf_get_tensor_name(ctx, i)  # bytes up to ggml's NUL
-        out.append("%s:%d" % (name.hex() or "-", L.gguf_get_tensor_type(ctx, i)))
-    L.gguf_free(ctx)
+    out = ["ok", str(len(tensors))]
+    for name, t in tensors:
+        out.append("%s:%d" % (name.hex() or "-", t))
     print(" ".join(out))
     return 0
 
 
-def verdict(oracle_dir, path):
-    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", oracle_dir, path],
-                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=60)
+def verdict(path):
+    p = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", path],
+                       stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, timeout=120)
     if p.returncode < 0:
         return "refused crash:%s" % signal.Signals(-p.returncode).name
     if p.returncode != 0 or not p.stdout.strip():
@@ -55,23 +48,23 @@ def verdict(oracle_dir, path):
 
 def main(argv):
     if argv[:1] == ["--child"]:
-        return child(argv[1], argv[2])
+        return child(argv[1])
+    why = ggml.unusable()
     if argv[:1] == ["--probe"]:
-        try:
-            go = load(argv[1])
-            g = go.get()
-            print("ggml %s (%s)" % (g.version, g.commit))
-            return 0
-        except Exception as e:  # noqa: BLE001 - any failure means "not usable"
-            print("ggml oracle not usable: %s" % e)
-            return 1
-    oracle_dir, files = argv[0], argv[1:]
-    go = load(oracle_dir)
-    g = go.get()
+        if why:
+            print("ggml cannot be used: %s" % why)
+            return 77
+        g = ggml.get()
+        print("ggml %s (%s)" % (g.version, g.commit))
+        return 0
+    if why:
+        print("ggml_verdicts.py: ggml cannot be used: %s" % why, file=sys.stderr)
+        return 77
+    g = ggml.get()
     print("# gguf_init_from_file() of ggml %s (%s), written by ggml_verdicts.py"
           % (g.version, g.commit))
-    for f in files:
-        print("%s %s" % (os.path.basename(f), verdict(oracle_dir, f)))
+    for f in argv:
+        print("%s %s" % (os.path.basename(f), verdict(f)))
     return 0
 
 
