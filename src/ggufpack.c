@@ -39,7 +39,9 @@
 #include "file.h"
 #include "index.h"
 #include "jsonstr.h"
+#include "outputs.h"
 #include "quant.h"
+#include "seal.h"
 #include "text.h"
 
 #define ALIGNMENT MP_PAGE
@@ -94,11 +96,13 @@ struct build {
 	struct mp_gguf_build_result *res;
 	struct mp_layout l;
 	char *dir;             /* of the pack */
-	char *partial, *state, *lock_path;
-	int lock_fd;
+	char *partial, *state, *lock_path, *seal_path;
+	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
+	int lock_fd, mlock_fd;
 	unsigned char *buf;    /* CHUNK bytes */
 	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
 	bool cfr_ok;           /* copy_file_range() still worth trying */
+	bool all;              /* judge_pack(): compare every entry */
 };
 
 /* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
@@ -303,7 +307,8 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 	uint64_t count = b->l.index_count, last = UINT64_MAX;
 
 	b->res->samples_compared = 0;
-	if (b->o->compare_all) {
+	b->res->sampled = !b->all;
+	if (b->all) {
 		for (uint64_t i = 0; i < count; i++) {
 			enum mp_err rc = compare_entry(b, fd, path, i, err);
 
@@ -330,8 +335,12 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 	return MP_OK;
 }
 
-/* The reference's validation of a pack by the shards: layout and samples. */
-static enum mp_err judge_pack(struct build *b, const char *path, struct mp_error *err)
+/*
+ * The reference's validation of a pack by the shards: layout and samples,
+ * or with `all` every payload byte (what keeping an existing pack needs).
+ */
+static enum mp_err judge_pack(struct build *b, const char *path, bool all,
+			      struct mp_error *err)
 {
 	struct stat st;
 	enum mp_err rc;
@@ -339,6 +348,7 @@ static enum mp_err judge_pack(struct build *b, const char *path, struct mp_error
 
 	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
 		return rc;
+	b->all = all || b->o->compare_all;
 	if ((uint64_t)st.st_size != b->l.size)
 		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
 			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
@@ -379,10 +389,14 @@ static enum mp_err write_atomic(const char *path, const char *dir, const char *t
 
 	if (!tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	struct stat st;
+
+	/* the name is this build's own (PATH.tmp under the lock): whatever a
+	 * crash or a hand left there goes, a link without its target */
 	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
+			    &st, err);
+	if (rc) {
 		free(tmp);
 		return rc;
 	}
@@ -510,11 +524,12 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 	enum mp_err rc = MP_OK;
 	int fd;
 
-	fd = start ? open(b->partial, O_WRONLY | O_CLOEXEC)
-		   : open(b->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			       strerror(errno));
+	struct stat pst;
+
+	rc = mp_open_output(b->partial, start ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL, NULL,
+			    "partial pack", MP_E_PACK_IO, &fd, &pst, err);
+	if (rc)
+		return rc;
 	if (b->o->full_sha256) {
 		h.sha = mp_sha256_new();
 		if (!h.sha) {
@@ -539,11 +554,12 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 		if (ftruncate(fd, (off_t)end) != 0)
 			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 				     strerror(errno));
-		int rfd = !rc && h.sha ? open(b->partial, O_RDONLY | O_CLOEXEC) : -1;
+		int rfd = -1;
+		struct stat rst;
 
-		if (!rc && h.sha && rfd < 0)
-			rc = mp_fail(err, MP_E_PACK_IO, "cannot read %s: %s", b->partial,
-				     strerror(errno));
+		if (!rc && h.sha)
+			rc = mp_open_output(b->partial, O_RDONLY, &pst, "partial pack",
+					    MP_E_PACK_IO, &rfd, &rst, err);
 		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
 			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
@@ -574,6 +590,8 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 			entry_source(b, i, &s, &src, &n, &dst);
 			rc = copy_slice(b, s, src, fd, dst, n, &h, err);
 			since += n;
+			if (!rc)
+				b->res->bytes_copied += n;
 		}
 		if (rc)
 			break;
@@ -1120,13 +1138,53 @@ static enum mp_err index_digest(struct build *b)
 	return MP_OK;
 }
 
+static enum mp_err lock_one(const char *path, int *fd, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc = mp_open_output(path, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO, fd,
+					&st, err);
+
+	if (rc)
+		return rc;
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), path);
+	return MP_OK;
+}
+
+/*
+ * PACK.lock covers the pack and every file beside it (partial, state,
+ * seal, the default manifest); a manifest elsewhere has its own lock, so
+ * that two builds given one -m never write it at once.
+ */
 static enum mp_err take_lock(struct build *b, struct mp_error *err)
 {
-	b->lock_fd = open(b->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	enum mp_err rc = lock_one(b->lock_path, &b->lock_fd, err);
+
+	if (!rc && b->mlock_path)
+		rc = lock_one(b->mlock_path, &b->mlock_fd, err);
+	return rc;
+}
+
+/*
+ * --check-only writes nothing, not even PACK.lock: it takes a shared lock
+ * on the lock file if there is one (so that it does not judge a pack a
+ * build is writing) and none otherwise.
+ */
+static enum mp_err peek_lock(struct build *b, struct mp_error *err)
+{
+	struct stat st;
+
+	b->lock_fd = open(b->lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC);
 	if (b->lock_fd < 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot create %s: %s", b->lock_path,
-			       strerror(errno));
-	if (flock(b->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		return MP_OK;
+	if (fstat(b->lock_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(b->lock_fd);
+		b->lock_fd = -1;
+		return MP_OK;
+	}
+	if (flock(b->lock_fd, LOCK_SH | LOCK_NB) != 0)
 		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
 			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), b->lock_path);
 	return MP_OK;
@@ -1166,6 +1224,8 @@ static enum mp_err final_check(struct build *b, struct mp_error *err)
 	return rc;
 }
 
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err);
+
 static enum mp_err paths(struct build *b, struct mp_error *err)
 {
 	struct mp_gguf_build_result *res = b->res;
@@ -1188,16 +1248,189 @@ static enum mp_err paths(struct build *b, struct mp_error *err)
 	b->partial = mp_path_with_suffix(res->pack_path, ".partial");
 	b->state = mp_path_with_suffix(res->pack_path, ".partial.state");
 	b->lock_path = mp_path_with_suffix(res->pack_path, ".lock");
+	b->seal_path = mp_path_with_suffix(res->pack_path, MP_SEAL_SUFFIX);
 	slash = strrchr(res->pack_path, '/');
 	b->dir = !slash ? strdup(".")
 			: slash == res->pack_path ? strdup("/")
 						  : strndup(res->pack_path,
 							    (size_t)(slash - res->pack_path));
-	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir)
+	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir ||
+	    !b->seal_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (strcmp(res->manifest_path, res->pack_path) == 0)
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --manifest and the pack are the "
-			       "same file %s", res->pack_path);
+	return manifest_lock_path(b, err);
+}
+
+/*
+ * The lock that covers the manifest: PACK.lock for PACK.manifest.json, and
+ * for any other NAME.manifest.json the lock of the pack NAME (the one whose
+ * default manifest it is), else MANIFEST.lock.  NULL when that is the
+ * pack's own lock.
+ */
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err)
+{
+	static const char suffix[] = ".manifest.json";
+	const char *m = b->res->manifest_path;
+	size_t len = strlen(m), slen = sizeof suffix - 1;
+	char *base;
+
+	if (len > slen && strcmp(m + len - slen, suffix) == 0)
+		base = strndup(m, len - slen);
+	else
+		base = strdup(m);
+	b->mlock_path = base ? mp_path_with_suffix(base, ".lock") : NULL;
+	free(base);
+	if (!b->mlock_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (strcmp(b->mlock_path, b->lock_path) == 0) {
+		free(b->mlock_path);
+		b->mlock_path = NULL;
+	}
+	return MP_OK;
+}
+
+/* Every output against every input and each other, before anything is written. */
+static enum mp_err check_outputs(struct build *b, struct mp_error *err)
+{
+	struct mp_path_set ps;
+	char *state_tmp = mp_path_with_suffix(b->state, ".tmp");
+	char *manifest_tmp = mp_path_with_suffix(b->res->manifest_path, ".tmp");
+	char *seal_tmp = mp_path_with_suffix(b->seal_path, ".tmp");
+	enum mp_err rc = MP_OK;
+
+	mp_path_set_init(&ps);
+	if (!state_tmp || !manifest_tmp || !seal_tmp)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < b->set->count; i++)
+		rc = mp_path_set_input_fd(&ps, b->set->shards[i].path, b->set->shards[i].fd,
+					  "shard", err);
+	if (!rc)
+		rc = mp_path_set_input(&ps, b->o->config_path, "config", err);
+	if (!rc && b->o->tokenizer_dir) {
+		struct dirent **names = NULL;
+		int n = scandir(b->o->tokenizer_dir, &names, NULL, NULL);
+
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(b->o->tokenizer_dir) + strlen(names[i]->d_name) + 2;
+			char *path = rc ? NULL : malloc(len);
+			struct stat st;
+
+			if (path) {
+				snprintf(path, len, "%s/%s", b->o->tokenizer_dir, names[i]->d_name);
+				if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+					rc = mp_path_set_input(&ps, path, "tokenizer file", err);
+			} else if (!rc) {
+				rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+			}
+			free(path);
+			free(names[i]);
+		}
+		free(names);
+	}
+	if (!b->o->check_only) {
+		const char *out[][2] = {
+			{b->res->pack_path, "the pack"},
+			{b->res->manifest_path, "the manifest"},
+			{b->partial, "the partial pack"},
+			{b->state, "the build state"},
+			{state_tmp, "the build state's temporary file"},
+			{manifest_tmp, "the manifest's temporary file"},
+			{b->lock_path, "the lock"},
+			{b->mlock_path, "the manifest's lock"},
+			{b->seal_path, "the seal"},
+			{seal_tmp, "the seal's temporary file"},
+		};
+
+		for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
+			if (out[i][0])
+				rc = mp_path_set_output(&ps, out[i][0], out[i][1], err);
+	}
+	if (!rc)
+		rc = mp_path_set_check(&ps, err);
+	mp_path_set_free(&ps);
+	free(state_tmp);
+	free(manifest_tmp);
+	free(seal_tmp);
+	return rc;
+}
+
+/*
+ * What lies at an output's name.  A pack is a regular file that starts
+ * with the pack magic ("GGMLMOEPACKv1" and three NUL bytes); a seal one
+ * that starts with the seal magic; a manifest one that starts with '{'
+ * and holds the quoted manifest format string in its first 64 KiB.
+ * Anything else (another file, a link, a directory, a FIFO) is not ours to
+ * replace without --force.  Returns 0 when nothing is there, 1 when the
+ * file is of its kind, -1 (with *why) otherwise.
+ */
+enum output_kind { KIND_PACK, KIND_MANIFEST, KIND_SEAL };
+
+static int output_is(const char *path, enum output_kind kind, const char **why)
+{
+	static char buf[64 * 1024];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : (*why = strerror(errno), -1);
+	if (S_ISLNK(st.st_mode))
+		return *why = "a symbolic link", -1;
+	if (!S_ISREG(st.st_mode))
+		return *why = mp_file_kind(st.st_mode), -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return *why = strerror(errno), -1;
+	n = pread(fd, buf, sizeof buf, 0);
+	close(fd);
+	if (n < 0)
+		return *why = strerror(errno), -1;
+	switch (kind) {
+	case KIND_PACK:
+		if (n >= MP_MAGIC_LEN && memcmp(buf, MP_MAGIC "\0\0\0", MP_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the pack magic", -1;
+	case KIND_SEAL:
+		if (n >= MP_SEAL_MAGIC_LEN &&
+		    memcmp(buf, MP_SEAL_MAGIC "\0\0\0", MP_SEAL_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the seal magic", -1;
+	case KIND_MANIFEST:
+		if (n > 0 && buf[0] == '{' && memmem(buf, (size_t)n, "\"" MP_FORMAT "\"",
+						    sizeof MP_FORMAT + 1))
+			return 1;
+		return *why = "it is not a moepack manifest", -1;
+	}
+	return -1;
+}
+
+/*
+ * Outputs that already exist must be of their kind, or --force must say
+ * they may go: a build never replaces a file it cannot tell is its own.
+ */
+static enum mp_err check_existing(struct build *b, struct mp_error *err)
+{
+	const struct {
+		const char *path, *what;
+		enum output_kind kind;
+	} out[] = {
+		{b->res->pack_path, "pack", KIND_PACK},
+		{b->res->manifest_path, "manifest", KIND_MANIFEST},
+		{b->seal_path, "seal", KIND_SEAL},
+	};
+
+	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+		const char *why = NULL;
+
+		if (output_is(out[i].path, out[i].kind, &why) >= 0)
+			continue;
+		if (!b->o->force)
+			return mp_fail(err, MP_E_USAGE, "invalid usage: %s exists and is not a %s "
+				       "(%s): give --force to replace it", out[i].path, out[i].what,
+				       why);
+		if (unlink(out[i].path) != 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot remove %s: %s", out[i].path,
+				       strerror(errno));
+	}
 	return MP_OK;
 }
 
@@ -1262,7 +1495,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 			  struct mp_error *err)
 {
 	struct build b = {.set = set, .ex = ex, .cfg = cfg, .o = opts, .res = res,
-			  .lock_fd = -1, .cfr_ok = true};
+			  .lock_fd = -1, .mlock_fd = -1, .cfr_ok = true};
 	json_t *inventory = NULL;
 	enum mp_err rc;
 
@@ -1275,6 +1508,8 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	rc = mp_layout_compute(&b.l, ex->experts, ALIGNMENT, 0, err);
 	if (!rc)
 		rc = paths(&b, err);
+	if (!rc)
+		rc = check_outputs(&b, err);
 	if (rc)
 		goto out;
 	res->size = b.l.size;
@@ -1291,18 +1526,22 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (!rc)
 		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
 	if (!rc)
-		rc = take_lock(&b, err);
+		rc = opts->check_only ? peek_lock(&b, err) : take_lock(&b, err);
 	if (rc)
 		goto out;
 
 	if (opts->check_only) {
-		rc = judge_pack(&b, res->pack_path, err);
+		rc = judge_pack(&b, res->pack_path, false, err);
 		goto out;
 	}
+	rc = check_existing(&b, err);
+	if (rc)
+		goto out;
 	if (exists(res->pack_path)) {
 		struct mp_error why = {0};
 
-		if (judge_pack(&b, res->pack_path, &why) == MP_OK) {
+		/* kept only when every byte is shown to be the shards' */
+		if (judge_pack(&b, res->pack_path, true, &why) == MP_OK) {
 			res->reused = true;
 		} else {
 			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
@@ -1317,7 +1556,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 		rc = build_pack(&b, err);
 		if (rc)
 			goto out;
-		rc = judge_pack(&b, res->pack_path, err);
+		rc = judge_pack(&b, res->pack_path, false, err);
 	} else if (opts->full_sha256) {
 		/* the pack was not written now: hash what is there */
 		unsigned char d[MP_SHA256_LEN];
@@ -1347,11 +1586,15 @@ out:
 	json_decref(inventory);
 	if (b.lock_fd >= 0)
 		close(b.lock_fd);
+	if (b.mlock_fd >= 0)
+		close(b.mlock_fd);
 	free(b.buf);
 	free(b.buf2);
 	free(b.partial);
 	free(b.state);
 	free(b.lock_path);
+	free(b.mlock_path);
+	free(b.seal_path);
 	free(b.dir);
 	return rc;
 }

@@ -34,6 +34,8 @@ struct mp_gguf_build_opts {
 	uint64_t samples;          /* entries compared otherwise */
 	bool check_only;           /* judge an existing pack, write nothing */
 	bool resume;               /* continue PACK.partial */
+	bool force;                /* replace an existing file that is not a
+	                              pack (manifest, seal) at an output name */
 	uint64_t margin;           /* free space wanted beyond the pack */
 	mp_progress_fn progress;   /* may be NULL */
 	void *progress_arg;
@@ -45,9 +47,12 @@ struct mp_gguf_build_result {
 	uint64_t size;
 	uint64_t entries;
 	uint64_t objects_copied;   /* by this run */
+	uint64_t bytes_copied;     /* payload bytes copied by this run */
 	uint64_t resumed_at;       /* objects already in PACK.partial */
 	uint64_t samples_compared; /* entries compared with their slices */
-	bool reused;               /* a valid pack was there already */
+	bool sampled;              /* samples only: not every byte compared */
+	bool reused;               /* a valid pack was there already, every
+	                              byte of it compared with the shards */
 	bool offloaded;            /* copy_file_range() did the copying */
 	double seconds;            /* writing the pack */
 	char index_sha256[MP_SHA256_HEX];
