@@ -134,7 +134,8 @@ uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
 				 const uint64_t *object_offset,
 				 const uint64_t role_bytes[MP_ROLE_COUNT]);
 
-/* Chunk number `chunk` (< chunk_count). O(1). */
+/* Chunk number `chunk` (< chunk_count).  O(log objects): a binary search
+ * of object_first, as gaps make the chunks of objects differ in number. */
 void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		       struct mp_seal_chunk *out);
 /* The chunk holding byte `pos` (< file_size).  O(log objects). */
@@ -213,6 +214,20 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
  * over PATH, directory fsync'd.  Fills s->seal_digest.  MP_E_SEAL_IO.
  */
 enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *err);
+
+/*
+ * The bytes of a seal file for s (fills s->seal_digest), malloc'd, with
+ * *len its size; NULL when out of memory or chunk_count is out of range.
+ */
+unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len);
+
+/*
+ * Write len bytes to PATH as mp_seal_write does (PATH.tmp with O_EXCL and
+ * O_NOFOLLOW, fsync, rename, directory fsync).  MP_E_SEAL_IO.  Also used
+ * for PACK.statement and PACK.sig.
+ */
+enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
+				 struct mp_error *err);
 
 /*
  * "layer L expert E role R" / "header and index" / "padding after layer L

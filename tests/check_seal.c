@@ -1,0 +1,782 @@
+/*
+ * check_seal.c - the seal: chunk layout arithmetic, the file's parser and
+ * every refusal, binding to a pack, hashing and checking on many threads.
+ * Expected digests are computed by the fixture with OpenSSL directly, and
+ * expected layouts by walking the geometry here, not by seal.c.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <check.h>
+#include <openssl/evp.h>
+
+#include "digest.h"
+#include "errors.h"
+#include "fixture.h"
+#include "pack.h"
+#include "seal.h"
+
+#define KB64 (64u << 10)
+
+/* SHA-256 with OpenSSL directly, not through digest.c. */
+static void sha(const void *p, size_t n, unsigned char out[32])
+{
+	unsigned int len = 32;
+	ck_assert(EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) == 1);
+}
+
+/*
+ * Walk every chunk of l: they must tile [0, file_size) in order, each at
+ * most chunk_size long and not empty, never cross a region (head, role,
+ * gap) boundary, and chunk_at must find each at its first and last byte.
+ */
+static void check_tiling(const struct mp_seal_layout *l)
+{
+	uint64_t pos = 0;
+	for (uint64_t c = 0; c < l->chunk_count; c++) {
+		struct mp_seal_chunk ch;
+		mp_seal_chunk_get(l, c, &ch);
+		ck_assert_msg(ch.offset == pos, "chunk %" PRIu64 " at %" PRIu64 ", want %" PRIu64,
+			      c, ch.offset, pos);
+		ck_assert(ch.len > 0 && ch.len <= l->chunk_size);
+		ck_assert_uint_eq(mp_seal_chunk_at(l, ch.offset), c);
+		ck_assert_uint_eq(mp_seal_chunk_at(l, ch.offset + ch.len - 1), c);
+		if (ch.part == MP_SEAL_HEAD) {
+			ck_assert(l->object_count == 0 || ch.offset + ch.len <= l->object_offset[0]);
+		} else {
+			uint64_t base = l->object_offset[ch.object], rs = base;
+			ck_assert_uint_lt(ch.object, l->object_count);
+			ck_assert(c >= l->object_first[ch.object] && c < l->object_first[ch.object + 1]);
+			if (ch.part == MP_SEAL_ROLE) {
+				for (int r = 0; r < (int)ch.role; r++)
+					rs += l->role_bytes[r];
+				ck_assert(ch.offset >= rs);
+				ck_assert(ch.offset + ch.len <= rs + l->role_bytes[ch.role]);
+				ck_assert_uint_eq((ch.offset - rs) % l->chunk_size, 0);
+			} else {
+				uint64_t gs = base + l->role_bytes[0] + l->role_bytes[1] +
+					      l->role_bytes[2];
+				uint64_t ge = ch.object + 1 < l->object_count
+						      ? l->object_offset[ch.object + 1]
+						      : l->file_size;
+				ck_assert(ch.offset >= gs && ch.offset + ch.len <= ge);
+				ck_assert_uint_eq((ch.offset - gs) % l->chunk_size, 0);
+			}
+		}
+		pos += ch.len;
+	}
+	ck_assert_uint_eq(pos, l->file_size);
+	ck_assert_uint_eq(l->object_first[l->object_count], l->chunk_count);
+}
+
+/* Odd geometry: a head of 70000 bytes, roles of 100000, 65536 and 1 bytes,
+ * gaps of 0, 1, 131073 bytes and a tail gap of 5. */
+START_TEST(test_layout_odd)
+{
+	const uint64_t rb[3] = {100000, 65536, 1};
+	const uint64_t ob = 165537;
+	uint64_t off[4];
+	struct mp_seal_layout l;
+	struct mp_error err;
+	struct mp_seal_chunk ch;
+
+	off[0] = 70000;
+	off[1] = off[0] + ob;          /* gap 0 */
+	off[2] = off[1] + ob + 1;      /* gap 1 */
+	off[3] = off[2] + ob + 131073; /* gap 131073: 3 chunks */
+	ck_assert_int_eq(mp_seal_layout_init(&l, off[3] + ob + 5, 4, off, rb, KB64, &err), MP_OK);
+	/* head 2 chunks; each object 2 + 1 + 1 role chunks plus its gap */
+	ck_assert_uint_eq(l.head_chunks, 2);
+	ck_assert_uint_eq(l.role_chunks[0], 2);
+	ck_assert_uint_eq(l.role_chunks[1], 1);
+	ck_assert_uint_eq(l.role_chunks[2], 1);
+	ck_assert_uint_eq(l.object_first[0], 2);
+	ck_assert_uint_eq(l.object_first[1], 6);
+	ck_assert_uint_eq(l.object_first[2], 11);
+	ck_assert_uint_eq(l.object_first[3], 18);
+	ck_assert_uint_eq(l.chunk_count, 23);
+	check_tiling(&l);
+
+	/* the boundaries, one by one */
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 0), 0);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, KB64 - 1), 0);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, KB64), 1);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 69999), 1);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 70000), 2); /* up of object 0 */
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 70000 + KB64), 3);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 70000 + 99999), 3);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 70000 + 100000), 4); /* gate */
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, 70000 + 165536), 5); /* down: 1 byte */
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, off[1]), 6);       /* no gap before */
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, off[2] - 1), 10);  /* 1-byte gap */
+	mp_seal_chunk_get(&l, 10, &ch);
+	ck_assert_int_eq(ch.part, MP_SEAL_GAP);
+	ck_assert_uint_eq(ch.object, 1);
+	ck_assert_uint_eq(ch.len, 1);
+	mp_seal_chunk_get(&l, 5, &ch);
+	ck_assert_int_eq(ch.part, MP_SEAL_ROLE);
+	ck_assert_int_eq(ch.role, MP_ROLE_DOWN);
+	ck_assert_uint_eq(ch.len, 1);
+	mp_seal_chunk_get(&l, 17, &ch); /* last gap chunk of object 2 */
+	ck_assert_int_eq(ch.part, MP_SEAL_GAP);
+	ck_assert_uint_eq(ch.len, 1);
+	mp_seal_chunk_get(&l, 22, &ch); /* the tail gap */
+	ck_assert_int_eq(ch.part, MP_SEAL_GAP);
+	ck_assert_uint_eq(ch.object, 3);
+	ck_assert_uint_eq(ch.len, 5);
+	ck_assert_uint_eq(mp_seal_chunk_at(&l, l.file_size - 1), 22);
+	mp_seal_layout_free(&l);
+}
+END_TEST
+
+/* A pack whose first object sits at 0 has no head; no objects: all head. */
+START_TEST(test_layout_no_head_no_objects)
+{
+	const uint64_t rb[3] = {KB64, KB64, KB64};
+	uint64_t off[2] = {0, 3 * KB64};
+	struct mp_seal_layout l;
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64, 2, off, rb, KB64, &err), MP_OK);
+	ck_assert_uint_eq(l.head_chunks, 0);
+	ck_assert_uint_eq(l.chunk_count, 6);
+	check_tiling(&l);
+	mp_seal_layout_free(&l);
+
+	ck_assert_int_eq(mp_seal_layout_init(&l, 3 * KB64 + 7, 0, NULL, rb, KB64, &err), MP_OK);
+	ck_assert_uint_eq(l.head_chunks, 4);
+	ck_assert_uint_eq(l.chunk_count, 4);
+	check_tiling(&l);
+	mp_seal_layout_free(&l);
+}
+END_TEST
+
+START_TEST(test_layout_refusals)
+{
+	const uint64_t rb[3] = {KB64, KB64, KB64};
+	uint64_t off[2] = {0, 3 * KB64};
+	uint64_t bad_off[2] = {0, KB64}; /* objects overlap */
+	struct mp_seal_layout l;
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64, 2, off, rb, KB64 + 1, &err), MP_E_USAGE);
+	fx_assert_err(&err, MP_E_USAGE, "chunk size");
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64, 2, off, rb, KB64 / 2, &err), MP_E_USAGE);
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64, 2, off, rb, 2ull << 30, &err), MP_E_USAGE);
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64, 2, bad_off, rb, KB64, &err), MP_E_USAGE);
+	ck_assert_int_eq(mp_seal_layout_init(&l, 6 * KB64 - 1, 2, off, rb, KB64, &err), MP_E_USAGE);
+	ck_assert_int_eq(mp_seal_layout_init(&l, 0, 0, NULL, rb, KB64, &err), MP_E_USAGE);
+}
+END_TEST
+
+/* The Kimi-K3 geometry: 82,432 objects of 3.61 + 3.61 + 4.73 MB. */
+START_TEST(test_layout_k3)
+{
+	const uint64_t rb[3] = {3612672, 3612672, 4730880};
+	const uint64_t n = 92 * 896, ob = rb[0] + rb[1] + rb[2];
+	const uint64_t head = 40 + 152 * 3 * n;
+	uint64_t *off = malloc(n * sizeof *off), start = (head + 4095) / 4096 * 4096;
+	struct mp_seal_layout l;
+	struct mp_error err;
+
+	ck_assert_ptr_nonnull(off);
+	for (uint64_t i = 0; i < n; i++)
+		off[i] = start + i * ob;
+	ck_assert_uint_eq(mp_seal_pick_chunk_size(start + n * ob, n, off, rb), 2u << 20);
+	ck_assert_int_eq(mp_seal_layout_init(&l, start + n * ob, n, off, rb, 1u << 20, &err),
+			 MP_E_SEAL_LIMIT);
+	fx_assert_err(&err, MP_E_SEAL_LIMIT, "chunk size 1048576");
+	ck_assert_int_eq(mp_seal_layout_init(&l, start + n * ob, n, off, rb, 2u << 20, &err),
+			 MP_OK);
+	ck_assert_uint_eq(l.chunk_count - l.head_chunks, 577024);
+	ck_assert_uint_le(l.chunk_count * 32, MP_SEAL_MAX_TABLE);
+	/* spot checks of chunk_at against chunk_get at role boundaries */
+	for (uint64_t i = 0; i < n; i += 4999) {
+		uint64_t c = mp_seal_chunk_at(&l, off[i] + rb[0]);
+		struct mp_seal_chunk ch;
+		mp_seal_chunk_get(&l, c, &ch);
+		ck_assert_int_eq(ch.part, MP_SEAL_ROLE);
+		ck_assert_int_eq(ch.role, MP_ROLE_GATE);
+		ck_assert_uint_eq(ch.object, i);
+		ck_assert_uint_eq(ch.offset, off[i] + rb[0]);
+	}
+	mp_seal_layout_free(&l);
+	free(off);
+}
+END_TEST
+
+/* ---- the file ---------------------------------------------------------- */
+
+static struct mp_seal *sample_seal(uint64_t n)
+{
+	struct mp_seal *s = calloc(1, sizeof *s);
+	ck_assert_ptr_nonnull(s);
+	s->digests = malloc(n * 32);
+	ck_assert_ptr_nonnull(s->digests);
+	s->chunk_size = KB64;
+	s->chunk_count = n;
+	s->pack_size = 12345;
+	memset(s->pack_sha256, 0xaa, 32);
+	memset(s->index_sha256, 0xbb, 32);
+	for (uint64_t i = 0; i < n; i++)
+		memset(s->digests[i], (int)i, 32);
+	return s;
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Re-seal the trailer so that only the field under test is wrong. */
+static void reseal(unsigned char *b, size_t len)
+{
+	sha(b, len - 32, b + len - 32);
+}
+
+START_TEST(test_encode_layout)
+{
+	struct mp_seal *s = sample_seal(3), *back;
+	struct mp_error err;
+	size_t len;
+	unsigned char *b = mp_seal_encode(s, &len), d[32];
+
+	ck_assert_ptr_nonnull(b);
+	ck_assert_uint_eq(len, 128 + 3 * 32 + 32);
+	ck_assert_mem_eq(b, "MOEPACKSEALv1\0\0\0", 16);
+	ck_assert_uint_eq(b[16], 1);
+	ck_assert_uint_eq(b[20], 128);
+	ck_assert_uint_eq(b[32 + 2], 1); /* 65536 little-endian */
+	ck_assert_uint_eq(b[40], 3);
+	ck_assert_uint_eq(b[48] | b[49] << 8, 12345);
+	ck_assert_uint_eq(b[56], 0xaa);
+	ck_assert_uint_eq(b[88], 0xbb);
+	ck_assert_uint_eq(b[128 + 32 * 2], 2);
+	sha(b, len - 32, d);
+	ck_assert_mem_eq(b + len - 32, d, 32);
+	ck_assert_mem_eq(s->seal_digest, d, 32);
+	ck_assert_int_eq(mp_seal_parse(&back, b, len, "x", &err), MP_OK);
+	ck_assert_uint_eq(back->chunk_count, 3);
+	ck_assert_uint_eq(back->chunk_size, KB64);
+	ck_assert_uint_eq(back->pack_size, 12345);
+	ck_assert(!mp_seal_unanchored(back));
+	ck_assert_mem_eq(back->digests, s->digests, 3 * 32);
+	ck_assert_mem_eq(back->seal_digest, d, 32);
+	mp_seal_free(back);
+	free(b);
+	mp_seal_free(s);
+}
+END_TEST
+
+/* One refusal per field, each with the others intact and the trailer right. */
+START_TEST(test_parse_refusals)
+{
+	static const struct {
+		size_t off;
+		unsigned width; /* 1: a byte; 4, 8: the field's new value */
+		uint64_t value;
+		const char *needle;
+	} cases[] = {
+		{0, 1, 'X', "magic"},
+		{13, 1, 'x', "magic"},
+		{16, 4, 2, "version is 2"},
+		{20, 4, 127, "header_size is 127"},
+		{24, 4, 2, "flags 0x2"},
+		{24, 4, 0x80000001u, "flags"},
+		{28, 4, 1, "reserved field at offset 28"},
+		{120, 8, 1, "reserved field at offset 120"},
+		{32, 8, 0, "chunk_size 0"},
+		{32, 8, 65537, "chunk_size 65537"},
+		{32, 8, 32768, "chunk_size 32768"},
+		{32, 8, 1ull << 31, "chunk_size 2147483648"},
+		{32, 8, UINT64_MAX, "chunk_size"},
+		{40, 8, 0, "chunk_count 0"},
+		{40, 8, MP_SEAL_MAX_CHUNKS + 1ull, "chunk_count 1048577"},
+		{40, 8, UINT64_MAX, "chunk_count 18446744073709551615"},
+		{40, 8, 1ull << 59, "chunk_count"},
+		{40, 8, 2, "needs exactly 224 (extended)"},
+		{40, 8, 4, "needs exactly 288 (truncated)"},
+	};
+	struct mp_seal *s = sample_seal(3), *back;
+	struct mp_error err;
+	size_t len;
+	unsigned char *good = mp_seal_encode(s, &len), *b = malloc(len);
+
+	ck_assert_ptr_nonnull(good);
+	ck_assert_ptr_nonnull(b);
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char label[64];
+		memcpy(b, good, len);
+		if (cases[i].width == 1)
+			b[cases[i].off] = (unsigned char)cases[i].value;
+		else if (cases[i].width == 4)
+			put32(b + cases[i].off, (uint32_t)cases[i].value);
+		else
+			put64(b + cases[i].off, cases[i].value);
+		reseal(b, len);
+		snprintf(label, sizeof label, "case %zu", i);
+		back = (struct mp_seal *)1;
+		ck_assert_int_eq(mp_seal_parse(&back, b, len, "S", &err), MP_E_SEAL_FORMAT);
+		ck_assert_ptr_null(back);
+		fx_assert_err_labeled(label, &err, MP_E_SEAL_FORMAT, "seal file is malformed",
+				      cases[i].needle);
+	}
+	/* the trailer itself, and a changed digest under a stale trailer */
+	memcpy(b, good, len);
+	b[len - 1] ^= 1;
+	ck_assert_int_eq(mp_seal_parse(&back, b, len, "S", &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "seal digest does not match");
+	memcpy(b, good, len);
+	b[128 + 40] ^= 1;
+	ck_assert_int_eq(mp_seal_parse(&back, b, len, "S", &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "seal digest does not match");
+	/* truncated and extended buffers, down to nothing */
+	for (size_t n = 0; n < len; n += (n < 140 ? 1 : 29)) {
+		ck_assert_int_eq(mp_seal_parse(&back, good, n, "S", &err), MP_E_SEAL_FORMAT);
+		ck_assert_ptr_null(back);
+	}
+	ck_assert_int_eq(mp_seal_parse(&back, good, 127, "S", &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "127 bytes, shorter than the 128-byte header");
+	{
+		unsigned char *ext = calloc(1, len + 32);
+		ck_assert_ptr_nonnull(ext);
+		memcpy(ext, good, len);
+		ck_assert_int_eq(mp_seal_parse(&back, ext, len + 32, "S", &err), MP_E_SEAL_FORMAT);
+		fx_assert_err(&err, MP_E_SEAL_FORMAT, "extended");
+		free(ext);
+	}
+	/* flag bit 0 is the one allowed */
+	memcpy(b, good, len);
+	put32(b + 24, 1);
+	reseal(b, len);
+	ck_assert_int_eq(mp_seal_parse(&back, b, len, "S", &err), MP_OK);
+	ck_assert(mp_seal_unanchored(back));
+	mp_seal_free(back);
+	free(b);
+	free(good);
+	mp_seal_free(s);
+}
+END_TEST
+
+START_TEST(test_read_write)
+{
+	struct fx f;
+	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	struct mp_seal *s = sample_seal(5), *back;
+	struct mp_error err;
+	unsigned char *raw;
+	size_t len;
+
+	fx_init(&f);
+	fx_path(&f, "x.seal", path, sizeof path);
+	ck_assert_int_eq(mp_seal_write(s, path, &err), MP_OK);
+	ck_assert_uint_eq(fx_file_size(path), 128 + 5 * 32 + 32);
+	snprintf(tmp, sizeof tmp, "%s.tmp", path);
+	ck_assert_int_eq(access(tmp, F_OK), -1);
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_OK);
+	ck_assert_mem_eq(back->digests, s->digests, 5 * 32);
+	ck_assert_mem_eq(back->seal_digest, s->seal_digest, 32);
+	ck_assert_mem_eq(back->pack_sha256, s->pack_sha256, 32);
+	ck_assert_mem_eq(back->index_sha256, s->index_sha256, 32);
+	mp_seal_free(back);
+
+	/* truncated and extended files */
+	raw = (unsigned char *)fx_read_file(path, &len);
+	fx_write_file(path, raw, len - 1);
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "truncated");
+	fx_write_file(path, raw, 100);
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "shorter than the 128-byte header");
+	{
+		int fd = open(path, O_WRONLY | O_TRUNC);
+		ck_assert_int_ge(fd, 0);
+		ck_assert_int_eq(write(fd, raw, len), (ssize_t)len);
+		ck_assert_int_eq(ftruncate(fd, 1ll << 40), 0); /* sparse, huge */
+		close(fd);
+	}
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_E_SEAL_FORMAT);
+	fx_assert_err(&err, MP_E_SEAL_FORMAT, "extended");
+	free(raw);
+
+	/* a stale temporary file is not overwritten, nor a symlink followed */
+	fx_write_file(tmp, "x", 1);
+	ck_assert_int_eq(mp_seal_write(s, path, &err), MP_E_SEAL_IO);
+	fx_assert_err(&err, MP_E_SEAL_IO, ".tmp");
+	unlink(tmp);
+	{
+		char target[PATH_MAX];
+		fx_path(&f, "target", target, sizeof target);
+		ck_assert_int_eq(symlink(target, tmp), 0);
+		ck_assert_int_eq(mp_seal_write(s, path, &err), MP_E_SEAL_IO);
+		ck_assert_int_eq(access(target, F_OK), -1);
+		unlink(tmp);
+	}
+
+	/* missing, a directory, a FIFO (must not block) */
+	unlink(path);
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_E_SEAL_IO);
+	ck_assert_int_eq(mp_seal_read(&back, f.dir, &err), MP_E_SEAL_IO);
+	ck_assert_int_eq(mkfifo(path, 0600), 0);
+	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_E_SEAL_IO);
+	fx_assert_err(&err, MP_E_SEAL_IO, "FIFO");
+	mp_seal_free(s);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* ---- hashing, binding, checking ------------------------------------------ */
+
+/* Expected digests of every chunk of a file, by the fixture. */
+static void expect_digests(const char *path, const struct mp_seal_layout *l,
+			   unsigned char (*d)[MP_SHA256_LEN])
+{
+	for (uint64_t c = 0; c < l->chunk_count; c++) {
+		struct mp_seal_chunk ch;
+		char hex[MP_SHA256_HEX], got[MP_SHA256_HEX];
+		mp_seal_chunk_get(l, c, &ch);
+		fx_sha256_file_range(path, ch.offset, ch.len, hex);
+		mp_sha256_hex(d[c], got);
+		ck_assert_msg(strcmp(hex, got) == 0, "chunk %" PRIu64 " digest %s, want %s", c, got,
+			      hex);
+	}
+}
+
+/*
+ * A synthetic 13 MiB file with chunks that cross the 4 MiB windows of the
+ * one-pass hasher, in every chunk size from 64 KiB to 8 MiB (larger than a
+ * window), on 1 to 3 threads, with and without the whole-file digest.
+ */
+START_TEST(test_hash_file_windows)
+{
+	const uint64_t rb[3] = {1000001, 777777, 1234567};
+	const uint64_t ob = rb[0] + rb[1] + rb[2];
+	uint64_t off[4] = {12345, 0, 0, 0}, size;
+	struct fx f;
+	char path[PATH_MAX], whole[MP_SHA256_HEX], got[MP_SHA256_HEX];
+	unsigned char *data;
+	int fd;
+
+	off[1] = off[0] + ob + 3;
+	off[2] = off[1] + ob + 65536 * 3 + 11;
+	off[3] = off[2] + ob;
+	size = off[3] + ob + 999;
+	data = malloc(size);
+	ck_assert_ptr_nonnull(data);
+	for (uint64_t i = 0; i < size; i++)
+		data[i] = (unsigned char)(i * 2654435761u >> 13);
+	fx_init(&f);
+	fx_path(&f, "file", path, sizeof path);
+	fx_write_file(path, data, size);
+	fx_sha256_file(path, whole);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	for (uint64_t c = KB64; c <= (8u << 20); c <<= 1) {
+		struct mp_seal_layout l;
+		struct mp_error err;
+		unsigned char(*d)[MP_SHA256_LEN];
+		unsigned char p[MP_SHA256_LEN];
+		ck_assert_int_eq(mp_seal_layout_init(&l, size, 4, off, rb, c, &err), MP_OK);
+		check_tiling(&l);
+		d = calloc(l.chunk_count, MP_SHA256_LEN);
+		ck_assert_ptr_nonnull(d);
+		for (unsigned jobs = 1; jobs <= 3; jobs++) {
+			memset(d, 0, l.chunk_count * MP_SHA256_LEN);
+			ck_assert_int_eq(mp_seal_hash_file(fd, path, &l, jobs, NULL, NULL, d, p, &err),
+					 MP_OK);
+			expect_digests(path, &l, d);
+			mp_sha256_hex(p, got);
+			ck_assert_str_eq(got, whole);
+			memset(d, 0, l.chunk_count * MP_SHA256_LEN);
+			ck_assert_int_eq(mp_seal_hash_file(fd, path, &l, jobs, NULL, NULL, d, NULL,
+							   &err),
+					 MP_OK);
+			expect_digests(path, &l, d);
+		}
+		/* a file shorter than the layout */
+		{
+			struct mp_seal_layout l2;
+			unsigned char (*d2)[MP_SHA256_LEN];
+			ck_assert_int_eq(mp_seal_layout_init(&l2, size + 5000, 4, off, rb, c, &err),
+					 MP_OK);
+			d2 = calloc(l2.chunk_count, MP_SHA256_LEN);
+			ck_assert_int_eq(mp_seal_hash_file(fd, path, &l2, 2, NULL, NULL, d2, p, &err),
+					 MP_E_PACK_IO);
+			fx_assert_err(&err, MP_E_PACK_IO, path);
+			ck_assert_int_eq(mp_seal_hash_file(fd, path, &l2, 2, NULL, NULL, d2, NULL,
+							   &err),
+					 MP_E_PACK_IO);
+			free(d2);
+			mp_seal_layout_free(&l2);
+		}
+		free(d);
+		mp_seal_layout_free(&l);
+	}
+	close(fd);
+	free(data);
+	fx_cleanup(&f);
+}
+END_TEST
+
+static void progress_count(uint64_t done, uint64_t total, void *arg)
+{
+	uint64_t *last = arg;
+	ck_assert_uint_le(done, total);
+	last[0] = done;
+	last[1] = total;
+}
+
+/* Seal a real pack; returns the seal (anchored unless the manifest has no sha256). */
+static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l, unsigned jobs)
+{
+	struct mp_error err;
+	uint64_t prog[2] = {0, 0};
+	struct mp_seal *s = calloc(1, sizeof *s);
+	ck_assert_ptr_nonnull(s);
+	ck_assert_int_eq(mp_seal_layout_of_pack(l, pack, MP_SEAL_MIN_CHUNK, &err), MP_OK);
+	s->digests = calloc(l->chunk_count, MP_SHA256_LEN);
+	ck_assert_ptr_nonnull(s->digests);
+	s->chunk_size = l->chunk_size;
+	s->chunk_count = l->chunk_count;
+	s->pack_size = pack->file_size;
+	s->flags = pack->m.sha256[0] ? 0 : MP_SEAL_FLAG_UNANCHORED;
+	memcpy(s->index_sha256, pack->index_digest, 32);
+	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, progress_count, prog,
+					   s->digests, s->pack_sha256, &err),
+			 MP_OK);
+	ck_assert_uint_eq(prog[0], pack->file_size);
+	ck_assert_uint_eq(prog[1], pack->file_size);
+	free(mp_seal_encode(s, &(size_t){0}));
+	return s;
+}
+
+struct bad_list {
+	uint64_t n, chunks[16];
+};
+
+static void note_bad(uint64_t chunk, void *arg)
+{
+	struct bad_list *b = arg;
+	if (b->n < 16)
+		b->chunks[b->n] = chunk;
+	b->n++;
+}
+
+START_TEST(test_pack_bind_check)
+{
+	struct fx_pack_opts o = {.full_sha256 = true, .hidden = 1024, .inter = 512, .gap = 4096,
+				 .alignment = 4096, .experts = 3};
+	struct fx f;
+	struct mp_pack *pack;
+	struct mp_seal_layout l, l2;
+	struct mp_seal *s;
+	struct mp_error err;
+	struct bad_list bad = {0};
+	char hex[MP_SHA256_HEX], desc[128];
+	uint64_t off, nb, c, gapc;
+	struct mp_seal_chunk gch;
+	int fd;
+
+	fx_setup(&f, &o);
+	ck_assert_int_eq(fx_open_pack(&f, NULL, &pack, &err), MP_OK);
+	s = seal_pack(pack, &l, 2);
+	mp_sha256_hex(s->pack_sha256, hex);
+	ck_assert_str_eq(hex, pack->m.sha256);
+	check_tiling(&l);
+	expect_digests(f.pack, &l, s->digests);
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_OK);
+	ck_assert_int_eq(mp_seal_check_file(pack->fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad,
+					    &err),
+			 MP_OK);
+	ck_assert_uint_eq(bad.n, 0);
+
+	/* describe: head, a role, a gap */
+	mp_seal_chunk_describe(pack, &l, 0, desc, sizeof desc);
+	ck_assert_str_eq(desc, "header and index");
+	mp_pack_role_range(pack, mp_pack_object(pack, 1, 2), MP_ROLE_GATE, &off, &nb);
+	c = mp_seal_chunk_at(&l, off + nb - 1);
+	mp_seal_chunk_describe(pack, &l, c, desc, sizeof desc);
+	snprintf(hex, sizeof hex, "layer %" PRIu32 " expert 2 role gate", pack->m.layer_ids[1]);
+	ck_assert_str_eq(desc, hex);
+	gapc = l.object_first[1] - 1;
+	mp_seal_chunk_get(&l, gapc, &gch);
+	ck_assert_int_eq(gch.part, MP_SEAL_GAP);
+	mp_seal_chunk_describe(pack, &l, gapc, desc, sizeof desc);
+	snprintf(hex, sizeof hex, "padding after layer %" PRIu32 " expert 0",
+		 pack->m.layer_ids[0]);
+	ck_assert_str_eq(desc, hex);
+
+	/* bind mismatches, each alone */
+	s->pack_size++;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "seals");
+	s->pack_size--;
+	s->index_sha256[3] ^= 1;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "index_sha256");
+	s->index_sha256[3] ^= 1;
+	s->pack_sha256[0] ^= 1;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "pack_sha256", pack->m.sha256);
+	s->pack_sha256[0] ^= 1;
+	s->flags = MP_SEAL_FLAG_UNANCHORED;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "unanchored");
+	s->flags = 0;
+	ck_assert_int_eq(mp_seal_layout_of_pack(&l2, pack, 2 * MP_SEAL_MIN_CHUNK, &err), MP_OK);
+	if (l2.chunk_count != l.chunk_count) {
+		ck_assert_int_eq(mp_seal_bind(s, pack, &l2, &err), MP_E_SEAL_MISMATCH);
+		fx_assert_err(&err, MP_E_SEAL_MISMATCH, "chunk_count");
+	}
+	mp_seal_layout_free(&l2);
+	s->chunk_count--;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "chunk_count");
+	s->chunk_count++;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_OK);
+
+	/* chunk_ok on the bytes of a chunk, and on one byte changed */
+	{
+		struct mp_seal_chunk ch;
+		unsigned char *buf;
+		mp_seal_chunk_get(&l, c, &ch);
+		buf = malloc(ch.len);
+		fx_pread(&f, ch.offset, buf, ch.len);
+		ck_assert(mp_seal_chunk_ok(s, c, buf, ch.len));
+		buf[ch.len / 2] ^= 0x10;
+		ck_assert(!mp_seal_chunk_ok(s, c, buf, ch.len));
+		ck_assert(!mp_seal_chunk_ok(s, s->chunk_count, buf, ch.len));
+		free(buf);
+	}
+
+	/* one flipped byte in the gate of layer index 1 expert 2, one in a gap */
+	fd = open(f.pack, O_RDWR);
+	ck_assert_int_ge(fd, 0);
+	{
+		unsigned char b;
+		ck_assert_int_eq(pread(fd, &b, 1, (off_t)(off + nb - 1)), 1);
+		b ^= 0x80;
+		ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)(off + nb - 1)), 1);
+		ck_assert_int_eq(pread(fd, &b, 1, (off_t)gch.offset), 1);
+		b ^= 0x01;
+		ck_assert_int_eq(pwrite(fd, &b, 1, (off_t)gch.offset), 1);
+	}
+	close(fd);
+	for (unsigned jobs = 1; jobs <= 3; jobs++) {
+		bad.n = 0;
+		ck_assert_int_eq(mp_seal_check_file(pack->fd, f.pack, s, &l, jobs, NULL, NULL,
+						    note_bad, &bad, &err),
+				 MP_E_SEAL_CHUNK);
+		fx_assert_err(&err, MP_E_SEAL_CHUNK, "2 of");
+		ck_assert_uint_eq(bad.n, 2);
+		ck_assert(bad.chunks[0] == c || bad.chunks[1] == c);
+		ck_assert(bad.chunks[0] == gapc || bad.chunks[1] == gapc);
+	}
+	mp_seal_free(s);
+	mp_seal_layout_free(&l);
+	mp_pack_close(pack);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* A manifest without expert_pack.sha256 takes an unanchored seal only. */
+START_TEST(test_pack_unanchored)
+{
+	struct fx f;
+	struct mp_pack *pack;
+	struct mp_seal_layout l;
+	struct mp_seal *s;
+	struct mp_error err;
+
+	fx_setup(&f, NULL);
+	ck_assert_int_eq(fx_open_pack(&f, NULL, &pack, &err), MP_OK);
+	ck_assert_str_eq(pack->m.sha256, "");
+	s = seal_pack(pack, &l, 1);
+	ck_assert(mp_seal_unanchored(s));
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_OK);
+	s->flags = 0;
+	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_E_SEAL_MISMATCH);
+	fx_assert_err(&err, MP_E_SEAL_MISMATCH, "anchored", "no expert_pack.sha256");
+	mp_seal_free(s);
+	mp_seal_layout_free(&l);
+	mp_pack_close(pack);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* A pack file cut short under its seal: every missing chunk is bad. */
+START_TEST(test_check_short_file)
+{
+	struct fx f;
+	struct mp_pack *pack;
+	struct mp_seal_layout l;
+	struct mp_seal *s;
+	struct mp_error err;
+	struct bad_list bad = {0};
+	int fd;
+
+	fx_setup(&f, NULL);
+	ck_assert_int_eq(fx_open_pack(&f, NULL, &pack, &err), MP_OK);
+	s = seal_pack(pack, &l, 2);
+	fd = open(f.pack, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	fx_truncate(&f, pack->file_size - 1);
+	ck_assert_int_eq(mp_seal_check_file(fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad, &err),
+			 MP_E_SEAL_CHUNK);
+	ck_assert_uint_ge(bad.n, 1);
+	fx_truncate(&f, 0);
+	bad.n = 0;
+	ck_assert_int_eq(mp_seal_check_file(fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad, &err),
+			 MP_E_PACK_IO);
+	ck_assert_uint_eq(bad.n, l.chunk_count);
+	close(fd);
+	mp_seal_free(s);
+	mp_seal_layout_free(&l);
+	mp_pack_close(pack);
+	fx_cleanup(&f);
+}
+END_TEST
+
+static Suite *seal_suite(void)
+{
+	Suite *s = suite_create("seal");
+	TCase *tc = tcase_create("layout");
+	tcase_add_test(tc, test_layout_odd);
+	tcase_add_test(tc, test_layout_no_head_no_objects);
+	tcase_add_test(tc, test_layout_refusals);
+	tcase_add_test(tc, test_layout_k3);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("file");
+	tcase_add_test(tc, test_encode_layout);
+	tcase_add_test(tc, test_parse_refusals);
+	tcase_add_test(tc, test_read_write);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hash");
+	tcase_set_timeout(tc, 120);
+	tcase_add_test(tc, test_hash_file_windows);
+	tcase_add_test(tc, test_pack_bind_check);
+	tcase_add_test(tc, test_pack_unanchored);
+	tcase_add_test(tc, test_check_short_file);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+int main(void)
+{
+	return fx_run_suite(seal_suite());
+}
