@@ -189,7 +189,15 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 				    json_integer((json_int_t)r->samples_compared));
 		json_object_set_new(o, "sampled", json_boolean(r->sampled));
 		json_object_set_new(o, "seconds", json_real(r->seconds));
-		json_object_set_new(o, "copy_file_range", json_boolean(r->offloaded));
+		json_object_set_new(o, "chunks_checked", json_integer((json_int_t)r->chunks_checked));
+		json_object_set_new(o, "chunks_recopied",
+				    json_integer((json_int_t)r->chunks_recopied));
+		json_object_set_new(o, "restarted", r->notice[0] ? cli_json_text(r->notice)
+								 : json_null());
+		json_object_set_new(o, "seal_digest", r->seal_digest[0]
+							      ? json_string(r->seal_digest)
+							      : json_null());
+		json_object_set_new(o, "seal_unanchored", json_boolean(r->seal_unanchored));
 		json_object_set_new(o, "index_sha256", json_string(r->index_sha256));
 		json_object_set_new(o, "inventory_sha256", json_string(r->inventory_sha256));
 		json_object_set_new(o, "sha256", r->sha256[0] ? json_string(r->sha256)
@@ -222,14 +230,23 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 		if (r->resumed_at)
 			printf(", %s copied now", format_bytes(copied, sizeof copied,
 							      r->bytes_copied));
-		printf(", %.1f s, %s/s%s", r->seconds,
-		       format_bytes(human, sizeof human, (uint64_t)rate),
-		       r->offloaded ? ", copy_file_range" : "");
+		printf(", %.1f s, %s/s", r->seconds,
+		       format_bytes(human, sizeof human, (uint64_t)rate));
+		if (r->resumed_at)
+			printf(", %llu chunks checked, %llu copied again",
+			       (unsigned long long)r->chunks_checked,
+			       (unsigned long long)r->chunks_recopied);
 	}
-	printf("); manifest %s; validated, %s%llu payload%s compared with the shards%s%s\n",
+	printf("); manifest %s; validated, %s%llu payload%s compared with the shards%s%s",
 	       cli_text(shown, r->manifest_path), r->sampled ? "" : "all ",
 	       (unsigned long long)r->samples_compared,
 	       r->samples_compared == 1 ? "" : "s", r->sha256[0] ? "; sha256 " : "", r->sha256);
+	if (r->seal_digest[0])
+		printf("; seal %s%s", r->seal_digest,
+		       r->seal_unanchored ? " (unanchored: without --full-sha256 it proves "
+					    "the bytes unchanged since the build, not their origin)"
+					  : "");
+	putchar('\n');
 	return CLI_EXIT_OK;
 }
 
@@ -298,6 +315,9 @@ int cmd_build(int argc, char **argv)
 		}
 		goto out;
 	}
+	/* a resume that could not trust PACK.partial says why, in one line */
+	if (res.notice[0] && !a.quiet && !a.json)
+		fprintf(stderr, "moepack %s: %s\n", cmd, res.notice);
 	status = print_summary(&a, set, &res);
 	if (!status)
 		status = cli_finish_stdout(cmd);

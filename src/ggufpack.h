@@ -53,11 +53,15 @@ struct mp_gguf_build_result {
 	bool sampled;              /* samples only: not every byte compared */
 	bool reused;               /* a valid pack was there already, every
 	                              byte of it compared with the shards */
-	bool offloaded;            /* copy_file_range() did the copying */
+	uint64_t chunks_checked;   /* --resume: chunks of PACK.partial checked */
+	uint64_t chunks_recopied;  /* --resume: of those, copied again */
 	double seconds;            /* writing the pack */
 	char index_sha256[MP_SHA256_HEX];
 	char inventory_sha256[MP_SHA256_HEX];
 	char sha256[MP_SHA256_HEX]; /* "" without --full-sha256 */
+	char seal_digest[MP_SHA256_HEX]; /* of PACK.seal; "" when none written */
+	bool seal_unanchored;      /* no --full-sha256: the seal is unanchored */
+	char notice[MP_MSG_MAX];   /* --resume: why it started over, or "" */
 	char detail[MP_MSG_MAX];    /* --check-only: why the pack is invalid */
 };
 
