@@ -39,6 +39,18 @@ int cmd_dump(int argc, char **argv);
 int cmd_mkdemo(int argc, char **argv);
 int cmd_check_gguf(int argc, char **argv);
 int cmd_build(int argc, char **argv);
+int cmd_seal(int argc, char **argv);
+int cmd_sign(int argc, char **argv);
+
+/* What every command that prints an unanchored seal says about it. */
+extern const char seal_unanchored_note[];
+
+/* Read PACK.seal beside an open pack, compute its layout and bind it
+ * (seal.h); on failure nothing is left allocated. */
+struct mp_seal;
+struct mp_seal_layout;
+enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
+			  struct mp_seal_layout *l, struct mp_error *err);
 
 /*
  * Room for any file name or argument after escaping: mp_text_escape()

@@ -5,9 +5,17 @@
 #include <string.h>
 #include <unistd.h>
 
+#include <inttypes.h>
+
 #include "cli.h"
+#include "digest.h"
 #include "progress.h"
 #include "scan.h"
+#include "seal.h"
+#include "sign.h"
+
+/* Lines naming bad chunks at most; the rest are counted. */
+#define MAX_BAD_LINES 100
 
 static const char usage_text[] =
 	"Usage: moepack verify [OPTIONS] PACK\n"
@@ -26,13 +34,22 @@ static const char usage_text[] =
 	"      --expect-layers=N    require model.num_hidden_layers to be N\n"
 	"      --expect-experts=N   require model.num_experts to be N\n"
 	"  -c, --config=FILE        require model.config_sha256 to be FILE's SHA-256\n"
+	"  -s, --seal               check every chunk against PACK.seal, on all\n"
+	"                           cores; name the layer, expert and role of each\n"
+	"                           bad chunk\n"
+	"      --jobs=N             --seal: hash on N threads (default: one per CPU)\n"
+	"      --trust=PUB[,PUB...] require PACK.sig: a signature by one of these\n"
+	"                           Ed25519 public keys over this pack, its seal\n"
+	"                           and its manifest\n"
 	"  -h, --help               show this help and exit\n"
 	"\n"
-	"Exit status: 0 valid, 1 invalid (or the payload scan found a problem),\n"
+	"Exit status: 0 valid, 1 invalid (or the payload scan found a problem, a\n"
+	"chunk differs from its seal, the seal is not the pack's, the signature is\n"
+	"missing or does not verify),\n"
 	"2 usage error (including --full when the manifest has no\n"
 	"expert_pack.sha256), 3 a file cannot be read.\n";
 
-enum { OPT_EXPECT_LAYERS = 0x100, OPT_EXPECT_EXPERTS };
+enum { OPT_EXPECT_LAYERS = 0x100, OPT_EXPECT_EXPERTS, OPT_JOBS, OPT_TRUST };
 
 static const struct option long_options[] = {
 	{"full", no_argument, NULL, 'f'},
@@ -43,12 +60,19 @@ static const struct option long_options[] = {
 	{"expect-layers", required_argument, NULL, OPT_EXPECT_LAYERS},
 	{"expect-experts", required_argument, NULL, OPT_EXPECT_EXPERTS},
 	{"config", required_argument, NULL, 'c'},
+	{"seal", no_argument, NULL, 's'},
+	{"jobs", required_argument, NULL, OPT_JOBS},
+	{"trust", required_argument, NULL, OPT_TRUST},
 	{"help", no_argument, NULL, 'h'},
 	{NULL, 0, NULL, 0},
 };
 
 struct verify_args {
-	bool json, quiet, payload;
+	bool json, quiet, payload, seal;
+	uint64_t jobs;
+	const char *trust[MP_MAX_TRUSTED_KEYS];
+	size_t ntrust;
+	char *trust_list; /* --trust's text, split in place */
 	const char *pack;
 	struct mp_open_opts open;
 };
@@ -59,8 +83,31 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
 	struct mp_error err;
 	int c;
 
-	while ((c = cli_getopt(cmd, argc, argv, "fpjqm:c:h", long_options)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "fpjqm:c:sh", long_options)) != -1) {
 		switch (c) {
+		case 's':
+			a->seal = true;
+			break;
+		case OPT_JOBS:
+			if (cli_parse_u64(optarg, "--jobs", 0, 1, 64, &a->jobs, &err))
+				return cli_usage_error(cmd, "%s", err.msg);
+			break;
+		case OPT_TRUST: {
+			char *p;
+			free(a->trust_list);
+			a->ntrust = 0;
+			if (!(a->trust_list = strdup(optarg)))
+				return cli_usage_error(cmd, "out of memory");
+			for (p = strtok(a->trust_list, ","); p; p = strtok(NULL, ",")) {
+				if (a->ntrust == MP_MAX_TRUSTED_KEYS)
+					return cli_usage_error(cmd, "--trust takes at most %u keys",
+							       MP_MAX_TRUSTED_KEYS);
+				a->trust[a->ntrust++] = p;
+			}
+			if (a->ntrust == 0)
+				return cli_usage_error(cmd, "--trust needs a key file");
+			break;
+		}
 		case 'f':
 			a->open.full = true;
 			break;
@@ -100,8 +147,125 @@ static int parse_args(int argc, char **argv, struct verify_args *a)
 		return cli_usage_error(cmd, "missing PACK");
 	if (argc - optind > 1)
 		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+	if (a->jobs && !a->seal)
+		return cli_usage_error(cmd, "--jobs needs --seal");
 	a->pack = argv[optind];
 	return CLI_EXIT_OK;
+}
+
+/* What --seal and --trust found, for printing. */
+struct sealcheck {
+	bool ran, checked, trusted;
+	struct mp_seal *seal;
+	struct mp_seal_layout l;
+	const struct mp_pack *pack;
+	const char *pack_path;
+	bool json;
+	uint64_t bad;               /* chunks that differ */
+	json_t *bad_list;           /* --json: the first MAX_BAD_LINES */
+};
+
+static void on_bad_chunk(uint64_t chunk, void *arg)
+{
+	struct sealcheck *sc = arg;
+	char desc[160], shown[CLI_TEXT_MAX];
+	struct mp_seal_chunk ch;
+
+	sc->bad++;
+	if (sc->bad > MAX_BAD_LINES)
+		return;
+	mp_seal_chunk_get(&sc->l, chunk, &ch);
+	mp_seal_chunk_describe(sc->pack, &sc->l, chunk, desc, sizeof desc);
+	if (sc->json) {
+		json_t *o = json_object();
+		json_object_set_new(o, "chunk", json_integer((json_int_t)chunk));
+		json_object_set_new(o, "offset", json_integer((json_int_t)ch.offset));
+		json_object_set_new(o, "length", json_integer((json_int_t)ch.len));
+		json_object_set_new(o, "where", json_string(desc));
+		json_array_append_new(sc->bad_list, o);
+		return;
+	}
+	printf("%s: bad chunk %" PRIu64 " (bytes %" PRIu64 "..%" PRIu64 "): %s\n",
+	       cli_text(shown, sc->pack_path), chunk, ch.offset, ch.offset + ch.len - 1, desc);
+}
+
+/* --seal and --trust on a pack that passed its other checks. */
+static enum mp_err run_seal(const struct verify_args *a, struct mp_pack *pack,
+			    struct sealcheck *sc, struct progress_bar *bar, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	sc->ran = true;
+	rc = cli_load_seal(pack, &sc->seal, &sc->l, err);
+	if (rc != MP_OK)
+		return rc;
+	if (a->ntrust) {
+		rc = mp_trust_check(pack, sc->seal, a->trust, a->ntrust, err);
+		if (rc != MP_OK)
+			return rc;
+		sc->trusted = true;
+	}
+	if (!a->seal)
+		return MP_OK;
+	if (a->json && !(sc->bad_list = json_array()))
+		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
+	rc = mp_seal_check_file(pack->fd, pack->path, sc->seal, &sc->l, (unsigned)a->jobs,
+				progress_bar_update, bar, on_bad_chunk, sc, err);
+	progress_bar_finish(bar);
+	if (rc == MP_OK || rc == MP_E_SEAL_CHUNK)
+		sc->checked = true;
+	if (rc == MP_E_SEAL_CHUNK && !a->json && sc->bad > MAX_BAD_LINES) {
+		char shown[CLI_TEXT_MAX];
+		printf("%s: ... and %" PRIu64 " more bad chunks\n", cli_text(shown, sc->pack_path),
+		       sc->bad - MAX_BAD_LINES);
+	}
+	return rc;
+}
+
+static void seal_summary(const struct sealcheck *sc)
+{
+	char shown[CLI_TEXT_MAX], hex[MP_SHA256_HEX];
+
+	if (!sc->seal)
+		return;
+	cli_text(shown, sc->pack_path);
+	mp_sha256_hex(sc->seal->seal_digest, hex);
+	if (sc->checked)
+		printf("%s: seal ok: %" PRIu64 " chunks checked, seal sha256 %s\n", shown,
+		       sc->seal->chunk_count, hex);
+	else
+		printf("%s: seal matches the pack (chunks not read), seal sha256 %s\n", shown, hex);
+	if (mp_seal_unanchored(sc->seal))
+		printf("%s: %s\n", shown, seal_unanchored_note);
+	if (sc->trusted)
+		printf("%s: signature ok: signed by a trusted key\n", shown);
+}
+
+static void seal_json_fields(json_t *o, const struct verify_args *a, const struct sealcheck *sc)
+{
+	char hex[MP_SHA256_HEX];
+
+	if (!a->seal && !a->ntrust)
+		return;
+	if (sc->seal) {
+		mp_sha256_hex(sc->seal->seal_digest, hex);
+		json_object_set_new(o, "seal_sha256", json_string(hex));
+		json_object_set_new(o, "seal_anchored", json_boolean(!mp_seal_unanchored(sc->seal)));
+		if (mp_seal_unanchored(sc->seal))
+			json_object_set_new(o, "seal_note", json_string(seal_unanchored_note));
+		json_object_set_new(o, "seal_chunks",
+				    json_integer((json_int_t)sc->seal->chunk_count));
+	} else {
+		json_object_set_new(o, "seal_sha256", json_null());
+	}
+	if (a->seal) {
+		json_object_set_new(o, "seal_checked", json_boolean(sc->checked));
+		json_object_set_new(o, "bad_chunk_count", json_integer((json_int_t)sc->bad));
+		json_object_set_new(o, "bad_chunks",
+				    sc->bad_list ? json_incref(sc->bad_list) : json_array());
+	}
+	if (a->ntrust)
+		json_object_set_new(o, "signature_trusted", json_boolean(sc->trusted));
 }
 
 /* What the payload scan found, for printing. */
@@ -230,7 +394,8 @@ static json_t *warnings_json(const struct mp_pack *pack)
  * than built as one JSON tree.
  */
 static int print_json(const struct verify_args *a, const struct mp_pack *pack,
-		      const struct mp_error *err, const struct payload *pl)
+		      const struct mp_error *err, const struct payload *pl,
+		      const struct sealcheck *sc)
 {
 	char *manifest = pack ? NULL : cli_manifest_path(a->pack, a->open.manifest_path);
 	bool ok = pack != NULL && err->code == MP_OK;
@@ -251,6 +416,7 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 	json_object_set_new(o, "warnings", warnings_json(pack));
 	if (a->payload)
 		json_object_set_new(o, "payload", pl->done ? summary_json(pl) : json_null());
+	seal_json_fields(o, a, sc);
 	free(manifest);
 	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
 	json_decref(o);
@@ -361,11 +527,14 @@ int cmd_verify(int argc, char **argv)
 	struct mp_error err = {0};
 	struct mp_pack *pack = NULL;
 	struct payload pl = {0};
+	struct sealcheck sc = {0};
 	bool full;
 	int rc = parse_args(argc, argv, &a);
 
-	if (rc)
+	if (rc) {
+		free(a.trust_list);
 		return rc < 0 ? cli_finish_stdout(argv[0]) : rc;
+	}
 
 	/* with --payload the digest rides on the scan's read */
 	full = a.open.full;
@@ -383,9 +552,17 @@ int cmd_verify(int argc, char **argv)
 		rc = run_payload(&a, pack, &pl, &bar, &err);
 		progress_bar_finish(&bar);
 	}
+	if (rc == MP_OK && (a.seal || a.ntrust)) {
+		sc.pack = pack;
+		sc.pack_path = a.pack;
+		sc.json = a.json;
+		progress_bar_init(&bar, stderr, "seal", !a.quiet && !a.json);
+		rc = run_seal(&a, pack, &sc, &bar, &err);
+		progress_bar_finish(&bar);
+	}
 
 	if (a.json) {
-		int out = print_json(&a, pack, &err, &pl);
+		int out = print_json(&a, pack, &err, &pl, &sc);
 
 		rc = rc ? cli_exit_status(rc) : out;
 	} else if (rc) {
@@ -397,10 +574,15 @@ int cmd_verify(int argc, char **argv)
 			cli_print_warnings(pack);
 			if (pl.done)
 				print_payload_summary(a.pack, &pl);
+			seal_summary(&sc);
 			print_summary(pack);
 		}
 	}
 	free(pl.list);
+	json_decref(sc.bad_list);
+	mp_seal_free(sc.seal);
+	mp_seal_layout_free(&sc.l);
+	free(a.trust_list);
 	mp_pack_close(pack);
 	if (cli_finish_stdout(argv[0]) && !rc)
 		rc = CLI_EXIT_IO;

@@ -21,6 +21,8 @@ static const struct command commands[] = {
 	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config"},
 	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)"},
 	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint"},
+	{"seal", cmd_seal, "write PACK.seal: a SHA-256 for every chunk of the pack"},
+	{"sign", cmd_sign, "sign a sealed pack with an Ed25519 key (PACK.sig)"},
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])

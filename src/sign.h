@@ -32,7 +32,9 @@
 #ifndef MOEPACK_SIGN_H
 #define MOEPACK_SIGN_H
 
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "errors.h"
 #include "pack.h"
@@ -62,5 +64,37 @@ enum mp_err mp_sign_pack(const struct mp_pack *pack, const struct mp_seal *seal,
 enum mp_err mp_trust_check(const struct mp_pack *pack, const struct mp_seal *seal,
 			   const char *const *pub_paths, size_t npub,
 			   struct mp_error *err);
+
+/* A statement, parsed.  Digests are raw bytes. */
+struct mp_statement {
+	uint64_t pack_size;
+	unsigned char pack_sha256[MP_SHA256_LEN];
+	unsigned char index_sha256[MP_SHA256_LEN];
+	unsigned char seal_sha256[MP_SHA256_LEN];
+	unsigned char manifest_sha256[MP_SHA256_LEN];
+	bool anchored;
+	unsigned char key_sha256[MP_SHA256_LEN];
+};
+
+/*
+ * Parse a statement exactly as written above (every line, in order, LF
+ * endings, lowercase hex, a decimal size without sign or leading zeros,
+ * nothing after the last line).  MP_E_SIGNATURE naming the line at fault.
+ * The fuzz target's entry point.
+ */
+enum mp_err mp_statement_parse(const char *buf, size_t len, struct mp_statement *out,
+			       struct mp_error *err);
+
+/* The canonical text of st into buf[MP_STATEMENT_MAX]; returns its length. */
+size_t mp_statement_format(const struct mp_statement *st, char buf[MP_STATEMENT_MAX]);
+
+/*
+ * The fingerprint of the Ed25519 public key in the PEM file at path (a
+ * public key, or a private one when `private_key`): SHA-256 of its DER
+ * SubjectPublicKeyInfo.  MP_E_KEY naming the file and, for another key
+ * type, the type.
+ */
+enum mp_err mp_key_fingerprint(const char *path, bool private_key,
+			       unsigned char out[MP_SHA256_LEN], struct mp_error *err);
 
 #endif
