@@ -16,6 +16,7 @@
 #include "file.h"
 #include "index.h"
 #include "jsonstr.h"
+#include "outputs.h"
 #include "quant.h"
 
 #include <errno.h>
@@ -338,20 +339,22 @@ static enum mp_err outfile_create(struct outfile *f, const char *path, const cha
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
 	for (unsigned attempt = 0; attempt < 1000; attempt++) {
+		enum mp_err code;
+
 		snprintf(f->tmp, len, "%s/.%s.tmp-%ld-%u", dir, base, (long)getpid(), attempt);
-		f->fd = open(f->tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-		if (f->fd >= 0 || errno != EEXIST)
+		code = mp_open_output(f->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
+				      MP_E_PACK_IO, &f->fd, &st, err);
+		if (code == MP_OK)
 			break;
+		/* only a name taken by another run is worth another attempt */
+		if (lstat(f->tmp, &st) != 0 || attempt == 999) {
+			free(dir);
+			free(f->tmp);
+			f->tmp = NULL;
+			return code;
+		}
 	}
 	free(dir);
-	if (f->fd < 0) {
-		enum mp_err code = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", path,
-					   strerror(errno));
-
-		free(f->tmp);
-		f->tmp = NULL;
-		return code;
-	}
 	temporary_track(f);
 	return MP_OK;
 }
@@ -832,6 +835,25 @@ static enum mp_err absolute_path(const char *path, char **out, struct mp_error *
 	return MP_OK;
 }
 
+/* mkdemo reads nothing, but its three outputs must be three files. */
+static enum mp_err check_outputs(const char *pack, const char *config, const char *manifest,
+				 struct mp_error *err)
+{
+	struct mp_path_set ps;
+	enum mp_err rc;
+
+	mp_path_set_init(&ps);
+	rc = mp_path_set_output(&ps, pack, "--out", err);
+	if (!rc)
+		rc = mp_path_set_output(&ps, manifest, "--manifest", err);
+	if (!rc)
+		rc = mp_path_set_output(&ps, config, "the config", err);
+	if (!rc)
+		rc = mp_path_set_check(&ps, err);
+	mp_path_set_free(&ps);
+	return rc;
+}
+
 enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err)
 {
 	struct mp_build_opts o = *opts;
@@ -855,12 +877,9 @@ enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if (strcmp(manifest_path, o.out) == 0) {
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --manifest and --out are the "
-			     "same file %s", o.out);
-		goto out;
-	}
-	rc = absolute_path(o.out, &abs_path, err);
+	rc = check_outputs(o.out, config_path, manifest_path, err);
+	if (!rc)
+		rc = absolute_path(o.out, &abs_path, err);
 	if (rc)
 		goto out;
 

@@ -31,6 +31,8 @@ static const char usage_text[] =
 	"      --check-only         judge the existing pack against the shards\n"
 	"      --resume             continue an interrupted build's PACK.partial\n"
 	"      --margin=SIZE        free space to keep beyond the pack (default 2G)\n"
+	"      --force              replace an existing file at PACK, the manifest or\n"
+	"                           PACK.seal that is not a pack, manifest or seal\n"
 	"  -j, --json               print the summary as one JSON object\n"
 	"  -q, --quiet              print nothing on success\n"
 	"  -h, --help               show this help and exit\n"
@@ -46,6 +48,7 @@ enum {
 	OPT_CHECK_ONLY,
 	OPT_RESUME,
 	OPT_MARGIN,
+	OPT_FORCE,
 };
 
 static const struct option long_options[] = {
@@ -61,6 +64,7 @@ static const struct option long_options[] = {
 	{"check-only", no_argument, NULL, OPT_CHECK_ONLY},
 	{"resume", no_argument, NULL, OPT_RESUME},
 	{"margin", required_argument, NULL, OPT_MARGIN},
+	{"force", no_argument, NULL, OPT_FORCE},
 	{"json", no_argument, NULL, 'j'},
 	{"quiet", no_argument, NULL, 'q'},
 	{"help", no_argument, NULL, 'h'},
@@ -94,6 +98,7 @@ static int parse_args(int argc, char **argv, struct args *a)
 		case OPT_ANY_GEOMETRY: a->o.kimi = false; break;
 		case OPT_CHECK_ONLY: a->o.check_only = true; break;
 		case OPT_RESUME: a->o.resume = true; break;
+		case OPT_FORCE: a->o.force = true; break;
 		case 'j': a->json = true; break;
 		case 'q': a->quiet = true; break;
 		case OPT_SAMPLES:
@@ -167,7 +172,8 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 			 const struct mp_gguf_build_result *r)
 {
 	char shown[CLI_TEXT_MAX], human[32];
-	double rate = r->seconds > 0 ? (double)(r->size - r->resumed_at) / r->seconds : 0;
+	/* this run's bytes over this run's time: a resumed build copied less */
+	double rate = r->seconds > 0 ? (double)r->bytes_copied / r->seconds : 0;
 
 	if (a->json) {
 		json_t *o = json_object();
@@ -182,10 +188,20 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 		json_object_set_new(o, "entries", json_integer((json_int_t)r->entries));
 		json_object_set_new(o, "size", json_integer((json_int_t)r->size));
 		json_object_set_new(o, "resumed_objects", json_integer((json_int_t)r->resumed_at));
+		json_object_set_new(o, "bytes_copied", json_integer((json_int_t)r->bytes_copied));
 		json_object_set_new(o, "samples_compared",
 				    json_integer((json_int_t)r->samples_compared));
+		json_object_set_new(o, "sampled", json_boolean(r->sampled));
 		json_object_set_new(o, "seconds", json_real(r->seconds));
-		json_object_set_new(o, "copy_file_range", json_boolean(r->offloaded));
+		json_object_set_new(o, "chunks_checked", json_integer((json_int_t)r->chunks_checked));
+		json_object_set_new(o, "chunks_recopied",
+				    json_integer((json_int_t)r->chunks_recopied));
+		json_object_set_new(o, "restarted", r->notice[0] ? cli_json_text(r->notice)
+								 : json_null());
+		json_object_set_new(o, "seal_digest", r->seal_digest[0]
+							      ? json_string(r->seal_digest)
+							      : json_null());
+		json_object_set_new(o, "seal_unanchored", json_boolean(r->seal_unanchored));
 		json_object_set_new(o, "index_sha256", json_string(r->index_sha256));
 		json_object_set_new(o, "inventory_sha256", json_string(r->inventory_sha256));
 		json_object_set_new(o, "sha256", r->sha256[0] ? json_string(r->sha256)
@@ -196,22 +212,45 @@ static int print_summary(const struct args *a, const struct mp_shard_set *set,
 	if (a->quiet)
 		return CLI_EXIT_OK;
 	if (a->o.check_only) {
-		printf("%s: valid (%llu entries, %llu bytes, %llu samples compared)\n",
-		       cli_text(shown, r->pack_path), (unsigned long long)r->entries,
-		       (unsigned long long)r->size, (unsigned long long)r->samples_compared);
+		if (r->sampled)
+			printf("%s: valid by samples (%llu entries, %llu bytes, %llu sampled "
+			       "entries compared; --compare-all compares every byte)\n",
+			       cli_text(shown, r->pack_path), (unsigned long long)r->entries,
+			       (unsigned long long)r->size,
+			       (unsigned long long)r->samples_compared);
+		else
+			printf("%s: valid (%llu entries, %llu bytes, every entry compared)\n",
+			       cli_text(shown, r->pack_path), (unsigned long long)r->entries,
+			       (unsigned long long)r->size);
 		return CLI_EXIT_OK;
 	}
 	printf("%s: %s from %zu shard%s (%llu entries, %llu bytes, %s", cli_text(shown, r->pack_path),
 	       r->reused ? "already valid, kept" : r->resumed_at ? "resumed and built" : "built",
 	       set->count, set->count == 1 ? "" : "s", (unsigned long long)r->entries,
 	       (unsigned long long)r->size, format_bytes(human, sizeof human, r->size));
-	if (!r->reused)
-		printf(", %.1f s, %s/s%s", r->seconds,
-		       format_bytes(human, sizeof human, (uint64_t)rate),
-		       r->offloaded ? ", copy_file_range" : "");
-	printf("); manifest %s; validated, %llu payload%s compared with the shards%s%s\n",
-	       cli_text(shown, r->manifest_path), (unsigned long long)r->samples_compared,
+	if (!r->reused) {
+		char copied[32];
+
+		if (r->resumed_at)
+			printf(", %s copied now", format_bytes(copied, sizeof copied,
+							      r->bytes_copied));
+		printf(", %.1f s, %s/s", r->seconds,
+		       format_bytes(human, sizeof human, (uint64_t)rate));
+		if (r->resumed_at)
+			printf(", %llu chunks checked, %llu copied again",
+			       (unsigned long long)r->chunks_checked,
+			       (unsigned long long)r->chunks_recopied);
+	}
+	printf("); manifest %s; validated, %s%llu payload%s compared with the shards%s%s",
+	       cli_text(shown, r->manifest_path), r->sampled ? "" : "all ",
+	       (unsigned long long)r->samples_compared,
 	       r->samples_compared == 1 ? "" : "s", r->sha256[0] ? "; sha256 " : "", r->sha256);
+	if (r->seal_digest[0])
+		printf("; seal %s%s", r->seal_digest,
+		       r->seal_unanchored ? " (unanchored: without --full-sha256 it proves "
+					    "the bytes unchanged since the build, not their origin)"
+					  : "");
+	putchar('\n');
 	return CLI_EXIT_OK;
 }
 
@@ -280,6 +319,9 @@ int cmd_build(int argc, char **argv)
 		}
 		goto out;
 	}
+	/* a resume that could not trust PACK.partial says why, in one line */
+	if (res.notice[0] && !a.quiet && !a.json)
+		fprintf(stderr, "moepack %s: %s\n", cmd, res.notice);
 	status = print_summary(&a, set, &res);
 	if (!status)
 		status = cli_finish_stdout(cmd);

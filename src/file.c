@@ -57,3 +57,47 @@ enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code
 	*fd = f;
 	return MP_OK;
 }
+
+enum mp_err mp_open_output(const char *path, int flags, const struct stat *expect,
+			   const char *what, enum mp_err code, int *fd, struct stat *st,
+			   struct mp_error *err)
+{
+	int f = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	int fl, e;
+	const char *why = NULL;
+
+	*fd = -1;
+	if (f < 0) {
+		e = errno;
+		/* O_NOFOLLOW says ELOOP for a link at the name itself */
+		if (e == ELOOP)
+			return mp_fail(err, code, "cannot write %s %s: it is a symbolic link, "
+				       "which is never followed for an output", what, path);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	if (fstat(f, st) < 0) {
+		e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode))
+		why = mp_file_kind(st->st_mode);
+	else if (st->st_nlink != 1)
+		why = st->st_nlink == 0 ? "it was removed while being opened"
+					: "it has more than one hard link";
+	else if (expect && (st->st_dev != expect->st_dev || st->st_ino != expect->st_ino))
+		why = "it is not the file this build created";
+	if (why) {
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s%s", what, path,
+			       S_ISREG(st->st_mode) ? "" : "not a regular file: ", why);
+	}
+	fl = fcntl(f, F_GETFL);
+	if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	*fd = f;
+	return MP_OK;
+}

@@ -23,6 +23,23 @@
 enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
 			    struct stat *st, struct mp_error *err);
 
+/*
+ * Open an output file without ever writing through a name that is not the
+ * build's own regular file.  The name is opened with O_NOFOLLOW (a symbolic
+ * link at it is refused, never followed, so a dangling one creates nothing),
+ * without blocking (a FIFO fails instead of waiting), and kept only if
+ * fstat() shows a regular file with one link (a hard link would write into
+ * another name's file).  flags are the access mode plus O_CREAT, O_EXCL or
+ * O_TRUNC as wanted.  When expect is not NULL the file must be that one
+ * (st_dev and st_ino: the one this program created earlier, as a resumed
+ * build's PACK.partial).  On success *fd is blocking and *st its fstat();
+ * on failure nothing stays open, *fd is -1 and err gets code with "cannot
+ * write WHAT PATH: REASON".
+ */
+enum mp_err mp_open_output(const char *path, int flags, const struct stat *expect,
+			   const char *what, enum mp_err code, int *fd, struct stat *st,
+			   struct mp_error *err);
+
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);
 

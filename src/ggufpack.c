@@ -9,11 +9,16 @@
  * there; the state also names the checkpoint's inventory digest and the
  * layout size, so a state from other shards is never trusted.
  *
- * Speed: payload slices are copied with copy_file_range() (which reflinks
- * where the file system can), falling back to large pread()/pwrite(); with
- * --full-sha256 the bytes go through user space once and are hashed there.
+ * Trust: every byte goes through user space once, in 16 MiB pread()/
+ * pwrite() pieces, and is hashed from the buffer written into the chunk
+ * digests of the pack's seal (buildseal.h); they are recorded beside
+ * PACK.partial at each checkpoint, checked on --resume (a chunk that
+ * differs is copied again), and become PACK.seal at the end.  The state
+ * names every shard by identity, so a changed shard starts the build over.
+ * Outputs are checked against the inputs and each other first (outputs.h)
+ * and opened without following links (mp_open_output).
  */
-#define _GNU_SOURCE /* copy_file_range */
+#define _GNU_SOURCE /* memmem, sync_file_range */
 #include "config.h"
 
 #include "ggufpack.h"
@@ -39,14 +44,17 @@
 #include "file.h"
 #include "index.h"
 #include "jsonstr.h"
+#include "outputs.h"
 #include "quant.h"
+#include "seal.h"
 #include "text.h"
+#include "buildseal.h"
 
 #define ALIGNMENT MP_PAGE
 #define NUM_HIDDEN_LAYERS (MP_ACTIVE_LAST + 1)
 #define CHUNK (16u << 20)                /* the reference's copy chunk */
 #define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
-#define STATE_MAGIC "moepack build state 1"
+#define STATE_MAGIC "moepack build state 2"
 /* Test hook: milliseconds to sleep after each object, so that a test can
  * interrupt a small build deterministically.  Documented in moepack(1). */
 #define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
@@ -94,11 +102,18 @@ struct build {
 	struct mp_gguf_build_result *res;
 	struct mp_layout l;
 	char *dir;             /* of the pack */
-	char *partial, *state, *lock_path;
-	int lock_fd;
+	char *partial, *state, *lock_path, *seal_path, *digests_path;
+	struct stat partial_st, digests_st; /* identities of what this build wrote */
+	struct mp_build_seal seal;          /* chunk digests of what is written */
+	bool seal_ready;                    /* seal.digests cover every chunk */
+	bool hash_judged;                   /* judge_pack() feeds the seal */
+	unsigned char index_raw[MP_SHA256_LEN];
+	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
+	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
+	int lock_fd, mlock_fd;
 	unsigned char *buf;    /* CHUNK bytes */
 	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
-	bool cfr_ok;           /* copy_file_range() still worth trying */
+	bool all;              /* judge_pack(): compare every entry */
 };
 
 /* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
@@ -208,7 +223,7 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 
 static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
 
-static enum mp_err compare_prefix(const struct build *b, int fd, const char *path,
+static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
 				  struct mp_error *err)
 {
 	for (uint64_t pos = 0; pos < b->l.data_start;) {
@@ -218,6 +233,8 @@ static enum mp_err compare_prefix(const struct build *b, int fd, const char *pat
 		if (rc)
 			return rc;
 		prefix_bytes(&b->l, pos, b->buf2, n);
+		if (b->hash_judged)
+			mp_build_seal_feed(&b->seal, b->buf, n);
 		if (memcmp(b->buf, b->buf2, n) != 0) {
 			size_t k = 0;
 
@@ -243,7 +260,7 @@ static enum mp_err compare_prefix(const struct build *b, int fd, const char *pat
 }
 
 /* Payload of entry i against its GGUF slice. */
-static enum mp_err compare_entry(const struct build *b, int fd, const char *path, uint64_t i,
+static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint64_t i,
 				 struct mp_error *err)
 {
 	const struct mp_shard *s;
@@ -258,6 +275,8 @@ static enum mp_err compare_entry(const struct build *b, int fd, const char *path
 			rc = read_full(s->fd, b->buf2, k, src + done, s->path, MP_E_GGUF_IO, err);
 		if (rc)
 			return rc;
+		if (b->hash_judged)
+			mp_build_seal_feed(&b->seal, b->buf, k);
 		if (memcmp(b->buf, b->buf2, k) != 0) {
 			char name[MP_ENTRY_NAME_LEN];
 			size_t at = 0;
@@ -303,7 +322,8 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 	uint64_t count = b->l.index_count, last = UINT64_MAX;
 
 	b->res->samples_compared = 0;
-	if (b->o->compare_all) {
+	b->res->sampled = !b->all;
+	if (b->all) {
 		for (uint64_t i = 0; i < count; i++) {
 			enum mp_err rc = compare_entry(b, fd, path, i, err);
 
@@ -330,8 +350,12 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 	return MP_OK;
 }
 
-/* The reference's validation of a pack by the shards: layout and samples. */
-static enum mp_err judge_pack(struct build *b, const char *path, struct mp_error *err)
+/*
+ * The reference's validation of a pack by the shards: layout and samples,
+ * or with `all` every payload byte (what keeping an existing pack needs).
+ */
+static enum mp_err judge_pack(struct build *b, const char *path, bool all,
+			      struct mp_error *err)
 {
 	struct stat st;
 	enum mp_err rc;
@@ -339,6 +363,9 @@ static enum mp_err judge_pack(struct build *b, const char *path, struct mp_error
 
 	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
 		return rc;
+	b->all = all || b->o->compare_all;
+	if (b->hash_judged)
+		mp_build_seal_seek(&b->seal, 0);
 	if ((uint64_t)st.st_size != b->l.size)
 		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
 			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
@@ -379,10 +406,14 @@ static enum mp_err write_atomic(const char *path, const char *dir, const char *t
 
 	if (!tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	struct stat st;
+
+	/* the name is this build's own (PATH.tmp under the lock): whatever a
+	 * crash or a hand left there goes, a link without its target */
 	unlink(tmp);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
+			    &st, err);
+	if (rc) {
 		free(tmp);
 		return rc;
 	}
@@ -404,70 +435,188 @@ static enum mp_err write_atomic(const char *path, const char *dir, const char *t
 
 /* ---- resume state -------------------------------------------------------- */
 
+/*
+ * PACK.partial.state: what a resumed build must find unchanged before it
+ * trusts a byte of PACK.partial.  The layout (size, inventory digest, seal
+ * chunk size), PACK.partial and its chunk digests by identity (device,
+ * inode: the files this build created), every shard by identity (device,
+ * inode, size, mtime, ctime: a shard downloaded again or changed in place
+ * differs), and the objects done.  Text, rewritten atomically at each
+ * checkpoint after the pack and digests it vouches for are durable.
+ */
+#define STATE_LINE 160 /* bytes a shard line takes at most */
+
 static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error *err)
 {
-	char text[256];
-	int n = snprintf(text, sizeof text, "%s\nsize %" PRIu64 "\ninventory %s\nobjects %" PRIu64
-			 "\n", STATE_MAGIC, b->l.size, b->res->inventory_sha256, objects);
+	size_t cap = 512 + b->set->count * STATE_LINE, len;
+	char *text = malloc(cap);
+	enum mp_err rc;
 
-	return write_atomic(b->state, b->dir, text, (size_t)n, err);
+	if (!text)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	len = (size_t)snprintf(text, cap, "%s\nsize %" PRIu64 "\ninventory %s\nchunk_size %" PRIu64
+			       "\npartial %llu %llu\ndigests %llu %llu\nshards %zu\n", STATE_MAGIC,
+			       b->l.size, b->res->inventory_sha256, b->seal.l.chunk_size,
+			       (unsigned long long)b->partial_st.st_dev,
+			       (unsigned long long)b->partial_st.st_ino,
+			       (unsigned long long)b->digests_st.st_dev,
+			       (unsigned long long)b->digests_st.st_ino, b->set->count);
+	for (size_t i = 0; i < b->set->count; i++) {
+		struct stat st;
+
+		if (fstat(b->set->shards[i].fd, &st) != 0) {
+			free(text);
+			return mp_fail(err, MP_E_GGUF_IO, "%s %s: %s", mp_err_summary(MP_E_GGUF_IO),
+				       b->set->shards[i].path, strerror(errno));
+		}
+		len += (size_t)snprintf(text + len, cap - len, "shard %zu %llu %llu %lld %lld.%09ld "
+					"%lld.%09ld\n", i, (unsigned long long)st.st_dev,
+					(unsigned long long)st.st_ino, (long long)st.st_size,
+					(long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+					(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	}
+	len += (size_t)snprintf(text + len, cap - len, "objects %" PRIu64 "\n", objects);
+	rc = write_atomic(b->state, b->dir, text, len, err);
+	free(text);
+	return rc;
 }
 
-/* Objects PACK.partial.state vouches for, or 0 when it is absent or from
- * another build. */
-static uint64_t load_state(const struct build *b)
-{
-	char text[256], inv[MP_SHA256_HEX];
-	unsigned long long size, objects;
-	FILE *f = fopen(b->state, "re");
-	size_t n;
+struct resume_point {
+	uint64_t objects;
+	struct stat partial, digests; /* st_dev and st_ino only */
+};
 
-	if (!f)
-		return 0;
-	n = fread(text, 1, sizeof text - 1, f);
-	fclose(f);
+/* One line of the state, or NULL at its end. */
+static char *state_line(char **cursor)
+{
+	char *line = *cursor, *nl;
+
+	if (!line || !*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (nl) {
+		*nl = '\0';
+		*cursor = nl + 1;
+	} else {
+		*cursor = NULL;
+	}
+	return line;
+}
+
+/*
+ * What PACK.partial.state vouches for.  0 objects when there is no state;
+ * 0 with `why` filled when there is one that cannot be trusted any more.
+ */
+static enum mp_err load_state(const struct build *b, struct resume_point *rp, char *why,
+			      size_t why_len, struct mp_error *err)
+{
+	size_t cap = 512 + b->set->count * STATE_LINE;
+	char *text = NULL, *cursor, *line;
+	unsigned long long size, chunk, pdev, pino, ddev, dino, objects;
+	char inv[MP_SHA256_HEX];
+	size_t nshards, n = 0;
+	struct stat st;
+	int fd;
+
+	memset(rp, 0, sizeof *rp);
+	why[0] = '\0';
+	/* never through a link, never waiting on a FIFO */
+	fd = open(b->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			snprintf(why, why_len, "%s cannot be read (%s)", b->state, strerror(errno));
+		return MP_OK;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= cap) {
+		close(fd);
+		snprintf(why, why_len, "%s is not a build state", b->state);
+		return MP_OK;
+	}
+	text = malloc(cap);
+	if (!text) {
+		close(fd);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	while (n < cap - 1) {
+		ssize_t got = read(fd, text + n, cap - 1 - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
 	text[n] = '\0';
-	if (sscanf(text, STATE_MAGIC "\nsize %llu\ninventory %64s\nobjects %llu\n", &size, inv,
-		   &objects) != 3)
-		return 0;
+	cursor = text;
+#define BAD_STATE(...)                                   \
+	do {                                             \
+		snprintf(why, why_len, __VA_ARGS__);     \
+		free(text);                              \
+		return MP_OK;                            \
+	} while (0)
+	line = state_line(&cursor);
+	if (!line || strcmp(line, STATE_MAGIC) != 0)
+		BAD_STATE("%s is from another version of moepack", b->state);
+	if (!(line = state_line(&cursor)) || sscanf(line, "size %llu", &size) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "inventory %64s", inv) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "chunk_size %llu", &chunk) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "partial %llu %llu", &pdev, &pino) != 2 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "digests %llu %llu", &ddev, &dino) != 2 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "shards %zu", &nshards) != 1)
+		BAD_STATE("%s is damaged", b->state);
 	if (size != b->l.size || strcmp(inv, b->res->inventory_sha256) != 0 ||
+	    chunk != b->seal.l.chunk_size || nshards != b->set->count)
+		BAD_STATE("the interrupted build was of another checkpoint or layout");
+	for (size_t i = 0; i < nshards; i++) {
+		unsigned long long dev, ino;
+		long long ssize, ms, cs;
+		long mns, cns;
+		size_t k;
+		const struct mp_shard *s = &b->set->shards[i];
+
+		if (!(line = state_line(&cursor)) ||
+		    sscanf(line, "shard %zu %llu %llu %lld %lld.%ld %lld.%ld", &k, &dev, &ino, &ssize,
+			   &ms, &mns, &cs, &cns) != 8 || k != i)
+			BAD_STATE("%s is damaged", b->state);
+		if (fstat(s->fd, &st) != 0)
+			BAD_STATE("%s cannot be read (%s)", s->path, strerror(errno));
+		if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+			BAD_STATE("shard %s is another file than the one the interrupted build read",
+				  s->path);
+		if (st.st_size != ssize)
+			BAD_STATE("shard %s changed size since the interrupted build", s->path);
+		if (st.st_mtim.tv_sec != ms || st.st_mtim.tv_nsec != mns ||
+		    st.st_ctim.tv_sec != cs || st.st_ctim.tv_nsec != cns)
+			BAD_STATE("shard %s was modified since the interrupted build (mtime or "
+				  "ctime)", s->path);
+	}
+	if (!(line = state_line(&cursor)) || sscanf(line, "objects %llu", &objects) != 1 ||
 	    objects > b->l.objects)
-		return 0;
-	return objects;
+		BAD_STATE("%s is damaged", b->state);
+#undef BAD_STATE
+	free(text);
+	rp->objects = objects;
+	rp->partial.st_dev = (dev_t)pdev;
+	rp->partial.st_ino = (ino_t)pino;
+	rp->digests.st_dev = (dev_t)ddev;
+	rp->digests.st_ino = (ino_t)dino;
+	return MP_OK;
 }
 
 /* ---- the copy ------------------------------------------------------------ */
 
+/*
+ * Every payload byte goes through b->buf: read from the shard, written to
+ * PACK.partial, and hashed into its seal chunk (and the whole-file digest)
+ * from that same buffer, so that the digests vouch for the bytes written.
+ * That is why copy_file_range() is not used: the kernel's copy would leave
+ * nothing to hash but a second read.
+ */
 static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_t src,
 			      int dst_fd, uint64_t dst, uint64_t n, struct pack_hash *h,
 			      struct mp_error *err)
 {
-	/* the kernel copies (or reflinks) without the bytes entering user
-	 * space, unless they are to be hashed */
-	while (n && b->cfr_ok && !h->sha) {
-		loff_t in = (loff_t)src, out = (loff_t)dst;
-		size_t want = n < (1u << 30) ? (size_t)n : (1u << 30);
-		ssize_t got = copy_file_range(s->fd, &in, dst_fd, &out, want, 0);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0 && (errno == EXDEV || errno == EINVAL || errno == ENOSYS ||
-				errno == EOPNOTSUPP || errno == EBADF || errno == EPERM)) {
-			b->cfr_ok = false;
-			break;
-		}
-		if (got < 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot copy %s byte %" PRIu64 " to %s byte %" PRIu64 ": %s",
-				       s->path, src, b->partial, dst, strerror(errno));
-		if (got == 0)
-			return mp_fail(err, MP_E_GGUF_IO, "%s %s at byte %" PRIu64
-				       ": the file is shorter than its tensor data",
-				       mp_err_summary(MP_E_GGUF_IO), s->path, src);
-		b->res->offloaded = true;
-		src += (uint64_t)got;
-		dst += (uint64_t)got;
-		n -= (uint64_t)got;
-	}
 	while (n) {
 		size_t k = n < CHUNK ? (size_t)n : CHUNK;
 		enum mp_err rc = read_full(s->fd, b->buf, k, src, s->path, MP_E_GGUF_IO, err);
@@ -477,6 +626,7 @@ static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_
 		if (rc)
 			return rc;
 		pack_hash_update(h, b->buf, k);
+		mp_build_seal_feed(&b->seal, b->buf, k);
 		src += k;
 		dst += k;
 		n -= k;
@@ -492,15 +642,118 @@ static void sleep_ms(long ms)
 		;
 }
 
+/* The pack bytes, then the digests of their chunks, then the state that
+ * vouches for both: each durable before the next is written. */
 static enum mp_err checkpoint(struct build *b, int fd, uint64_t objects, struct mp_error *err)
 {
+	enum mp_err rc;
+
 	if (fdatasync(fd) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 			       strerror(errno));
-	return save_state(b, objects, err);
+	rc = mp_build_seal_save(&b->seal, b->digests_path,
+				mp_build_seal_chunks_before(&b->seal, objects), err);
+	return rc ? rc : save_state(b, objects, err);
 }
 
-static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_error *err)
+/* The chunks of a resumed PACK.partial that failed their check. */
+struct bad_chunks {
+	uint64_t *list;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void note_bad_chunk(uint64_t chunk, void *arg)
+{
+	struct bad_chunks *bc = arg;
+
+	if (bc->n == bc->cap) {
+		size_t cap = bc->cap ? 2 * bc->cap : 64;
+		uint64_t *grown = realloc(bc->list, cap * sizeof *grown);
+
+		if (!grown) {
+			bc->nomem = true;
+			return;
+		}
+		bc->list = grown;
+		bc->cap = cap;
+	}
+	bc->list[bc->n++] = chunk;
+}
+
+/* Copy chunk c again from its GGUF slice, hashing what is written. */
+static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_error *err)
+{
+	struct mp_seal_chunk ch;
+	const struct mp_shard *s;
+	uint64_t src, n, dst;
+	struct mp_sha256 *h;
+	enum mp_err rc = MP_OK;
+
+	mp_seal_chunk_get(&b->seal.l, c, &ch);
+	if (ch.part != MP_SEAL_ROLE)
+		return MP_OK; /* the header and index are written anew anyway;
+				 the builder leaves no gaps */
+	entry_source(b, ch.object * 3 + (uint64_t)ch.role, &s, &src, &n, &dst);
+	src += ch.offset - dst;
+	h = mp_sha256_new();
+	if (!h)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (uint64_t done = 0; !rc && done < ch.len;) {
+		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
+
+		rc = read_full(s->fd, b->buf, k, src + done, s->path, MP_E_GGUF_IO, err);
+		if (!rc)
+			rc = write_full(fd, b->buf, k, ch.offset + done, b->partial, err);
+		if (!rc)
+			mp_sha256_update(h, b->buf, k);
+		done += k;
+	}
+	if (!rc)
+		mp_sha256_final(h, b->seal.digests[c]);
+	mp_sha256_free(h);
+	return rc;
+}
+
+/*
+ * Before a resumed build goes on: every chunk of the done part of
+ * PACK.partial against the digest recorded when it was written, on all
+ * cores; the ones that differ are copied again (and counted).
+ */
+static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst,
+				 uint64_t start, struct mp_error *err)
+{
+	struct bad_chunks bc = {0};
+	struct stat rst;
+	enum mp_err rc;
+	int rfd;
+
+	rc = mp_build_seal_load(&b->seal, b->digests_path,
+				mp_build_seal_chunks_before(&b->seal, start), err);
+	if (rc)
+		return rc;
+	rc = mp_open_output(b->partial, O_RDONLY, pst, "partial pack", MP_E_PACK_IO, &rfd, &rst,
+			    err);
+	if (rc)
+		return rc;
+	b->res->chunks_checked = mp_build_seal_chunks_before(&b->seal, start);
+	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc, err);
+	close(rfd);
+	if (rc == MP_E_SEAL_CHUNK)
+		rc = MP_OK; /* the bad ones are in bc */
+	if (!rc && bc.nomem)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < bc.n; i++) {
+		rc = recopy_chunk(b, fd, bc.list[i], err);
+		mp_build_seal_unsave(&b->seal, bc.list[i]);
+	}
+	b->res->chunks_recopied = bc.n;
+	free(bc.list);
+	return rc;
+}
+
+static enum mp_err write_partial(struct build *b, uint64_t start, const struct resume_point *rp,
+				 struct mp_error *err)
 {
 	struct pack_hash h = {NULL};
 	const char *delay_env = getenv(DELAY_ENV);
@@ -509,41 +762,49 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 	double t0 = now();
 	enum mp_err rc = MP_OK;
 	int fd;
+	struct stat pst;
 
-	fd = start ? open(b->partial, O_WRONLY | O_CLOEXEC)
-		   : open(b->partial, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-	if (fd < 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			       strerror(errno));
-	if (b->o->full_sha256) {
+	/* a resumed build writes only into the files it created before */
+	rc = mp_open_output(b->partial, start ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL,
+			    start ? &rp->partial : NULL, "partial pack", MP_E_PACK_IO, &fd, &pst,
+			    err);
+	if (rc)
+		return rc;
+	b->partial_st = pst;
+	rc = mp_build_seal_open_record(&b->seal, b->digests_path, start ? &rp->digests : NULL,
+				       &b->digests_st, err);
+	if (!rc && start)
+		rc = check_resumed(b, fd, &pst, start, err);
+	if (!rc && b->o->full_sha256) {
 		h.sha = mp_sha256_new();
-		if (!h.sha) {
-			close(fd);
-			return mp_fail(err, MP_E_NOMEM, "out of memory");
-		}
+		if (!h.sha)
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
 	/* the prefix: written anew (it is cheap), and hashed */
+	mp_build_seal_seek(&b->seal, 0);
 	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
 
 		prefix_bytes(&b->l, pos, b->buf, n);
 		rc = write_full(fd, b->buf, n, pos, b->partial, err);
 		pack_hash_update(&h, b->buf, n);
+		mp_build_seal_feed(&b->seal, b->buf, n);
 		pos += n;
 	}
 	if (!rc && start) {
-		/* what an earlier run wrote: durable (the state says so), and
-		 * hashed by reading it back */
+		/* what an earlier run wrote: durable (the state says so),
+		 * checked against its digests above, and hashed for the whole-
+		 * file digest by reading it back */
 		uint64_t end = mp_layout_object_offset(&b->l, start);
+		int rfd = -1;
+		struct stat rst;
 
 		if (ftruncate(fd, (off_t)end) != 0)
 			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 				     strerror(errno));
-		int rfd = !rc && h.sha ? open(b->partial, O_RDONLY | O_CLOEXEC) : -1;
-
-		if (!rc && h.sha && rfd < 0)
-			rc = mp_fail(err, MP_E_PACK_IO, "cannot read %s: %s", b->partial,
-				     strerror(errno));
+		if (!rc && h.sha)
+			rc = mp_open_output(b->partial, O_RDONLY, &pst, "partial pack",
+					    MP_E_PACK_IO, &rfd, &rst, err);
 		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
 			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
@@ -553,9 +814,10 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 		}
 		if (rfd >= 0)
 			close(rfd);
+		mp_build_seal_seek(&b->seal, end);
 	}
-	if (!rc && !start)
-		rc = checkpoint(b, fd, 0, err);
+	if (!rc)
+		rc = checkpoint(b, fd, start, err);
 	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
 		if (interrupted_by) {
 			rc = checkpoint(b, fd, object, err);
@@ -574,6 +836,8 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 			entry_source(b, i, &s, &src, &n, &dst);
 			rc = copy_slice(b, s, src, fd, dst, n, &h, err);
 			since += n;
+			if (!rc)
+				b->res->bytes_copied += n;
 		}
 		if (rc)
 			break;
@@ -608,10 +872,8 @@ static enum mp_err write_partial(struct build *b, uint64_t start, struct mp_erro
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 			     strerror(errno));
 	if (!rc && h.sha) {
-		unsigned char d[MP_SHA256_LEN];
-
-		mp_sha256_final(h.sha, d);
-		mp_sha256_hex(d, b->res->sha256);
+		mp_sha256_final(h.sha, b->pack_sha256);
+		mp_sha256_hex(b->pack_sha256, b->res->sha256);
 	}
 	if (h.sha)
 		mp_sha256_free(h.sha);
@@ -1116,17 +1378,58 @@ static enum mp_err index_digest(struct build *b)
 	}
 	mp_sha256_final(h, d);
 	mp_sha256_hex(d, b->res->index_sha256);
+	memcpy(b->index_raw, d, sizeof d);
 	mp_sha256_free(h);
 	return MP_OK;
 }
 
+static enum mp_err lock_one(const char *path, int *fd, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc = mp_open_output(path, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO, fd,
+					&st, err);
+
+	if (rc)
+		return rc;
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), path);
+	return MP_OK;
+}
+
+/*
+ * PACK.lock covers the pack and every file beside it (partial, state,
+ * seal, the default manifest); a manifest elsewhere has its own lock, so
+ * that two builds given one -m never write it at once.
+ */
 static enum mp_err take_lock(struct build *b, struct mp_error *err)
 {
-	b->lock_fd = open(b->lock_path, O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+	enum mp_err rc = lock_one(b->lock_path, &b->lock_fd, err);
+
+	if (!rc && b->mlock_path)
+		rc = lock_one(b->mlock_path, &b->mlock_fd, err);
+	return rc;
+}
+
+/*
+ * --check-only writes nothing, not even PACK.lock: it takes a shared lock
+ * on the lock file if there is one (so that it does not judge a pack a
+ * build is writing) and none otherwise.
+ */
+static enum mp_err peek_lock(struct build *b, struct mp_error *err)
+{
+	struct stat st;
+
+	b->lock_fd = open(b->lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC);
 	if (b->lock_fd < 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot create %s: %s", b->lock_path,
-			       strerror(errno));
-	if (flock(b->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		return MP_OK;
+	if (fstat(b->lock_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(b->lock_fd);
+		b->lock_fd = -1;
+		return MP_OK;
+	}
+	if (flock(b->lock_fd, LOCK_SH | LOCK_NB) != 0)
 		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
 			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), b->lock_path);
 	return MP_OK;
@@ -1166,6 +1469,8 @@ static enum mp_err final_check(struct build *b, struct mp_error *err)
 	return rc;
 }
 
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err);
+
 static enum mp_err paths(struct build *b, struct mp_error *err)
 {
 	struct mp_gguf_build_result *res = b->res;
@@ -1188,16 +1493,191 @@ static enum mp_err paths(struct build *b, struct mp_error *err)
 	b->partial = mp_path_with_suffix(res->pack_path, ".partial");
 	b->state = mp_path_with_suffix(res->pack_path, ".partial.state");
 	b->lock_path = mp_path_with_suffix(res->pack_path, ".lock");
+	b->seal_path = mp_path_with_suffix(res->pack_path, MP_SEAL_SUFFIX);
+	b->digests_path = mp_path_with_suffix(res->pack_path, ".partial.digests");
 	slash = strrchr(res->pack_path, '/');
 	b->dir = !slash ? strdup(".")
 			: slash == res->pack_path ? strdup("/")
 						  : strndup(res->pack_path,
 							    (size_t)(slash - res->pack_path));
-	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir)
+	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir ||
+	    !b->seal_path || !b->digests_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (strcmp(res->manifest_path, res->pack_path) == 0)
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --manifest and the pack are the "
-			       "same file %s", res->pack_path);
+	return manifest_lock_path(b, err);
+}
+
+/*
+ * The lock that covers the manifest: PACK.lock for PACK.manifest.json, and
+ * for any other NAME.manifest.json the lock of the pack NAME (the one whose
+ * default manifest it is), else MANIFEST.lock.  NULL when that is the
+ * pack's own lock.
+ */
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err)
+{
+	static const char suffix[] = ".manifest.json";
+	const char *m = b->res->manifest_path;
+	size_t len = strlen(m), slen = sizeof suffix - 1;
+	char *base;
+
+	if (len > slen && strcmp(m + len - slen, suffix) == 0)
+		base = strndup(m, len - slen);
+	else
+		base = strdup(m);
+	b->mlock_path = base ? mp_path_with_suffix(base, ".lock") : NULL;
+	free(base);
+	if (!b->mlock_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (strcmp(b->mlock_path, b->lock_path) == 0) {
+		free(b->mlock_path);
+		b->mlock_path = NULL;
+	}
+	return MP_OK;
+}
+
+/* Every output against every input and each other, before anything is written. */
+static enum mp_err check_outputs(struct build *b, struct mp_error *err)
+{
+	struct mp_path_set ps;
+	char *state_tmp = mp_path_with_suffix(b->state, ".tmp");
+	char *manifest_tmp = mp_path_with_suffix(b->res->manifest_path, ".tmp");
+	char *seal_tmp = mp_path_with_suffix(b->seal_path, ".tmp");
+	enum mp_err rc = MP_OK;
+
+	mp_path_set_init(&ps);
+	if (!state_tmp || !manifest_tmp || !seal_tmp)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < b->set->count; i++)
+		rc = mp_path_set_input_fd(&ps, b->set->shards[i].path, b->set->shards[i].fd,
+					  "shard", err);
+	if (!rc)
+		rc = mp_path_set_input(&ps, b->o->config_path, "config", err);
+	if (!rc && b->o->tokenizer_dir) {
+		struct dirent **names = NULL;
+		int n = scandir(b->o->tokenizer_dir, &names, NULL, NULL);
+
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(b->o->tokenizer_dir) + strlen(names[i]->d_name) + 2;
+			char *path = rc ? NULL : malloc(len);
+			struct stat st;
+
+			if (path) {
+				snprintf(path, len, "%s/%s", b->o->tokenizer_dir, names[i]->d_name);
+				if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+					rc = mp_path_set_input(&ps, path, "tokenizer file", err);
+			} else if (!rc) {
+				rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+			}
+			free(path);
+			free(names[i]);
+		}
+		free(names);
+	}
+	if (!b->o->check_only) {
+		const char *out[][2] = {
+			{b->res->pack_path, "the pack"},
+			{b->res->manifest_path, "the manifest"},
+			{b->partial, "the partial pack"},
+			{b->state, "the build state"},
+			{b->digests_path, "the partial pack's chunk digests"},
+			{state_tmp, "the build state's temporary file"},
+			{manifest_tmp, "the manifest's temporary file"},
+			{b->lock_path, "the lock"},
+			{b->mlock_path, "the manifest's lock"},
+			{b->seal_path, "the seal"},
+			{seal_tmp, "the seal's temporary file"},
+		};
+
+		for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
+			if (out[i][0])
+				rc = mp_path_set_output(&ps, out[i][0], out[i][1], err);
+	}
+	if (!rc)
+		rc = mp_path_set_check(&ps, err);
+	mp_path_set_free(&ps);
+	free(state_tmp);
+	free(manifest_tmp);
+	free(seal_tmp);
+	return rc;
+}
+
+/*
+ * What lies at an output's name.  A pack is a regular file that starts
+ * with the pack magic ("GGMLMOEPACKv1" and three NUL bytes); a seal one
+ * that starts with the seal magic; a manifest one that starts with '{'
+ * and holds the quoted manifest format string in its first 64 KiB.
+ * Anything else (another file, a link, a directory, a FIFO) is not ours to
+ * replace without --force.  Returns 0 when nothing is there, 1 when the
+ * file is of its kind, -1 (with *why) otherwise.
+ */
+enum output_kind { KIND_PACK, KIND_MANIFEST, KIND_SEAL };
+
+static int output_is(const char *path, enum output_kind kind, const char **why)
+{
+	static char buf[64 * 1024];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : (*why = strerror(errno), -1);
+	if (S_ISLNK(st.st_mode))
+		return *why = "a symbolic link", -1;
+	if (!S_ISREG(st.st_mode))
+		return *why = mp_file_kind(st.st_mode), -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return *why = strerror(errno), -1;
+	n = pread(fd, buf, sizeof buf, 0);
+	close(fd);
+	if (n < 0)
+		return *why = strerror(errno), -1;
+	switch (kind) {
+	case KIND_PACK:
+		if (n >= MP_MAGIC_LEN && memcmp(buf, MP_MAGIC "\0\0\0", MP_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the pack magic", -1;
+	case KIND_SEAL:
+		if (n >= MP_SEAL_MAGIC_LEN &&
+		    memcmp(buf, MP_SEAL_MAGIC "\0\0\0", MP_SEAL_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the seal magic", -1;
+	case KIND_MANIFEST:
+		if (n > 0 && buf[0] == '{' && memmem(buf, (size_t)n, "\"" MP_FORMAT "\"",
+						    sizeof MP_FORMAT + 1))
+			return 1;
+		return *why = "it is not a moepack manifest", -1;
+	}
+	return -1;
+}
+
+/*
+ * Outputs that already exist must be of their kind, or --force must say
+ * they may go: a build never replaces a file it cannot tell is its own.
+ */
+static enum mp_err check_existing(struct build *b, struct mp_error *err)
+{
+	const struct {
+		const char *path, *what;
+		enum output_kind kind;
+	} out[] = {
+		{b->res->pack_path, "pack", KIND_PACK},
+		{b->res->manifest_path, "manifest", KIND_MANIFEST},
+		{b->seal_path, "seal", KIND_SEAL},
+	};
+
+	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+		const char *why = NULL;
+
+		if (output_is(out[i].path, out[i].kind, &why) >= 0)
+			continue;
+		if (!b->o->force)
+			return mp_fail(err, MP_E_USAGE, "invalid usage: %s exists and is not a %s "
+				       "(%s): give --force to replace it", out[i].path, out[i].what,
+				       why);
+		if (unlink(out[i].path) != 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot remove %s: %s", out[i].path,
+				       strerror(errno));
+	}
 	return MP_OK;
 }
 
@@ -1208,8 +1688,16 @@ static int exists(const char *path)
 	return lstat(path, &st) == 0;
 }
 
+static void remove_partial(struct build *b)
+{
+	unlink(b->partial);
+	unlink(b->state);
+	unlink(b->digests_path);
+}
+
 static enum mp_err build_pack(struct build *b, struct mp_error *err)
 {
+	struct resume_point rp = {0};
 	uint64_t start = 0, have = 0;
 	enum mp_err rc;
 
@@ -1218,41 +1706,57 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 			       "build: give --resume to continue it, or remove it", b->partial);
 	if (b->o->resume && exists(b->partial)) {
 		struct stat st;
+		char why[MP_MSG_MAX];
 
-		start = load_state(b);
+		/* never written through a link, whatever the state says */
+		if (lstat(b->partial, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write partial pack %s: %s, not "
+				       "the file an interrupted build wrote; remove it",
+				       b->partial, S_ISLNK(st.st_mode) ? "a symbolic link"
+				       : !S_ISREG(st.st_mode) ? mp_file_kind(st.st_mode)
+							      : "a file with more than one hard link");
+		rc = load_state(b, &rp, why, sizeof why, err);
+		if (rc)
+			return rc;
+		start = rp.objects;
+		if (start && (st.st_dev != rp.partial.st_dev || st.st_ino != rp.partial.st_ino)) {
+			snprintf(why, sizeof why, "%s is not the file the interrupted build wrote",
+				 b->partial);
+			start = 0;
+		}
 		/* a partial file shorter than its state says was cut since:
 		 * growing it back would put zeros in the pack */
-		if (start && (stat(b->partial, &st) != 0 ||
-			      (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)))
+		if (start && (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)) {
+			snprintf(why, sizeof why, "%s is shorter than its state says", b->partial);
 			start = 0;
-		if (start == 0) {
-			/* nothing durable to trust: start over */
-			unlink(b->partial);
-			unlink(b->state);
-		} else {
-			have = mp_layout_object_offset(&b->l, start);
 		}
+		if (start == 0 && why[0])
+			snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why);
+		if (start)
+			have = mp_layout_object_offset(&b->l, start);
 	}
+	if (start == 0)
+		remove_partial(b); /* nothing durable to trust: start over */
 	b->res->resumed_at = start;
 	rc = check_space(b, have, err);
 	if (rc)
 		return rc;
-	rc = write_partial(b, start, err);
+	rc = write_partial(b, start, &rp, err);
 	if (rc == MP_E_INTERRUPTED)
-		return rc; /* PACK.partial and its state stay for --resume */
+		return rc; /* PACK.partial, its digests and state stay for --resume */
 	if (rc) {
-		unlink(b->partial);
-		unlink(b->state);
+		remove_partial(b);
 		return rc;
 	}
+	b->seal_ready = true;
 	if (rename(b->partial, b->res->pack_path) != 0) {
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", b->partial,
 			     b->res->pack_path, strerror(errno));
-		unlink(b->partial);
-		unlink(b->state);
+		remove_partial(b);
 		return rc;
 	}
 	unlink(b->state);
+	unlink(b->digests_path);
 	return fsync_dir(b->dir, err);
 }
 
@@ -1262,7 +1766,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 			  struct mp_error *err)
 {
 	struct build b = {.set = set, .ex = ex, .cfg = cfg, .o = opts, .res = res,
-			  .lock_fd = -1, .cfr_ok = true};
+			  .lock_fd = -1, .mlock_fd = -1, .seal = {.fd = -1}};
 	json_t *inventory = NULL;
 	enum mp_err rc;
 
@@ -1275,6 +1779,10 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	rc = mp_layout_compute(&b.l, ex->experts, ALIGNMENT, 0, err);
 	if (!rc)
 		rc = paths(&b, err);
+	if (!rc)
+		rc = check_outputs(&b, err);
+	if (!rc && !opts->check_only)
+		rc = mp_build_seal_init(&b.seal, &b.l, err);
 	if (rc)
 		goto out;
 	res->size = b.l.size;
@@ -1291,19 +1799,26 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (!rc)
 		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
 	if (!rc)
-		rc = take_lock(&b, err);
+		rc = opts->check_only ? peek_lock(&b, err) : take_lock(&b, err);
 	if (rc)
 		goto out;
 
 	if (opts->check_only) {
-		rc = judge_pack(&b, res->pack_path, err);
+		rc = judge_pack(&b, res->pack_path, false, err);
 		goto out;
 	}
+	rc = check_existing(&b, err);
+	if (rc)
+		goto out;
 	if (exists(res->pack_path)) {
 		struct mp_error why = {0};
 
-		if (judge_pack(&b, res->pack_path, &why) == MP_OK) {
+		/* kept only when every byte is shown to be the shards'; the
+		 * comparison hashes the seal's chunks as it reads them */
+		b.hash_judged = true;
+		if (judge_pack(&b, res->pack_path, true, &why) == MP_OK) {
 			res->reused = true;
+			b.seal_ready = true;
 		} else {
 			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
 			if (unlink(res->pack_path) != 0) {
@@ -1313,11 +1828,14 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 			}
 		}
 	}
+	b.hash_judged = false;
 	if (!res->reused) {
+		/* a seal of the pack being replaced must not outlive it */
+		unlink(b.seal_path);
 		rc = build_pack(&b, err);
 		if (rc)
 			goto out;
-		rc = judge_pack(&b, res->pack_path, err);
+		rc = judge_pack(&b, res->pack_path, false, err);
 	} else if (opts->full_sha256) {
 		/* the pack was not written now: hash what is there */
 		unsigned char d[MP_SHA256_LEN];
@@ -1330,6 +1848,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 					  opts->progress_arg, d, err);
 			close(fd);
 			mp_sha256_hex(d, res->sha256);
+			memcpy(b.pack_sha256, d, sizeof d);
 		}
 	}
 	if (!rc)
@@ -1343,15 +1862,29 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	 * the build) must not stay under its name either */
 	if (rc && !res->reused && exists(res->pack_path))
 		unlink(res->pack_path);
+	/* the seal last, once pack and manifest are in place: anchored to
+	 * the manifest's expert_pack.sha256 when there is one */
+	if (!rc && b.seal_ready) {
+		res->seal_unanchored = !opts->full_sha256;
+		rc = mp_build_seal_write(&b.seal, b.seal_path, b.index_raw,
+					 opts->full_sha256 ? b.pack_sha256 : NULL,
+					 res->seal_digest, err);
+	}
 out:
 	json_decref(inventory);
 	if (b.lock_fd >= 0)
 		close(b.lock_fd);
+	if (b.mlock_fd >= 0)
+		close(b.mlock_fd);
 	free(b.buf);
 	free(b.buf2);
 	free(b.partial);
 	free(b.state);
 	free(b.lock_path);
+	free(b.mlock_path);
+	free(b.seal_path);
+	free(b.digests_path);
+	mp_build_seal_free(&b.seal);
 	free(b.dir);
 	return rc;
 }

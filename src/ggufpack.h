@@ -34,6 +34,8 @@ struct mp_gguf_build_opts {
 	uint64_t samples;          /* entries compared otherwise */
 	bool check_only;           /* judge an existing pack, write nothing */
 	bool resume;               /* continue PACK.partial */
+	bool force;                /* replace an existing file that is not a
+	                              pack (manifest, seal) at an output name */
 	uint64_t margin;           /* free space wanted beyond the pack */
 	mp_progress_fn progress;   /* may be NULL */
 	void *progress_arg;
@@ -45,14 +47,21 @@ struct mp_gguf_build_result {
 	uint64_t size;
 	uint64_t entries;
 	uint64_t objects_copied;   /* by this run */
+	uint64_t bytes_copied;     /* payload bytes copied by this run */
 	uint64_t resumed_at;       /* objects already in PACK.partial */
 	uint64_t samples_compared; /* entries compared with their slices */
-	bool reused;               /* a valid pack was there already */
-	bool offloaded;            /* copy_file_range() did the copying */
+	bool sampled;              /* samples only: not every byte compared */
+	bool reused;               /* a valid pack was there already, every
+	                              byte of it compared with the shards */
+	uint64_t chunks_checked;   /* --resume: chunks of PACK.partial checked */
+	uint64_t chunks_recopied;  /* --resume: of those, copied again */
 	double seconds;            /* writing the pack */
 	char index_sha256[MP_SHA256_HEX];
 	char inventory_sha256[MP_SHA256_HEX];
 	char sha256[MP_SHA256_HEX]; /* "" without --full-sha256 */
+	char seal_digest[MP_SHA256_HEX]; /* of PACK.seal; "" when none written */
+	bool seal_unanchored;      /* no --full-sha256: the seal is unanchored */
+	char notice[MP_MSG_MAX];   /* --resume: why it started over, or "" */
 	char detail[MP_MSG_MAX];    /* --check-only: why the pack is invalid */
 };
 

@@ -8,10 +8,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "build.h"
+#include "file.h"
 #include "ggufpack.h"
+#include "outputs.h"
 #include "gguf.h"
 #include "index.h"
 #include "shards.h"
@@ -137,6 +140,128 @@ START_TEST(test_single_file_set)
 }
 END_TEST
 
+/* A scratch directory for the output tests, removed by the caller. */
+static char *scratch(void)
+{
+	static char dir[64];
+
+	snprintf(dir, sizeof dir, "/tmp/check_build.XXXXXX");
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	return dir;
+}
+
+static void remove_dir(const char *dir)
+{
+	char cmd[128];
+
+	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+	ck_assert_int_eq(system(cmd), 0);
+}
+
+/* Outputs are never written through a link, a FIFO or another name's inode. */
+START_TEST(test_open_output)
+{
+	char *dir = scratch();
+	char a[128], lnk[128], hard[128], fifo[128], victim[128];
+	struct mp_error err;
+	struct stat st, st2;
+	int fd, fd2;
+
+	snprintf(a, sizeof a, "%s/a", dir);
+	snprintf(lnk, sizeof lnk, "%s/link", dir);
+	snprintf(hard, sizeof hard, "%s/hard", dir);
+	snprintf(fifo, sizeof fifo, "%s/fifo", dir);
+	snprintf(victim, sizeof victim, "%s/victim", dir);
+
+	ck_assert_int_eq(mp_open_output(a, O_WRONLY | O_CREAT | O_EXCL, NULL, "pack",
+					MP_E_PACK_IO, &fd, &st, &err), MP_OK);
+	close(fd);
+	/* the same file again, expected by identity */
+	ck_assert_int_eq(mp_open_output(a, O_WRONLY, &st, "pack", MP_E_PACK_IO, &fd, &st2,
+					&err), MP_OK);
+	close(fd);
+	/* a dangling link: refused, and its target is not created */
+	ck_assert_int_eq(symlink(victim, lnk), 0);
+	ck_assert_int_eq(mp_open_output(lnk, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO,
+					&fd, &st2, &err), MP_E_PACK_IO);
+	ck_assert_int_eq(fd, -1);
+	ck_assert_msg(strstr(err.msg, "symbolic link") != NULL, "%s", err.msg);
+	ck_assert_int_ne(access(victim, F_OK), 0);
+	/* a second hard link: refused */
+	ck_assert_int_eq(link(a, hard), 0);
+	ck_assert_int_eq(mp_open_output(a, O_WRONLY, NULL, "pack", MP_E_PACK_IO, &fd, &st2,
+					&err), MP_E_PACK_IO);
+	ck_assert_msg(strstr(err.msg, "more than one hard link") != NULL, "%s", err.msg);
+	ck_assert_int_eq(unlink(hard), 0);
+	/* another file under the expected name: refused */
+	ck_assert_int_eq(unlink(a), 0);
+	fd2 = open(hard, O_WRONLY | O_CREAT | O_EXCL, 0644); /* keeps the old inode busy */
+	ck_assert_int_ge(fd2, 0);
+	close(fd2);
+	fd2 = open(a, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd2, 0);
+	close(fd2);
+	if (stat(a, &st2) == 0 && st2.st_ino != st.st_ino) {
+		ck_assert_int_eq(mp_open_output(a, O_WRONLY, &st, "pack", MP_E_PACK_IO, &fd,
+						&st2, &err), MP_E_PACK_IO);
+		ck_assert_msg(strstr(err.msg, "not the file this build created") != NULL, "%s",
+			      err.msg);
+	}
+	/* a FIFO: refused at once, never waited on */
+	ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+	ck_assert_int_eq(mp_open_output(fifo, O_RDWR, NULL, "state", MP_E_PACK_IO, &fd, &st2,
+					&err), MP_E_PACK_IO);
+	ck_assert_msg(strstr(err.msg, "a FIFO") != NULL, "%s", err.msg);
+	remove_dir(dir);
+}
+END_TEST
+
+/* Outputs against inputs and each other: inode or resolved name. */
+START_TEST(test_path_set)
+{
+	char *dir = scratch();
+	char in[128], other[128], hard[128], spelled[128];
+	struct mp_path_set ps;
+	struct mp_error err;
+	int fd;
+
+	snprintf(in, sizeof in, "%s/shard.gguf", dir);
+	snprintf(other, sizeof other, "%s/pack", dir);
+	snprintf(hard, sizeof hard, "%s/hard", dir);
+	snprintf(spelled, sizeof spelled, "%s/./shard.gguf", dir);
+	fd = open(in, O_WRONLY | O_CREAT | O_EXCL, 0644);
+	ck_assert_int_ge(fd, 0);
+	close(fd);
+	ck_assert_int_eq(link(in, hard), 0);
+
+	mp_path_set_init(&ps);
+	ck_assert_int_eq(mp_path_set_input(&ps, in, "shard", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_output(&ps, other, "--out", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_output(&ps, spelled, "--manifest", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_E_USAGE);
+	ck_assert_msg(strstr(err.msg, "(--manifest) is the same file as shard") != NULL, "%s",
+		      err.msg);
+	mp_path_set_free(&ps);
+
+	mp_path_set_init(&ps);
+	ck_assert_int_eq(mp_path_set_input(&ps, in, "shard", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_output(&ps, hard, "--out", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_E_USAGE);
+	mp_path_set_free(&ps);
+
+	/* two outputs that do not exist yet, one name */
+	mp_path_set_init(&ps);
+	ck_assert_int_eq(mp_path_set_output(&ps, other, "--out", &err), MP_OK);
+	snprintf(spelled, sizeof spelled, "%s/../%s/pack", dir, strrchr(dir, '/') + 1);
+	ck_assert_int_eq(mp_path_set_output(&ps, spelled, "--manifest", &err), MP_OK);
+	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_E_USAGE);
+	ck_assert_msg(strstr(err.msg, "is the same file as output") != NULL, "%s", err.msg);
+	mp_path_set_free(&ps);
+	remove_dir(dir);
+}
+END_TEST
+
 static Suite *build_suite(void)
 {
 	Suite *s = suite_create("build");
@@ -148,6 +273,8 @@ static Suite *build_suite(void)
 	tcase_add_test(tc, test_canonical);
 	tcase_add_test(tc, test_gguf_keys);
 	tcase_add_test(tc, test_single_file_set);
+	tcase_add_test(tc, test_open_output);
+	tcase_add_test(tc, test_path_set);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -732,14 +732,14 @@ if want_row 12; then
 	for i in 1 2 3; do
 		rm -rf "$CPDIR" && mkdir -p "$CPDIR" && sync
 		timed sh -c "cp '$G'/*.gguf '$CPDIR'/ && sync" >>"$SAMPLES.cp"
-		rm -rf "$CPDIR" && rm -f "$BPACK" "$BPACK.manifest.json" && sync
+		rm -rf "$CPDIR" && rm -f "$BPACK" "$BPACK.manifest.json" "$BPACK.seal" && sync
 		timed "$MOEPACK" build -q --any-geometry --margin 0 --gguf "$G/kimi-k3-test-00001-of-00003.gguf" \
 			--config "$G/config.json" --out "$BPACK" >>"$SAMPLES.build"
-		rm -f "$BPACK" "$BPACK.manifest.json" && sync
+		rm -f "$BPACK" "$BPACK.manifest.json" "$BPACK.seal" && sync
 		timed "$MOEPACK" build -q --any-geometry --margin 0 --full-sha256 \
 			--gguf "$G/kimi-k3-test-00001-of-00003.gguf" --config "$G/config.json" \
 			--out "$BPACK" >>"$SAMPLES.sha"
-		rm -f "$BPACK" "$BPACK.manifest.json"
+		rm -f "$BPACK" "$BPACK.manifest.json" "$BPACK.seal"
 	done
 	take_median cp
 	cp_rate=$(calc "$SHARD_BYTES / 1e6 / $MEDIAN" 1)
