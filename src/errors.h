@@ -138,6 +138,8 @@ enum mp_err_class {
 	  "expert geometry is not Kimi-K3's")                                     \
 	X(MP_E_CONFIG_MISMATCH, "config_mismatch", MP_CLASS_INVALID, EIO,         \
 	  "model config disagrees")                                               \
+	X(MP_E_CONFIG_LIMIT, "config_limit", MP_CLASS_INVALID, EIO,               \
+	  "model config exceeds a limit")                                         \
 	X(MP_E_BUILD_LOCKED, "build_locked", MP_CLASS_IO, EIO,                    \
 	  "another build holds the pack's lock")                                  \
 	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO, EIO,                            \

@@ -511,6 +511,9 @@ static enum mp_err read_key(struct reader *r, uint64_t i, enum special_key *whic
 	*which = KEY_OTHER;
 	if (rc)
 		return rc;
+	/* ggml's reader refuses an empty key before anything else about it */
+	if (len == 0)
+		return corrupt(r, "the key is empty");
 	if (len > MP_GGUF_MAX_KEY)
 		return corrupt(r, "key of %llu bytes exceeds the limit of %u bytes",
 			       (unsigned long long)len, MP_GGUF_MAX_KEY);
