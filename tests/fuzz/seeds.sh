@@ -13,11 +13,13 @@
 #   OUTDIR/pack/          pack heads: header and index of the reference
 #                         (what fuzz_pack reads), and its header alone
 #   OUTDIR/gguf/          the GGUF fixtures
+#   OUTDIR/build/         a shard set and config (mkbuildseed.py)
+#   OUTDIR/ggml/          the GGUF fixtures and the crafted corpus
 set -eu
 moepack=$1 srcdir=$2 out=$3
 
 rm -rf "$out.tmp"
-mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other"
+mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other" "$out.tmp/build"
 # The reference's manifest must name where it will live, so write it in place.
 abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
 abs_tmp=$(cd "$out.tmp" && pwd)
@@ -40,6 +42,12 @@ sed "s|\"$abs_tmp/other/a.pack\"|\"pack.pack\"|" "$out.tmp/other/a.pack.manifest
 	>"$out.tmp/manifest/seed-full-sha256.json"
 printf '{}' >"$out.tmp/manifest/seed-empty-object.json"
 cp "$srcdir"/tests/data/gguf/*.gguf "$out.tmp/gguf/"
-rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf"
-mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out/"
+# fuzz_build: the build test's checkpoint, metadata only (needs python3)
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$srcdir/tests/fuzz/mkbuildseed.py" "$srcdir" "$out.tmp/build/seed-3-shards"
+fi
+rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/build" "$out/ggml"
+mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/build" "$out/"
+# fuzz_ggml starts from the GGUF fixtures and the crafted corpus
+mkdir -p "$out/ggml" && cp "$srcdir"/tests/data/gguf/*.gguf "$srcdir"/tests/data/gguf/corpus/*.gguf "$out/ggml/"
 rmdir "$out.tmp"
