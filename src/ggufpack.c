@@ -1454,7 +1454,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 			res->reused = true;
 		} else if (judged == MP_E_INTERRUPTED) {
 			/* not judged: the pack is neither kept nor removed */
-			rc = mp_fail(err, judged, "%s", why.msg);
+			rc = mp_fail_escaped(err, judged, "%s", why.msg);
 			goto out;
 		} else {
 			snprintf(res->detail, sizeof res->detail, "%s", why.msg);

@@ -29,6 +29,7 @@
 #include "build.h"
 #include "manifest.h"
 #include "quant.h"
+#include "text.h"
 
 #define KIMI_ARCH "kimi-k3"
 #define CONFIG_MAX (16u << 20)
@@ -47,6 +48,20 @@ enum mp_err mp_shards_problem(struct mp_shard_set *set, enum mp_err code, const 
 		mp_fail(&set->problems[set->nproblems], code, "%s", msg);
 	set->nproblems++;
 	return code;
+}
+
+/* Record err (its message escaped already), after "path: " if path is
+ * not "". */
+static void problem_escaped(struct mp_shard_set *set, const struct mp_error *err,
+			    const char *path)
+{
+	char shown[MP_MSG_MAX];
+
+	mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+	if (set->nproblems < MP_SHARDS_MAX_PROBLEMS)
+		mp_fail_escaped(&set->problems[set->nproblems], err->code, "%s%s%s", shown,
+				*path ? ": " : "", err->msg);
+	set->nproblems++;
 }
 
 void mp_shards_close(struct mp_shard_set *set)
@@ -290,7 +305,7 @@ static enum mp_err read_shard(struct mp_shard_set *set, uint32_t i, size_t *cap,
 
 	rc = mp_open_regular(s->path, "GGUF file", MP_E_GGUF_IO, &s->fd, &st, &err);
 	if (rc) {
-		mp_shards_problem(set, rc, "%s", err.msg);
+		problem_escaped(set, &err, "");
 		return MP_OK;
 	}
 	s->size = (uint64_t)st.st_size;
@@ -304,11 +319,11 @@ static enum mp_err read_shard(struct mp_shard_set *set, uint32_t i, size_t *cap,
 	rc = mp_gguf_read(s->fd, s->path, &s->hdr, collect_tensor, &c, &err);
 	*cap = c.cap;
 	if (rc == MP_E_NOMEM)
-		return mp_fail(fatal, rc, "%s", err.msg);
+		return mp_fail_escaped(fatal, rc, "%s", err.msg);
 	if (rc) {
 		/* a shard ggml would refuse contributes no tensors */
 		set->ntensors = first;
-		mp_shards_problem(set, rc, "%s: %s", s->path, err.msg);
+		problem_escaped(set, &err, s->path);
 		return MP_OK;
 	}
 	s->readable = true;

@@ -1033,10 +1033,25 @@ START_TEST(test_text_escape)
 		ck_assert_msg(strcmp(buf, cases[i].out) == 0, "case %zu: got %s", i, buf);
 		ck_assert(mp_text_is_utf8(buf, strlen(buf)));
 	}
+	/* a backslash is escaped, so that escaped text maps back to one name:
+	 * a<ESC> and a literal a\x1b print apart */
 	mp_text_escape(buf, sizeof buf, "a\\b", 3, 0);
-	ck_assert_str_eq(buf, "a\\b");
-	mp_text_escape(buf, sizeof buf, "a\\b", 3, MP_TEXT_BACKSLASH);
 	ck_assert_str_eq(buf, "a\\\\b");
+	mp_text_escape(buf, sizeof buf, "a\033", 2, 0);
+	ck_assert_str_eq(buf, "a\\x1b");
+	mp_text_escape(buf, sizeof buf, "a\\x1b", 5, 0);
+	ck_assert_str_eq(buf, "a\\\\x1b");
+	/* text escaped before keeps its escapes */
+	mp_text_escape(buf, sizeof buf, "a\\x1b", 5, MP_TEXT_ESCAPED);
+	ck_assert_str_eq(buf, "a\\x1b");
+	{
+		struct mp_error e;
+
+		mp_fail(&e, MP_E_USAGE, "name %s", "a\\x1b");
+		ck_assert_str_eq(e.msg, "name a\\\\x1b");
+		mp_fail(&e, MP_E_USAGE, "name %s", "a\033");
+		ck_assert_str_eq(e.msg, "name a\\x1b");
+	}
 }
 END_TEST
 

@@ -17,6 +17,7 @@
 #endif
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -140,8 +141,10 @@ static void ggml_verdict(int fd, struct verdict *out)
 		}
 		_exit(0);
 	}
-	if (waitpid(pid, &status, 0) != pid)
-		mp_fuzz_bug("waitpid failed");
+	/* libFuzzer's -timeout ticks with SIGALRM: EINTR is normal here */
+	while (waitpid(pid, &status, 0) != pid)
+		if (errno != EINTR)
+			mp_fuzz_bug("waitpid failed");
 	memcpy(out, shared, sizeof *out);
 	if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
 		out->ok = 0; /* ggml died of the file: a refusal */
