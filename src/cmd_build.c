@@ -266,7 +266,6 @@ int cmd_build(int argc, char **argv)
 	struct mp_error err = {0};
 	enum mp_err rc;
 	int status = parse_args(argc, argv, &a);
-	char shown[CLI_TEXT_MAX];
 
 	if (status)
 		return status < 0 ? cli_finish_stdout(cmd) : status;
@@ -284,7 +283,7 @@ int cmd_build(int argc, char **argv)
 	if (!rc) {
 		rc = mp_model_config_check(a.o.config_path, set, a.o.kimi, ex, &cfg, &err);
 		if (rc && !set->nproblems) {
-			status = cli_report(cli_text(shown, a.o.config_path), &err);
+			status = cli_report(a.o.config_path, &err);
 			goto out;
 		}
 	}

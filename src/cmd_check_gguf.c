@@ -87,7 +87,7 @@ static int check_one(const char *path, bool json)
 		return out ? out : cli_exit_status(rc);
 	}
 	if (rc)
-		return cli_report(safe, &err);
+		return cli_report(path, &err);
 	printf("%s: ok (%llu of %llu tensors checked)\n", safe,
 	       (unsigned long long)res.tensors_checked, (unsigned long long)res.tensor_count);
 	return CLI_EXIT_OK;
@@ -166,10 +166,8 @@ static int check_set(const char *path, bool kimi, bool json)
 	size_t kept;
 	int status = CLI_EXIT_OK;
 
-	if (!set) {
-		mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
-		return cli_report(safe, &err);
-	}
+	if (!set)
+		return cli_report(path, &err);
 	if (!rc) {
 		ex = calloc(1, sizeof *ex);
 		if (!ex)

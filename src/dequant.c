@@ -8,6 +8,15 @@
  * Nothing may fuse a multiply and an add: the library is built as ISO C11,
  * where GCC does not contract floating-point expressions (-ffp-contract=off
  * is its ISO default), and no -ffast-math.
+ *
+ * NaNs are another matter: C leaves a NaN's sign and payload open, and
+ * compilers use that freedom (clang turns x*d - m*dmin into x*d + m*-dmin
+ * and so flips the sign of a NaN dmin).  ggml's values are those of its
+ * x86 build, so a sub-block whose scale or minimum is not finite (the only
+ * way an output can be a NaN) is computed apart, with x86's NaN rules
+ * spelled out on the bits: the first NaN operand, quieted, else for an
+ * invalid operation (inf * 0, inf - inf) the default NaN 0xffc00000.
+ * Finite sub-blocks, all of them in a real checkpoint, take the plain loop.
  */
 #include "config.h"
 
@@ -18,6 +27,58 @@
 static inline uint16_t le16(const unsigned char *p)
 {
 	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
+}
+
+/* ---- x86's NaN rules, on the bits ------------------------------------------ */
+
+#define X86_DEFAULT_NAN 0xffc00000u
+#define QUIET_BIT 0x00400000u
+
+static inline uint32_t fbits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static inline float bitsf(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
+
+static inline bool is_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
+static inline bool is_inf(uint32_t u) { return (u & 0x7fffffffu) == 0x7f800000u; }
+static inline bool is_zero(uint32_t u) { return (u & 0x7fffffffu) == 0; }
+static inline bool finite_f(float f) { return (fbits(f) & 0x7f800000u) != 0x7f800000u; }
+
+static float x86_mul(float x, float y)
+{
+	uint32_t a = fbits(x), b = fbits(y);
+
+	if (is_nan(a))
+		return bitsf(a | QUIET_BIT);
+	if (is_nan(b))
+		return bitsf(b | QUIET_BIT);
+	if ((is_inf(a) && is_zero(b)) || (is_zero(a) && is_inf(b)))
+		return bitsf(X86_DEFAULT_NAN);
+	return x * y; /* not a NaN: IEEE fixes every bit */
+}
+
+static float x86_sub(float x, float y)
+{
+	uint32_t a = fbits(x), b = fbits(y);
+
+	if (is_nan(a))
+		return bitsf(a | QUIET_BIT);
+	if (is_nan(b))
+		return bitsf(b | QUIET_BIT);
+	if (is_inf(a) && is_inf(b) && (a == b))
+		return bitsf(X86_DEFAULT_NAN);
+	return x - y;
 }
 
 bool mp_dequant_supported(const struct mp_quant_type *t)
@@ -48,6 +109,15 @@ void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks)
 					const float ml = min * (float)(s >> 4);
 					const unsigned char *qq = q + 16 * part;
 
+					if (!finite_f(d) || !finite_f(min)) {
+						const float xdl = x86_mul(d, (float)(s & 0xF));
+						const float xml = x86_mul(min, (float)(s >> 4));
+
+						for (int l = 0; l < 16; l++)
+							*dst++ = x86_sub(x86_mul(xdl, (float)((qq[l] >> shift) & 3)),
+									 xml);
+						continue;
+					}
 					for (int l = 0; l < 16; l++)
 						*dst++ = dl * (float)((qq[l] >> shift) & 3) - ml;
 				}
@@ -86,6 +156,18 @@ void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks)
 					const float dl = d_all * (float)scales[is++];
 					const unsigned char *qq = q + 16 * part;
 					const unsigned char *hh = hm + 16 * part;
+
+					if (!finite_f(d_all)) {
+						const float xdl = x86_mul(d_all, (float)scales[is - 1]);
+
+						for (int l = 0; l < 16; l++) {
+							int v = ((qq[l] >> shift) & 3) -
+								(((~hh[l] >> bit) & 1) << 2);
+
+							*dst++ = x86_mul(xdl, (float)v);
+						}
+						continue;
+					}
 
 					/* quant - 4 unless its hmask bit is set; written
 					 * without a branch so the loop vectorizes */

@@ -138,6 +138,8 @@ enum mp_err_class {
 	  "expert geometry is not Kimi-K3's")                                     \
 	X(MP_E_CONFIG_MISMATCH, "config_mismatch", MP_CLASS_INVALID, EIO,         \
 	  "model config disagrees")                                               \
+	X(MP_E_CONFIG_LIMIT, "config_limit", MP_CLASS_INVALID, EIO,               \
+	  "model config exceeds a limit")                                         \
 	X(MP_E_BUILD_LOCKED, "build_locked", MP_CLASS_IO, EIO,                    \
 	  "another build holds the pack's lock")                                  \
 	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO, EIO,                            \
@@ -191,10 +193,18 @@ int mp_err_exit_status(enum mp_err code);
  * Fill *err (which may be NULL) with code and a printf-style message and
  * return code, so that failure sites read `return mp_fail(err, CODE, ...)`.
  * The message is passed through mp_text_sanitize(): control characters and
- * invalid UTF-8 from untrusted names and paths come out as \xNN, so every
- * message is one line of valid UTF-8, safe for a terminal and for JSON.
+ * invalid UTF-8 from untrusted names and paths come out as \xNN, and a
+ * backslash as \\, so every message is one line of valid UTF-8, safe for a
+ * terminal and for JSON, and each name in it maps back to one name.
  */
 enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/*
+ * The same for a message whose every argument is escaped already (another
+ * error's message, a name through mp_text_escape()): its backslashes are
+ * escapes and are kept, control bytes are still escaped.
+ */
+enum mp_err mp_fail_escaped(struct mp_error *err, enum mp_err code, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 #endif

@@ -5,7 +5,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/magic.h>
+#include <stdbool.h>
 #include <string.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 
 const char *mp_file_kind(mode_t mode)
@@ -23,6 +26,26 @@ const char *mp_file_kind(mode_t mode)
 	if (S_ISBLK(mode))
 		return "a block device";
 	return "not a regular file";
+}
+
+/* fd is on a pseudo file system, whose "regular" files are not data. */
+static bool pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return true;
+	}
+	return false;
 }
 
 enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
@@ -46,6 +69,13 @@ enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code
 			return mp_fail(err, code, "cannot read %s %s: is a directory", what, path);
 		return mp_fail(err, code, "cannot read %s %s: not a regular file (%s)", what, path,
 			       mp_file_kind(st->st_mode));
+	}
+	/* Files of procfs, sysfs and their kin look regular but a read may
+	 * wait for ever (/proc/kmsg waits for the next kernel message): they
+	 * stay non-blocking, so such a read fails with EAGAIN instead. */
+	if (pseudo_fs(f)) {
+		*fd = f;
+		return MP_OK;
 	}
 	/* Regular files never block; clear the flag so later reads behave normally. */
 	flags = fcntl(f, F_GETFL);

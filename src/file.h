@@ -4,7 +4,10 @@
  * A pack, manifest, config or GGUF path may name a FIFO, a device or a
  * directory.  A plain open() of a FIFO blocks until a writer appears, so every
  * input file is opened here: without blocking, without becoming a controlling
- * terminal, and refused unless it is a regular file.
+ * terminal, and refused unless it is a regular file.  Files of procfs, sysfs
+ * and the like (debugfs, tracefs, securityfs, cgroup) look regular, but a
+ * read may wait for ever (/proc/kmsg): their descriptors stay non-blocking,
+ * so that such a read fails at once with EAGAIN.
  */
 #ifndef MOEPACK_FILE_H
 #define MOEPACK_FILE_H
@@ -15,7 +18,8 @@
 
 /*
  * Open path read-only as a regular file.  On success *fd is a blocking
- * descriptor (O_CLOEXEC) and *st its fstat().  On failure nothing stays open,
+ * descriptor (non-blocking on procfs, sysfs and the like), O_CLOEXEC, and
+ * *st its fstat().  On failure nothing stays open,
  * *fd is -1, and err gets code with "cannot read WHAT PATH: REASON" (e.g.
  * what = "manifest", code = MP_E_MANIFEST_IO); a FIFO, socket or device is
  * refused with "not a regular file (a FIFO)" and the like.

@@ -511,6 +511,9 @@ static enum mp_err read_key(struct reader *r, uint64_t i, enum special_key *whic
 	*which = KEY_OTHER;
 	if (rc)
 		return rc;
+	/* ggml's reader refuses an empty key before anything else about it */
+	if (len == 0)
+		return corrupt(r, "the key is empty");
 	if (len > MP_GGUF_MAX_KEY)
 		return corrupt(r, "key of %llu bytes exceeds the limit of %u bytes",
 			       (unsigned long long)len, MP_GGUF_MAX_KEY);
@@ -626,7 +629,10 @@ static enum mp_err check_duplicate_keys(struct reader *r)
 	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, MP_TEXT_BACKSLASH);
 	r->where = "KV pair";
 	r->where_index = b.index;
-	return corrupt(r, "duplicate key \"%s\" (KV pair %u has it too)", key, a.index);
+	/* escaped already: mp_fail() would escape its backslashes again */
+	return mp_fail_escaped(r->err, MP_E_GGUF_FORMAT,
+			       "%s: KV pair %u: duplicate key \"%s\" (KV pair %u has it too)",
+			       mp_err_summary(MP_E_GGUF_FORMAT), b.index, key, a.index);
 }
 
 static enum mp_err read_kv_pairs(struct reader *r, struct mp_gguf_header *h)

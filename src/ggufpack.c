@@ -45,6 +45,7 @@
 #include "index.h"
 #include "jsonstr.h"
 #include "outputs.h"
+#include "manifest.h"
 #include "quant.h"
 #include "seal.h"
 #include "text.h"
@@ -223,12 +224,35 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 
 static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
 
+static void sleep_ms(long ms);
+
+/* MP_E_INTERRUPTED when a signal asked the build to stop. */
+static enum mp_err stop_requested(const char *doing, struct mp_error *err)
+{
+	if (!interrupted_by)
+		return MP_OK;
+	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d while %s",
+		       mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by, doing);
+}
+
+/* The test hook's delay, slowing each object copied or entry compared. */
+static long test_delay_ms(void)
+{
+	const char *env = getenv(DELAY_ENV);
+
+	return env ? strtol(env, NULL, 10) : 0;
+}
+
+
 static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
 				  struct mp_error *err)
 {
 	for (uint64_t pos = 0; pos < b->l.data_start;) {
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
-		enum mp_err rc = read_full(fd, b->buf, n, pos, path, MP_E_PACK_IO, err);
+		enum mp_err rc = stop_requested("comparing the pack's index", err);
+
+		if (!rc)
+			rc = read_full(fd, b->buf, n, pos, path, MP_E_PACK_IO, err);
 
 		if (rc)
 			return rc;
@@ -265,11 +289,17 @@ static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint
 {
 	const struct mp_shard *s;
 	uint64_t src, n, dst;
+	long delay = test_delay_ms();
 
+	if (delay > 0)
+		sleep_ms(delay);
 	entry_source(b, i, &s, &src, &n, &dst);
 	for (uint64_t done = 0; done < n;) {
 		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
-		enum mp_err rc = read_full(fd, b->buf, k, dst + done, path, MP_E_PACK_IO, err);
+		enum mp_err rc = stop_requested("comparing the pack with the shards", err);
+
+		if (!rc)
+			rc = read_full(fd, b->buf, k, dst + done, path, MP_E_PACK_IO, err);
 
 		if (!rc)
 			rc = read_full(s->fd, b->buf2, k, src + done, s->path, MP_E_GGUF_IO, err);
@@ -316,10 +346,38 @@ static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n)
 	return q;
 }
 
+/*
+ * The samples asked for, at most one per entry: past count, evenly spaced
+ * samples are every entry anyway, and a huge --samples must not loop.
+ */
+static uint64_t build_samples(const struct mp_gguf_build_opts *o, uint64_t count)
+{
+	if (o->compare_all)
+		return count;
+	return o->samples < count ? o->samples : count;
+}
+
+/* How many entries compare_payloads() will compare: duplicates removed. */
+static uint64_t planned_samples(const struct mp_gguf_build_opts *o, uint64_t count)
+{
+	uint64_t n = build_samples(o, count), distinct = 0, last = UINT64_MAX;
+
+	if (o->compare_all || n <= 1)
+		return n;
+	for (uint64_t s = 0; s < n; s++) {
+		uint64_t i = sample_index(s, count, n);
+
+		distinct += i != last;
+		last = i;
+	}
+	return distinct;
+}
+
 static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 				    struct mp_error *err)
 {
 	uint64_t count = b->l.index_count, last = UINT64_MAX;
+	uint64_t samples = build_samples(b->o, count);
 
 	b->res->samples_compared = 0;
 	b->res->sampled = !b->all;
@@ -335,8 +393,8 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 		}
 		return MP_OK;
 	}
-	for (uint64_t s = 0; s < b->o->samples; s++) {
-		uint64_t i = b->o->samples == 1 ? 0 : sample_index(s, count, b->o->samples);
+	for (uint64_t s = 0; s < samples; s++) {
+		uint64_t i = samples == 1 ? 0 : sample_index(s, count, samples);
 		enum mp_err rc;
 
 		if (i == last) /* duplicates removed */
@@ -756,8 +814,7 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 				 struct mp_error *err)
 {
 	struct pack_hash h = {NULL};
-	const char *delay_env = getenv(DELAY_ENV);
-	long delay = delay_env ? strtol(delay_env, NULL, 10) : 0;
+	long delay = test_delay_ms();
 	uint64_t since = 0;
 	double t0 = now();
 	enum mp_err rc = MP_OK;
@@ -1076,6 +1133,13 @@ static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp
 	int bad = !sorted;
 	enum mp_err rc = MP_OK;
 
+	/* jansson carries UTF-8 only; say which name, not "out of memory" */
+	for (size_t i = 0; !rc && i < set->ntensors; i++)
+		if (!mp_text_is_utf8(set->tensors[i].name, strlen(set->tensors[i].name)))
+			rc = mp_fail(err, MP_E_USAGE, "invalid usage: tensor name %s in %s is "
+				     "not valid UTF-8, which a manifest cannot record",
+				     set->tensors[i].name,
+				     set->shards[set->tensors[i].shard].path);
 	put(summary, "architecture", json_string(set->architecture), &bad);
 	put(summary, "shard_count", u64(set->count), &bad);
 	put(summary, "tensor_count", u64(set->ntensors), &bad);
@@ -1129,8 +1193,7 @@ static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
 			     "manifest cannot record", bad_path);
 	if (!rc && bad)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory (or a tensor name that is not "
-			     "UTF-8)");
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	if (rc) {
 		json_decref(inv);
 		return rc;
@@ -1182,6 +1245,15 @@ static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **ba
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
 			       strerror(errno));
 	}
+	/* named here: *bad_path must not point into memory freed below */
+	if (!mp_text_is_utf8(real, strlen(real))) {
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer directory %s is not "
+			     "valid UTF-8, which a manifest cannot record", real);
+		json_decref(tok);
+		json_decref(files);
+		free(real);
+		return rc;
+	}
 	n = scandir(real, &names, NULL, name_order);
 	if (n < 0)
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
@@ -1192,7 +1264,12 @@ static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **ba
 
 		if (!rc && path) {
 			sprintf(path, "%s/%s", real, names[i]->d_name);
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+			    !mp_text_is_utf8(names[i]->d_name, strlen(names[i]->d_name)))
+				rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer file %s is "
+					     "not valid UTF-8, which a manifest cannot record",
+					     path);
+			if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
 				unsigned char d[MP_SHA256_LEN];
 				int fd;
 				json_t *o = json_object();
@@ -1247,7 +1324,18 @@ static void iso_now(char *buf, size_t len)
 		snprintf(buf, len, "%s+00:00", base);
 }
 
-static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_error *err)
+/* What the manifest records that the copy and checks decide. */
+struct manifest_vals {
+	const char *created;     /* created_at */
+	const char *pack_real;   /* expert_pack.path */
+	uint64_t samples;        /* payload samples compared */
+	const char *sha256;      /* of the whole pack, with --full-sha256 */
+};
+
+/* The manifest's text, malloc'd into *out. */
+static enum mp_err manifest_text(struct build *b, json_t *inventory,
+				 const struct manifest_vals *v, char **out,
+				 struct mp_error *err)
 {
 	const struct mp_model_config *c = b->cfg;
 	json_t *root = json_object(), *model = json_object(), *pack = json_object(),
@@ -1255,16 +1343,14 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 	       *source;
 	const char *bad_path = NULL;
 	char *config_real = realpath(b->o->config_path, NULL);
-	char *pack_real = realpath(b->res->pack_path, NULL);
-	char created[64];
 	int bad = 0;
 	enum mp_err rc = MP_OK;
 	char *text;
 
-	iso_now(created, sizeof created);
+	*out = NULL;
 	put(root, "complete", json_true(), &bad);
 	put(root, "format", json_string(MP_FORMAT), &bad);
-	put(root, "created_at", json_string(created), &bad);
+	put(root, "created_at", json_string(v->created), &bad);
 	put(root, "sglang_git_sha", json_string("unknown"), &bad);
 	put(root, "hard_constraints", hard_constraints(&bad), &bad);
 
@@ -1318,10 +1404,10 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 	put(pack, "top_k", json_integer(MP_TOP_K), &bad);
 	put(pack, "object_bytes", u64(b->l.object_bytes), &bad);
 	put(pack, "roles", roles, &bad);
-	put(pack, "payload_samples_verified", u64(b->res->samples_compared), &bad);
+	put(pack, "payload_samples_verified", u64(v->samples), &bad);
 	put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
 	if (b->o->full_sha256)
-		put(pack, "sha256", json_string(b->res->sha256), &bad);
+		put(pack, "sha256", json_string(v->sha256), &bad);
 	put(root, "expert_pack", pack, &bad);
 
 	if (b->o->tokenizer_dir) {
@@ -1332,12 +1418,12 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 			put(root, "tokenizer", tok, &bad);
 	}
 	put(verification, "structure", json_string("complete"), &bad);
-	put(verification, "payload_samples", u64(b->res->samples_compared), &bad);
+	put(verification, "payload_samples", u64(v->samples), &bad);
 	put(verification, "full_source_hashes", json_false(), &bad);
 	put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
 	put(root, "verification", verification, &bad);
 
-	if (!rc && (!config_real || !pack_real))
+	if (!rc && (!config_real || !v->pack_real))
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
 			     config_real ? b->res->pack_path : b->o->config_path, strerror(errno));
 	if (!rc && bad_path)
@@ -1346,17 +1432,69 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 	if (!rc && bad)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	if (!rc) {
-		text = mp_json_dump_with_path(root, pack, "path", pack_real,
+		text = mp_json_dump_with_path(root, pack, "path", v->pack_real,
 					      JSON_INDENT(2) | JSON_SORT_KEYS);
 		if (!text)
 			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		else
-			rc = write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
-		free(text);
+		*out = text;
 	}
 	json_decref(root);
 	free(config_real);
+	return rc;
+}
+
+static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_error *err)
+{
+	char created[64], *text = NULL;
+	char *pack_real = realpath(b->res->pack_path, NULL);
+	struct manifest_vals v = {created, pack_real, b->res->samples_compared, b->res->sha256};
+	enum mp_err rc;
+
+	iso_now(created, sizeof created);
+	rc = manifest_text(b, inventory, &v, &text, err);
+	if (!rc)
+		rc = write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
+	free(text);
 	free(pack_real);
+	return rc;
+}
+
+/*
+ * Before anything is copied: the manifest this build will write, with the
+ * values still to come at their longest (created_at with microseconds, a
+ * digest) or as they will be (the samples), must record every name and
+ * pass the limits a validator reads it with.  A checkpoint of 100,000
+ * tiny tensors is refused here, not after a terabyte is copied.
+ */
+static enum mp_err check_manifest_ahead(struct build *b, json_t *inventory,
+					struct mp_error *err)
+{
+	char zeros[MP_SHA256_HEX], *text = NULL, *dir_real = realpath(b->dir, NULL);
+	const char *slash = strrchr(b->res->pack_path, '/');
+	const char *base = slash ? slash + 1 : b->res->pack_path;
+	char *pack_real = dir_real ? malloc(strlen(dir_real) + strlen(base) + 2) : NULL;
+	struct manifest_vals v = {"0000-00-00T00:00:00.000000+00:00", NULL,
+				  planned_samples(b->o, b->l.index_count), zeros};
+	enum mp_err rc;
+
+	memset(zeros, '0', MP_SHA256_HEX - 1);
+	zeros[MP_SHA256_HEX - 1] = '\0';
+	if (pack_real)
+		sprintf(pack_real, "%s/%s", strcmp(dir_real, "/") ? dir_real : "", base);
+	/* a directory that cannot be resolved fails later, naming itself */
+	v.pack_real = pack_real ? pack_real : b->res->pack_path;
+	rc = manifest_text(b, inventory, &v, &text, err);
+	if (!rc && strlen(text) > MP_MANIFEST_MAX)
+		rc = mp_fail(err, MP_E_MANIFEST_LIMIT, "%s: the manifest of these %zu tensors "
+			     "would be %zu bytes, more than the %u MiB a manifest may have",
+			     mp_err_summary(MP_E_MANIFEST_LIMIT), b->set->ntensors, strlen(text),
+			     MP_MANIFEST_MAX >> 20);
+	if (!rc)
+		rc = mp_json_check_limits(text, strlen(text), "the manifest of these tensors",
+					  &mp_manifest_limits, err);
+	free(text);
+	free(pack_real);
+	free(dir_real);
 	return rc;
 }
 
@@ -1799,6 +1937,8 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (!rc)
 		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
 	if (!rc)
+		rc = check_manifest_ahead(&b, inventory, err);
+	if (!rc)
 		rc = opts->check_only ? peek_lock(&b, err) : take_lock(&b, err);
 	if (rc)
 		goto out;
@@ -1813,12 +1953,19 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (exists(res->pack_path)) {
 		struct mp_error why = {0};
 
+		enum mp_err judged;
+
 		/* kept only when every byte is shown to be the shards'; the
 		 * comparison hashes the seal's chunks as it reads them */
 		b.hash_judged = true;
-		if (judge_pack(&b, res->pack_path, true, &why) == MP_OK) {
+		judged = judge_pack(&b, res->pack_path, true, &why);
+		if (judged == MP_OK) {
 			res->reused = true;
 			b.seal_ready = true;
+		} else if (judged == MP_E_INTERRUPTED) {
+			/* not judged: the pack is neither kept nor removed */
+			rc = mp_fail_escaped(err, judged, "%s", why.msg);
+			goto out;
 		} else {
 			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
 			if (unlink(res->pack_path) != 0) {

@@ -3,6 +3,7 @@
 
 #include "jsonstr.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -72,44 +73,94 @@ char *mp_json_dump_line(const json_t *root, size_t flags)
 	return text;
 }
 
+#define MARKER "moepack-path-marker-"
+
+/*
+ * A number n such that MARKER followed by n's decimal digits and a quote
+ * occurs nowhere in text: any occurrence of that literal is an occurrence
+ * of MARKER followed by exactly those digits, so it is enough to avoid the
+ * digit runs that follow MARKER in text.  Of the k occurrences at most k
+ * numbers are taken, so one of 0..k is free.  SIZE_MAX: out of memory.
+ */
+static size_t free_marker(const char *text)
+{
+	size_t k = 0, n;
+	const char *at;
+	unsigned char *taken;
+
+	for (at = strstr(text, MARKER); at; at = strstr(at + 1, MARKER))
+		k++;
+	taken = calloc(k + 1, 1);
+	if (!taken)
+		return SIZE_MAX;
+	for (at = strstr(text, MARKER); at; at = strstr(at + 1, MARKER)) {
+		const char *d = at + strlen(MARKER);
+		size_t v = 0;
+		bool big = false;
+
+		if (*d < '0' || *d > '9' || (d[0] == '0' && d[1] >= '0' && d[1] <= '9'))
+			continue; /* no digits, or a leading zero: not a marker we make */
+		for (; *d >= '0' && *d <= '9'; d++) {
+			if (v > k)
+				big = true;
+			else
+				v = v * 10 + (size_t)(*d - '0');
+		}
+		if (!big && v <= k)
+			taken[v] = 1;
+	}
+	for (n = 0; n <= k && taken[n]; n++)
+		;
+	free(taken);
+	return n;
+}
+
 char *mp_json_dump_with_path(json_t *root, json_t *obj, const char *key, const char *path,
 			     size_t flags)
 {
-	char marker[48], literal[52];
-	size_t qlen;
+	char marker[64], literal[68];
+	size_t qlen, n, head, tail, llen;
 	char *quoted = mp_json_quote(path, strlen(path), &qlen);
+	char *text = NULL, *at, *out = NULL;
 
 	if (!quoted)
 		return NULL;
-	/* A manifest may hold any text, even a marker: try the next one then. */
-	for (unsigned n = 0; n < 1000; n++) {
-		char *text, *at, *out;
-		size_t head, tail, llen;
-
-		snprintf(marker, sizeof marker, "moepack-path-marker-%u", n);
-		llen = (size_t)snprintf(literal, sizeof literal, "\"%s\"", marker);
-		if (json_object_set_new(obj, key, json_string(marker)))
-			break;
-		text = mp_json_dump_line(root, flags);
-		if (!text)
-			break;
-		at = strstr(text, literal);
-		if (!at || strstr(at + llen, literal)) {
-			free(text);
-			continue;
-		}
-		head = (size_t)(at - text);
-		tail = strlen(at + llen);
-		out = malloc(head + qlen + tail + 1);
-		if (out) {
-			memcpy(out, text, head);
-			memcpy(out + head, quoted, qlen);
-			memcpy(out + head + qlen, at + llen, tail + 1);
-		}
-		free(text);
-		free(quoted);
-		return out;
+	/*
+	 * A manifest may hold any text, markers too: dump once with a marker
+	 * that has no number, pick a number no text there uses, dump again.
+	 * Two dumps and a few scans, linear in the manifest's size whatever
+	 * the other keys hold.
+	 */
+	if (json_object_set_new(obj, key, json_string(MARKER "x")))
+		goto out;
+	text = mp_json_dump_line(root, flags);
+	if (!text)
+		goto out;
+	n = free_marker(text);
+	free(text);
+	text = NULL;
+	if (n == SIZE_MAX)
+		goto out;
+	snprintf(marker, sizeof marker, MARKER "%zu", n);
+	llen = (size_t)snprintf(literal, sizeof literal, "\"%s\"", marker);
+	if (json_object_set_new(obj, key, json_string(marker)))
+		goto out;
+	text = mp_json_dump_line(root, flags);
+	if (!text)
+		goto out;
+	at = strstr(text, literal);
+	if (!at || strstr(at + llen, literal))
+		goto out; /* cannot be: the number was free */
+	head = (size_t)(at - text);
+	tail = strlen(at + llen);
+	out = malloc(head + qlen + tail + 1);
+	if (out) {
+		memcpy(out, text, head);
+		memcpy(out + head, quoted, qlen);
+		memcpy(out + head + qlen, at + llen, tail + 1);
 	}
+out:
+	free(text);
 	free(quoted);
-	return NULL;
+	return out;
 }

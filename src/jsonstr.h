@@ -33,7 +33,9 @@ char *mp_json_dump_line(const json_t *root, size_t flags);
  * The same with obj[key] (obj inside root) set to the bytes of path, which
  * need not be UTF-8: jansson cannot hold such a string, so the key first gets
  * a marker that occurs nowhere else in the dump, and the marker is then
- * replaced by mp_json_quote(path).  NULL when out of memory.
+ * replaced by mp_json_quote(path).  Only that key changes, whatever the
+ * other keys hold (markers included), in time linear in the dump's size.
+ * NULL when out of memory.
  */
 char *mp_json_dump_with_path(json_t *root, json_t *obj, const char *key, const char *path,
 			     size_t flags);

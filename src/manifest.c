@@ -113,9 +113,16 @@ static long u_escape(const unsigned char *s, size_t left)
  * brackets, colons, string quotes and escapes matter; jansson reports any
  * syntax error afterwards.  Stops at the first limit exceeded.
  */
-static enum mp_err scan_text(const char *raw, size_t len, const char *path, struct scan *sc,
+const struct mp_json_limits mp_manifest_limits = {
+	MP_E_MANIFEST_LIMIT, MP_MANIFEST_MAX_VALUES, MP_MANIFEST_MAX_DEPTH, MP_MANIFEST_MAX_TREE,
+};
+
+static enum mp_err scan_text(const char *raw, size_t len, const char *path,
+			     const struct mp_json_limits *lim, struct scan *sc,
 			     struct mp_error *err)
 {
+	const char *what = mp_err_summary(lim->code);
+
 	const unsigned char *u = (const unsigned char *)raw;
 	unsigned depth = 0;
 	bool in_scalar = false;
@@ -163,11 +170,11 @@ static enum mp_err scan_text(const char *raw, size_t len, const char *path, stru
 		if (c == '{' || c == '[') {
 			sc->values++;
 			sc->cost += c == '{' ? COST_OBJECT : COST_ARRAY;
-			if (++depth > MP_MANIFEST_MAX_DEPTH)
-				return mp_fail(err, MP_E_MANIFEST_LIMIT,
-					       "manifest exceeds a limit: %s nests objects and "
-					       "arrays deeper than %u levels",
-					       path, MP_MANIFEST_MAX_DEPTH);
+			if (++depth > lim->depth)
+				return mp_fail(err, lim->code,
+					       "%s: %s nests objects and arrays deeper than %u "
+					       "levels",
+					       what, path, lim->depth);
 		} else if (c == '}' || c == ']') {
 			if (depth)
 				depth--;
@@ -188,23 +195,27 @@ static enum mp_err scan_text(const char *raw, size_t len, const char *path, stru
 			continue;
 		}
 		in_scalar = false;
-		if (sc->values > MP_MANIFEST_MAX_VALUES)
-			return mp_fail(err, MP_E_MANIFEST_LIMIT,
-				       "manifest exceeds a limit: %s has more than %u JSON "
-				       "values",
-				       path, MP_MANIFEST_MAX_VALUES);
+		if (sc->values > lim->values)
+			return mp_fail(err, lim->code, "%s: %s has more than %u JSON values",
+				       what, path, lim->values);
 	}
-	if (sc->values > MP_MANIFEST_MAX_VALUES)
-		return mp_fail(err, MP_E_MANIFEST_LIMIT,
-			       "manifest exceeds a limit: %s has more than %u JSON values", path,
-			       MP_MANIFEST_MAX_VALUES);
-	if (sc->cost > MP_MANIFEST_MAX_TREE)
-		return mp_fail(err, MP_E_MANIFEST_LIMIT,
-			       "manifest exceeds a limit: %s would take about %llu MiB to "
-			       "parse, more than %u MiB",
-			       path, (unsigned long long)(sc->cost >> 20),
-			       MP_MANIFEST_MAX_TREE >> 20);
+	if (sc->values > lim->values)
+		return mp_fail(err, lim->code, "%s: %s has more than %u JSON values", what,
+			       path, lim->values);
+	if (sc->cost > lim->tree)
+		return mp_fail(err, lim->code,
+			       "%s: %s would take about %llu MiB to parse, more than %u MiB",
+			       what, path, (unsigned long long)(sc->cost >> 20),
+			       lim->tree >> 20);
 	return MP_OK;
+}
+
+enum mp_err mp_json_check_limits(const char *raw, size_t len, const char *path,
+				 const struct mp_json_limits *lim, struct mp_error *err)
+{
+	struct scan sc = {0};
+
+	return scan_text(raw, len, path, lim, &sc, err);
 }
 
 /* Feeds jansson the text with the marked "dc" of each lone \udcXX as "f7". */
@@ -238,7 +249,7 @@ enum mp_err mp_manifest_parse_ex(const char *raw, size_t len, const char *path,
 
 	*root = NULL;
 	*surrogates = false;
-	if ((rc = scan_text(raw, len, path, &sc, err)))
+	if ((rc = scan_text(raw, len, path, &mp_manifest_limits, &sc, err)))
 		return rc;
 	if (sc.lone_surrogates && sc.private_use)
 		return mp_fail(err, MP_E_MANIFEST_JSON,
@@ -254,7 +265,7 @@ enum mp_err mp_manifest_parse_ex(const char *raw, size_t len, const char *path,
 		again.mark = calloc(len / 8 + 1, 1);
 		if (!again.mark)
 			return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s", path);
-		scan_text(raw, len, path, &again, NULL);
+		scan_text(raw, len, path, &mp_manifest_limits, &again, NULL);
 		rw.mark = again.mark;
 		*root = json_load_callback(rewrite_chunk, &rw, flags, &je);
 		free(again.mark);

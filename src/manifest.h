@@ -29,6 +29,22 @@
 #define MP_MANIFEST_MAX_DEPTH 64u          /* nested objects and arrays */
 #define MP_MANIFEST_MAX_TREE (32u << 20)   /* estimated bytes of the parsed tree */
 
+/*
+ * Limits on JSON text, checked in one pass over it before jansson builds a
+ * tree: values (object keys not counted), nesting depth and the estimated
+ * bytes of the tree.  The manifest has mp_manifest_limits; the model
+ * config of a build has its own (shards.h).
+ */
+struct mp_json_limits {
+	enum mp_err code;  /* reported, its summary first ("manifest exceeds a limit") */
+	unsigned values, depth, tree;
+};
+extern const struct mp_json_limits mp_manifest_limits;
+
+/* MP_OK, or lim->code naming the limit raw[0..len) exceeds and path. */
+enum mp_err mp_json_check_limits(const char *raw, size_t len, const char *path,
+				 const struct mp_json_limits *lim, struct mp_error *err);
+
 /* What the manifest is checked against. */
 struct mp_manifest_input {
 	const char *manifest_path;

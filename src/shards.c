@@ -27,7 +27,9 @@
 #include "digest.h"
 #include "file.h"
 #include "build.h"
+#include "manifest.h"
 #include "quant.h"
+#include "text.h"
 
 #define KIMI_ARCH "kimi-k3"
 #define CONFIG_MAX (16u << 20)
@@ -46,6 +48,20 @@ enum mp_err mp_shards_problem(struct mp_shard_set *set, enum mp_err code, const 
 		mp_fail(&set->problems[set->nproblems], code, "%s", msg);
 	set->nproblems++;
 	return code;
+}
+
+/* Record err (its message escaped already), after "path: " if path is
+ * not "". */
+static void problem_escaped(struct mp_shard_set *set, const struct mp_error *err,
+			    const char *path)
+{
+	char shown[MP_MSG_MAX];
+
+	mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+	if (set->nproblems < MP_SHARDS_MAX_PROBLEMS)
+		mp_fail_escaped(&set->problems[set->nproblems], err->code, "%s%s%s", shown,
+				*path ? ": " : "", err->msg);
+	set->nproblems++;
 }
 
 void mp_shards_close(struct mp_shard_set *set)
@@ -244,6 +260,39 @@ static enum mp_err collect_tensor(const struct mp_gguf_tensor *t, void *ctx,
 	return MP_OK;
 }
 
+/*
+ * The inventory's bounds, from the header alone, before a tensor info is
+ * read: a shard that claims a million tensors costs a few bytes.
+ */
+static enum mp_err check_tensor_count(struct mp_shard_set *set, const struct mp_shard *s)
+{
+	unsigned char h[24];
+	uint64_t count = 0;
+	ssize_t got;
+
+	do
+		got = pread(s->fd, h, sizeof h, 0);
+	while (got < 0 && errno == EINTR);
+	/* anything but a v2/v3 header is mp_gguf_read()'s to judge */
+	if (got != (ssize_t)sizeof h || memcmp(h, "GGUF", 4) != 0 || (h[4] != 2 && h[4] != 3) ||
+	    h[5] || h[6] || h[7])
+		return MP_OK;
+	for (int k = 7; k >= 0; k--)
+		count = count << 8 | h[8 + k];
+	if (count > MP_SHARD_MAX_TENSORS)
+		return mp_shards_problem(set, MP_E_GGUF_FORMAT,
+					 "%s: %s: %" PRIu64 " tensors, more than the %u one "
+					 "shard may hold", mp_err_summary(MP_E_GGUF_FORMAT),
+					 s->path, count, MP_SHARD_MAX_TENSORS);
+	if (count > MP_SHARDS_MAX_TENSORS - set->ntensors)
+		return mp_shards_problem(set, MP_E_GGUF_FORMAT,
+					 "%s: %s: %" PRIu64 " tensors, with the %zu of the "
+					 "shards before it more than the %u a checkpoint may hold",
+					 mp_err_summary(MP_E_GGUF_FORMAT), s->path, count,
+					 set->ntensors, MP_SHARDS_MAX_TENSORS);
+	return MP_OK;
+}
+
 static enum mp_err read_shard(struct mp_shard_set *set, uint32_t i, size_t *cap,
 			      struct mp_error *fatal)
 {
@@ -256,7 +305,7 @@ static enum mp_err read_shard(struct mp_shard_set *set, uint32_t i, size_t *cap,
 
 	rc = mp_open_regular(s->path, "GGUF file", MP_E_GGUF_IO, &s->fd, &st, &err);
 	if (rc) {
-		mp_shards_problem(set, rc, "%s", err.msg);
+		problem_escaped(set, &err, "");
 		return MP_OK;
 	}
 	s->size = (uint64_t)st.st_size;
@@ -265,14 +314,16 @@ static enum mp_err read_shard(struct mp_shard_set *set, uint32_t i, size_t *cap,
 	if (!s->real_path)
 		return mp_fail(fatal, MP_E_NOMEM, "cannot resolve %s: %s", s->path,
 			       strerror(errno));
+	if (check_tensor_count(set, s))
+		return MP_OK; /* recorded; its tensors are not read */
 	rc = mp_gguf_read(s->fd, s->path, &s->hdr, collect_tensor, &c, &err);
 	*cap = c.cap;
 	if (rc == MP_E_NOMEM)
-		return mp_fail(fatal, rc, "%s", err.msg);
+		return mp_fail_escaped(fatal, rc, "%s", err.msg);
 	if (rc) {
 		/* a shard ggml would refuse contributes no tensors */
 		set->ntensors = first;
-		mp_shards_problem(set, rc, "%s: %s", s->path, err.msg);
+		problem_escaped(set, &err, s->path);
 		return MP_OK;
 	}
 	s->readable = true;
@@ -539,6 +590,15 @@ static enum mp_err check_mla(struct mp_shard_set *set)
 	return first;
 }
 
+/*
+ * [row, rows, experts]; ggml drops trailing dimensions of 1 when it writes
+ * a tensor, so a single expert's is [row, rows] (dims[2] reads as 1).
+ */
+static bool expert_dims(const struct mp_shard_tensor *t)
+{
+	return t->n_dims == 3 || t->n_dims == 2;
+}
+
 enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex)
 {
 	size_t before = set->nproblems;
@@ -605,10 +665,10 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 	/* shapes: up [hidden, inter, experts], gate the same, down [inter,
 	 * hidden, experts], in every layer as in blk.1's up */
 	ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP];
-	if (ref->n_dims != 3) {
+	if (!expert_dims(ref)) {
 		mp_shards_problem(set, MP_E_GGUF_EXPERTS, "%s: %s has %u dimensions, must be 3 "
-				  "(row, rows, experts)", mp_err_summary(MP_E_GGUF_EXPERTS),
-				  ref->name, ref->n_dims);
+				  "(row, rows, experts), or 2 for one expert",
+				  mp_err_summary(MP_E_GGUF_EXPERTS), ref->name, ref->n_dims);
 		return first ? first : MP_E_GGUF_EXPERTS;
 	}
 	ex->hidden = ref->dims[0];
@@ -620,7 +680,7 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 			uint64_t w0 = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
 			uint64_t w1 = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
 
-			if (t->n_dims == 3 && t->dims[0] == w0 && t->dims[1] == w1 &&
+			if (expert_dims(t) && t->dims[0] == w0 && t->dims[1] == w1 &&
 			    t->dims[2] == ex->experts)
 				continue;
 			mp_shards_problem(set, MP_E_GGUF_EXPERTS,
@@ -628,7 +688,7 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 					  "]%s, must be [%" PRIu64 ", %" PRIu64 ", %" PRIu64
 					  "] like %s", mp_err_summary(MP_E_GGUF_EXPERTS), t->name,
 					  t->dims[0], t->dims[1], t->dims[2],
-					  t->n_dims == 3 ? "" : " (not 3 dimensions)", w0, w1,
+					  expert_dims(t) ? "" : " (not 3 dimensions)", w0, w1,
 					  ex->experts, ref->name);
 		}
 	if (set->nproblems > before)
@@ -667,6 +727,11 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 }
 
 /* ---- the model config ------------------------------------------------------ */
+
+/* A real config.json has a few hundred values, nested 3 deep. */
+static const struct mp_json_limits config_limits = {
+	MP_E_CONFIG_LIMIT, MP_CONFIG_MAX_VALUES, MP_CONFIG_MAX_DEPTH, MP_CONFIG_MAX_TREE,
+};
 
 static int config_uint(struct mp_shard_set *set, json_t *cfg, const char *key,
 		       uint64_t *out)
@@ -740,6 +805,12 @@ enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bo
 	}
 	mp_sha256_buf(buf, len, digest);
 	mp_sha256_hex(digest, cfg->sha256);
+	/* bounded like a manifest: jansson would take ~100 times the text */
+	rc = mp_json_check_limits(buf, len, path, &config_limits, err);
+	if (rc) {
+		free(buf);
+		return rc;
+	}
 	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(buf);
 	if (!json_is_object(root)) {

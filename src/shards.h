@@ -25,6 +25,18 @@
 
 #define MP_SHARDS_MAX 99999       /* five digits */
 #define MP_SHARDS_MAX_PROBLEMS 64 /* kept; more are counted */
+/*
+ * The inventory's bounds, far above a real checkpoint (Kimi-K3: ~30
+ * tensors a layer, a few thousand in all) and low enough that a set is
+ * read in a few MB: a shard claiming more is refused from its header.
+ */
+#define MP_SHARD_MAX_TENSORS 16384u   /* tensors of one shard */
+#define MP_SHARDS_MAX_TENSORS 65536u  /* tensors of all shards together */
+/* Limits on config.json, checked before it is parsed (a real one has a
+ * few hundred values, nested 3 deep). */
+#define MP_CONFIG_MAX_VALUES 100000u
+#define MP_CONFIG_MAX_DEPTH 64u
+#define MP_CONFIG_MAX_TREE (16u << 20) /* estimated bytes of the parsed tree */
 
 struct mp_shard {
 	char *path;        /* directory + file name, as opened */

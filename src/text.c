@@ -71,7 +71,7 @@ size_t mp_text_escape(char *buf, size_t len, const char *s, size_t n, unsigned f
 
 		if (k == 1 && (u[i] < 0x20 || u[i] == 0x7f)) {
 			plen = (size_t)snprintf(piece, sizeof piece, "\\x%02x", u[i]);
-		} else if (k == 1 && u[i] == '\\' && (flags & MP_TEXT_BACKSLASH)) {
+		} else if (k == 1 && u[i] == '\\' && !(flags & MP_TEXT_ESCAPED)) {
 			plen = 2;
 			memcpy(piece, "\\\\", 2);
 		} else if (k == 0) {
@@ -111,7 +111,7 @@ void mp_text_sanitize(char *s, size_t cap)
 	if (n > sizeof tmp)
 		n = sizeof tmp;
 	memcpy(tmp, s, n);
-	mp_text_escape(s, cap, tmp, n, 0);
+	mp_text_escape(s, cap, tmp, n, MP_TEXT_ESCAPED);
 }
 
 const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *overflow)

@@ -3,8 +3,9 @@
  *
  * Names, keys and paths come from files an attacker may have written.  Before
  * any of them reaches a terminal they go through mp_text_escape(): valid UTF-8
- * that prints passes unchanged; control characters (C0, DEL, C1), and every
- * byte that is not part of a valid UTF-8 sequence become \xNN.  The result is
+ * that prints passes unchanged but for the backslash, which becomes \\;
+ * control characters (C0, DEL, C1), and every byte that is not part of a
+ * valid UTF-8 sequence become \xNN.  The result is
  * one line of valid UTF-8, so it can also go into a JSON string as it is.
  */
 #ifndef MOEPACK_TEXT_H
@@ -14,8 +15,15 @@
 #include <stdint.h>
 #include <stddef.h>
 
-/* Escape backslashes too (\\), so that the escaped text is unambiguous. */
+/*
+ * Backslashes are always escaped (\\), so that the escaped text maps back
+ * to one name: a file literally named a\x1b.gguf prints as a\\x1b.gguf, a
+ * file whose name holds an ESC as a\x1b.gguf.  MP_TEXT_BACKSLASH is kept
+ * for callers that say so; MP_TEXT_ESCAPED marks text escaped before (a
+ * message), whose backslashes are escapes already and stay as they are.
+ */
 #define MP_TEXT_BACKSLASH 1u
+#define MP_TEXT_ESCAPED 2u
 
 /*
  * Write the escaped form of s[0..n) into buf (always NUL-terminated when

@@ -902,6 +902,42 @@ START_TEST(test_generation_zero_becomes_one)
 END_TEST
 
 /*
+ * mp_json_dump_with_path: only expert_pack.path changes, whatever other
+ * keys hold: here 1,000 copies of every marker it could pick (which made
+ * it give up, "out of memory"), markers with leading zeros and huge
+ * numbers, and a marker without a number.
+ */
+START_TEST(test_json_dump_with_path_markers)
+{
+	json_t *root = json_object(), *ep = json_object(), *junk = json_array();
+	char name[64], *text, *p;
+	size_t count = 0;
+
+	for (unsigned i = 0; i < 1000; i++) {
+		snprintf(name, sizeof name, "moepack-path-marker-%u", i);
+		json_array_append_new(junk, json_string(name));
+	}
+	json_array_append_new(junk, json_string("moepack-path-marker-0001"));
+	json_array_append_new(junk, json_string("moepack-path-marker-99999999999999999999999"));
+	json_array_append_new(junk, json_string("moepack-path-marker-"));
+	json_object_set_new(root, "unknown", junk);
+	json_object_set_new(ep, "size", json_integer(1));
+	json_object_set_new(root, "expert_pack", ep);
+	text = mp_json_dump_with_path(root, ep, "path", "/srv/a\xff" "b.pack",
+				      JSON_INDENT(2) | JSON_SORT_KEYS);
+	ck_assert_ptr_nonnull(text);
+	ck_assert_ptr_nonnull(strstr(text, "\"path\": \"/srv/a\\udcffb.pack\""));
+	for (p = strstr(text, "moepack-path-marker-"); p; p = strstr(p + 1, "moepack-path-marker-"))
+		count++;
+	ck_assert_uint_eq(count, 1003); /* the other keys' text, unchanged */
+	ck_assert_ptr_nonnull(strstr(text, "\"moepack-path-marker-999\""));
+	ck_assert_ptr_nonnull(strstr(text, "\"moepack-path-marker-0001\""));
+	free(text);
+	json_decref(root);
+}
+END_TEST
+
+/*
  * mp_json_quote: what Python's json.dumps(ensure_ascii=False) writes for a
  * file name decoded with surrogateescape.
  */
@@ -997,10 +1033,25 @@ START_TEST(test_text_escape)
 		ck_assert_msg(strcmp(buf, cases[i].out) == 0, "case %zu: got %s", i, buf);
 		ck_assert(mp_text_is_utf8(buf, strlen(buf)));
 	}
+	/* a backslash is escaped, so that escaped text maps back to one name:
+	 * a<ESC> and a literal a\x1b print apart */
 	mp_text_escape(buf, sizeof buf, "a\\b", 3, 0);
-	ck_assert_str_eq(buf, "a\\b");
-	mp_text_escape(buf, sizeof buf, "a\\b", 3, MP_TEXT_BACKSLASH);
 	ck_assert_str_eq(buf, "a\\\\b");
+	mp_text_escape(buf, sizeof buf, "a\033", 2, 0);
+	ck_assert_str_eq(buf, "a\\x1b");
+	mp_text_escape(buf, sizeof buf, "a\\x1b", 5, 0);
+	ck_assert_str_eq(buf, "a\\\\x1b");
+	/* text escaped before keeps its escapes */
+	mp_text_escape(buf, sizeof buf, "a\\x1b", 5, MP_TEXT_ESCAPED);
+	ck_assert_str_eq(buf, "a\\x1b");
+	{
+		struct mp_error e;
+
+		mp_fail(&e, MP_E_USAGE, "name %s", "a\\x1b");
+		ck_assert_str_eq(e.msg, "name a\\\\x1b");
+		mp_fail(&e, MP_E_USAGE, "name %s", "a\033");
+		ck_assert_str_eq(e.msg, "name a\\x1b");
+	}
 }
 END_TEST
 
@@ -1135,6 +1186,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_text_escape);
 	tcase_add_test(tc, test_scan_u64);
 	tcase_add_test(tc, test_json_quote);
+	tcase_add_test(tc, test_json_dump_with_path_markers);
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_text_sanitize_long);
 	tcase_add_test(tc, test_mp_fail_escapes);

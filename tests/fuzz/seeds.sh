@@ -13,12 +13,14 @@
 #   OUTDIR/pack/          pack heads: header and index of the reference
 #                         (what fuzz_pack reads), and its header alone
 #   OUTDIR/gguf/          the GGUF fixtures
+#   OUTDIR/build/         a shard set and config (mkbuildseed.py)
+#   OUTDIR/ggml/          the GGUF fixtures and the crafted corpus
 set -eu
 moepack=$1 srcdir=$2 out=$3
 
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other" \
-	"$out.tmp/seal"
+	"$out.tmp/seal" "$out.tmp/build"
 # The reference's manifest must name where it will live, so write it in place.
 abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
 abs_tmp=$(cd "$out.tmp" && pwd)
@@ -48,6 +50,12 @@ rm -f "$abs_out/pack.pack.seal"
 h=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 printf '\001moepack-statement v1\npack_size 12345\npack_sha256 %s\nindex_sha256 %s\nseal_sha256 %s\nmanifest_sha256 %s\nanchored no\nkey_sha256 %s\n' \
 	$h $h $h $h $h >"$out.tmp/seal/seed-statement"
-rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/seal"
-mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/seal" "$out/"
+# fuzz_build: the build test's checkpoint, metadata only (needs python3)
+if command -v python3 >/dev/null 2>&1; then
+	python3 "$srcdir/tests/fuzz/mkbuildseed.py" "$srcdir" "$out.tmp/build/seed-3-shards"
+fi
+rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/seal" "$out/build" "$out/ggml"
+mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/seal" "$out.tmp/build" "$out/"
+# fuzz_ggml starts from the GGUF fixtures and the crafted corpus
+mkdir -p "$out/ggml" && cp "$srcdir"/tests/data/gguf/*.gguf "$srcdir"/tests/data/gguf/corpus/*.gguf "$out/ggml/"
 rmdir "$out.tmp"

@@ -27,6 +27,10 @@ Variants (each breaks one rule build and check-gguf must refuse):
   up-q4k         blk.7.ffn_up_exps.weight is Q4_K
   everywhere     (valid) general.* in every shard, the reference's layout
   arch2          general.* in every shard, shard 2 says "llama"
+  bad-name       (for build) output_norm.weight has a byte that is not UTF-8
+
+--extra N adds N small 4-dimensional F32 tensors to each shard (a large
+inventory, for the manifest limits).
 
 --hidden and --inter change the expert geometry: --hidden 3584 --inter
 3072 --experts 896 --sparse is Kimi-K3's, ~1 TB of holes.
@@ -79,7 +83,7 @@ def pad(n):
 
 
 def gguf_string(s):
-    b = s.encode()
+    b = s if isinstance(s, bytes) else s.encode()
     return struct.pack("<Q", len(b)) + b
 
 
@@ -120,7 +124,7 @@ def write_gguf(path, tensors, kv, sparse=False):
         f.truncate(f.tell())
 
 
-def checkpoint(variant, experts):
+def checkpoint(variant, experts, extra=0):
     """The shards' tensors and KV pairs: [([tensor], [kv])] * SHARDS."""
     def tensor(name, tname, ne, seed):
         return [name, tname, ne, seed]
@@ -154,6 +158,10 @@ def checkpoint(variant, experts):
                 t[1] = "Q4_K"
     if variant == "duplicate":
         shards[1].insert(0, list(shards[0][0]))
+    if variant == "bad-name":
+        shards[-1][-1][0] = b"output_norm\xff.weight"
+    for i, s in enumerate(shards):
+        s.extend(tensor("x.%d.%d" % (i, k), "F32", [32, 2, 2, 2], 0) for k in range(extra))
 
     total = sum(len(s) for s in shards)
     out = []
@@ -211,6 +219,7 @@ def main():
     ap.add_argument("outdir")
     ap.add_argument("--variant", default="ok")
     ap.add_argument("--experts", type=int, default=2)
+    ap.add_argument("--extra", type=int, default=0, help="tiny tensors added to each shard")
     ap.add_argument("--hidden", type=int, default=HIDDEN, help="up/gate row length")
     ap.add_argument("--inter", type=int, default=INTER, help="down row length")
     ap.add_argument("--sparse", action="store_true",
@@ -219,7 +228,7 @@ def main():
     a = ap.parse_args()
     HIDDEN, INTER = a.hidden, a.inter
     os.makedirs(a.outdir, exist_ok=True)
-    plan = checkpoint(a.variant, a.experts)
+    plan = checkpoint(a.variant, a.experts, a.extra)
     for i, (tensors, kv) in enumerate(plan):
         ts = [(n, t, ne, tensor_data(t, ne, seed, a.sparse)) for n, t, ne, seed in tensors]
         write_gguf(shard_path(a.outdir, i), ts, kv, a.sparse)

@@ -250,6 +250,8 @@ case("dup_ctrl_name.gguf", "gguf_format",
 case("dup_key.gguf", "gguf_format",
      "KV pair 11: duplicate key \"general.name\" (KV pair 1 has it too)",
      variant(lambda g: g["kvs"].append((b"general.name", 8, gstr(b"again")))))
+case("empty_key.gguf", "gguf_format", "KV pair 11: the key is empty",
+     variant(lambda g: g["kvs"].append((b"", 8, gstr(b"nameless")))))
 case("dup_alignment.gguf", "gguf_format", "general.alignment appears twice",
      variant(lambda g: g["kvs"].append((b"general.alignment", 4, u32(32)))))
 
