@@ -148,24 +148,16 @@ enum mp_err mp_build_seal_save(struct mp_build_seal *s, const char *path, uint64
 	const unsigned char *p;
 	uint64_t pos;
 	size_t n;
+	enum mp_err rc;
 
 	if (chunks <= s->saved)
 		return MP_OK;
 	p = s->digests[s->saved];
 	pos = s->saved * MP_SHA256_LEN;
 	n = (size_t)(chunks - s->saved) * MP_SHA256_LEN;
-	while (n) {
-		ssize_t put = pwrite(s->fd, p, n, (off_t)pos);
-
-		if (put < 0 && errno == EINTR)
-			continue;
-		if (put <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
-				       path, pos, put < 0 ? strerror(errno) : "no space");
-		p += put;
-		n -= (size_t)put;
-		pos += (uint64_t)put;
-	}
+	rc = mp_pwrite_full(s->fd, p, n, pos, path, err);
+	if (rc)
+		return rc;
 	if (fdatasync(s->fd) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", path, strerror(errno));
 	s->saved = chunks;

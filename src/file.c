@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/magic.h>
 #include <stdbool.h>
 #include <string.h>
@@ -129,5 +130,25 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
 	}
 	*fd = f;
+	return MP_OK;
+}
+
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err)
+{
+	const unsigned char *p = buf;
+
+	while (n) {
+		ssize_t put = pwrite(fd, p, n, (off_t)pos);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
+				       path, pos, put < 0 ? strerror(errno) : "no space");
+		p += put;
+		n -= (size_t)put;
+		pos += (uint64_t)put;
+	}
 	return MP_OK;
 }

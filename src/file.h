@@ -12,6 +12,7 @@
 #ifndef MOEPACK_FILE_H
 #define MOEPACK_FILE_H
 
+#include <stdint.h>
 #include <sys/stat.h>
 
 #include "errors.h"
@@ -43,6 +44,14 @@ enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code
 enum mp_err mp_open_output(const char *path, int flags, const struct stat *expect,
 			   const char *what, enum mp_err code, int *fd, struct stat *st,
 			   struct mp_error *err);
+
+/*
+ * Write all n bytes of buf at byte pos of fd, retrying short writes and
+ * EINTR.  MP_E_PACK_IO "cannot write PATH at byte N: REASON" otherwise
+ * ("no space" when the file system takes no more).
+ */
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err);
 
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);

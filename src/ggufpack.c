@@ -184,26 +184,6 @@ static enum mp_err read_full(int fd, void *buf, size_t n, uint64_t pos, const ch
 	return MP_OK;
 }
 
-static enum mp_err write_full(int fd, const void *buf, size_t n, uint64_t pos,
-			      const char *path, struct mp_error *err)
-{
-	const unsigned char *p = buf;
-
-	while (n) {
-		ssize_t put = pwrite(fd, p, n, (off_t)pos);
-
-		if (put < 0 && errno == EINTR)
-			continue;
-		if (put <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
-				       path, pos, put < 0 ? strerror(errno) : "no space");
-		p += put;
-		n -= (size_t)put;
-		pos += (uint64_t)put;
-	}
-	return MP_OK;
-}
-
 /* ---- the full-file digest ------------------------------------------------ */
 
 /*
@@ -475,7 +455,7 @@ static enum mp_err write_atomic(const char *path, const char *dir, const char *t
 		free(tmp);
 		return rc;
 	}
-	rc = write_full(fd, text, len, 0, tmp, err);
+	rc = mp_pwrite_full(fd, text, len, 0, tmp, err);
 	if (!rc && fsync(fd) != 0)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
 	if (close(fd) != 0 && !rc)
@@ -680,7 +660,7 @@ static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_
 		enum mp_err rc = read_full(s->fd, b->buf, k, src, s->path, MP_E_GGUF_IO, err);
 
 		if (!rc)
-			rc = write_full(dst_fd, b->buf, k, dst, b->partial, err);
+			rc = mp_pwrite_full(dst_fd, b->buf, k, dst, b->partial, err);
 		if (rc)
 			return rc;
 		pack_hash_update(h, b->buf, k);
@@ -762,7 +742,7 @@ static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_e
 
 		rc = read_full(s->fd, b->buf, k, src + done, s->path, MP_E_GGUF_IO, err);
 		if (!rc)
-			rc = write_full(fd, b->buf, k, ch.offset + done, b->partial, err);
+			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
 		if (!rc)
 			mp_sha256_update(h, b->buf, k);
 		done += k;
@@ -843,7 +823,7 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
 
 		prefix_bytes(&b->l, pos, b->buf, n);
-		rc = write_full(fd, b->buf, n, pos, b->partial, err);
+		rc = mp_pwrite_full(fd, b->buf, n, pos, b->partial, err);
 		pack_hash_update(&h, b->buf, n);
 		mp_build_seal_feed(&b->seal, b->buf, n);
 		pos += n;
