@@ -687,17 +687,14 @@ static int lock_mountpoint(const char *m)
 /*
  * The mount point, before libfuse sees it and before a long validation:
  * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
- * usage error (exit 2) with the way out in the message; a mount point
- * that is not empty is only a warning.
+ * usage error (exit 2) with the way out in the message.
  */
 static int check_mountpoint(struct daemon *d)
 {
 	const char *m = d->opt.mountpoint;
 	char shown[1024], *real;
-	struct dirent *e;
 	struct statfs sfs;
 	struct stat st;
-	DIR *dir;
 
 	/* mount.fuse3 drop_privileges: an open /dev/fuse, checked by libfuse */
 	if (!m || strncmp(m, "/dev/fd/", 8) == 0)
@@ -724,9 +721,25 @@ static int check_mountpoint(struct daemon *d)
 		return EXIT_USAGE;
 	}
 	free(real);
-	dir = opendir(m);
+	return 0;
+}
+
+/*
+ * A mount point with files in it is mounted over, with a warning.  Looked
+ * at under the mount point lock, after the last already_mounted() check:
+ * earlier, a moepackfs mounting there at the same moment would show its
+ * own files and draw a false warning.
+ */
+static void warn_if_not_empty(struct daemon *d)
+{
+	const char *m = d->opt.mountpoint;
+	char shown[1024];
+	struct dirent *e;
+	DIR *dir = opendir(m);
+
 	while (dir && (e = readdir(dir))) {
 		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
 			fprintf(stderr, PROG ": warning: mount point %s is not empty: "
 				"its files are hidden while mounted\n", shown);
 			mp_fs_warn(&d->fs, "mount point %s is not empty: its files are "
@@ -736,7 +749,6 @@ static int check_mountpoint(struct daemon *d)
 	}
 	if (dir)
 		closedir(dir);
-	return 0;
 }
 
 static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
@@ -1405,6 +1417,7 @@ static int serve(struct daemon *d, struct fuse_session *se)
 			status = EXIT_USAGE;
 			goto out_unlock;
 		}
+		warn_if_not_empty(d);
 	}
 	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
 		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
