@@ -491,6 +491,8 @@ static void metrics_facts(struct mp_fs *fs, const struct mp_status_change *chang
 			.enabled = true,
 			.chunks = fs->seal->layout->chunk_count,
 			.checked = atomic_load_explicit(&c->checked, memory_order_relaxed),
+			.checked_ahead = atomic_load_explicit(&c->checked_ahead,
+							      memory_order_relaxed),
 			.failed = atomic_load_explicit(&c->failed, memory_order_relaxed),
 			.bytes_hashed = atomic_load_explicit(&c->bytes_hashed,
 							     memory_order_relaxed),
@@ -757,6 +759,9 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	else
 		mp_stats_count_object(&fs->stats, n->object, size);
 
+	/* first, so the chunks after these are hashed while these are */
+	if (fs->seal)
+		mp_sealcheck_ahead_hint(fs->seal, pos, size);
 	if (fs->seal && reply_sealed(req, fs, pos, size)) {
 		read_end(fs);
 		return;

@@ -332,6 +332,9 @@ static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 	family(o, "moepackfs_seal_chunks_checked_total", "counter",
 	       "Chunks hashed on their first read, good or bad.");
 	sample(o, "moepackfs_seal_chunks_checked_total", seal->checked);
+	family(o, "moepackfs_seal_chunks_checked_ahead_total", "counter",
+	       "Of those, chunks hashed ahead of a reader (-o seal_ahead).");
+	sample(o, "moepackfs_seal_chunks_checked_ahead_total", seal->checked_ahead);
 	family(o, "moepackfs_seal_chunks_failed_total", "counter",
 	       "Chunks whose bytes differ from their sealed digest.");
 	sample(o, "moepackfs_seal_chunks_failed_total", seal->failed);

@@ -101,7 +101,7 @@ struct mp_metrics_scan {
  * `enabled` is false. */
 struct mp_metrics_seal {
 	bool enabled;
-	uint64_t chunks, checked, failed, bytes_hashed;
+	uint64_t chunks, checked, checked_ahead, failed, bytes_hashed;
 };
 
 /* The facts of one report besides the counters. */

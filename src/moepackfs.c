@@ -64,6 +64,8 @@ static const char usage_text[] =
 	"  -o verify=seal          check every chunk against PACK.seal on its first\n"
 	"                          read (see moepackfs(1))\n"
 	"  -o seal=FILE            the seal (default: PACK.seal); implies verify=seal\n"
+	"  -o seal_ahead=N         with verify=seal, hash up to N chunks past each\n"
+	"                          read on another thread (default 16; 0: off)\n"
 	"  -o trust=PUB.pem[:...]  require PACK.sig by one of these Ed25519 keys\n"
 	"                          over this pack and seal (implies verify=seal)\n"
 	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
@@ -111,6 +113,8 @@ struct options {
 	bool nolease;             /* -o nolease: no read lease, the stat checks */
 	bool seal;                /* -o verify=seal (or -o trust=) */
 	char *seal_path;          /* -o seal=PATH */
+	bool seal_ahead_given;
+	uint64_t seal_ahead;      /* -o seal_ahead=N chunks */
 	char *trust;              /* -o trust=PUB.pem[:PUB2.pem...] */
 	bool readahead_given;
 	unsigned readahead_kb;
@@ -142,6 +146,7 @@ enum {
 	KEY_MAX_READ,
 	KEY_METRICS_FILE,
 	KEY_METRICS_INTERVAL,
+	KEY_SEAL_AHEAD,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 	KEY_HELP,
@@ -162,6 +167,7 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
 	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
 	FUSE_OPT_KEY("seal=", KEY_SEAL),
+	FUSE_OPT_KEY("seal_ahead=", KEY_SEAL_AHEAD),
 	FUSE_OPT_KEY("trust=", KEY_TRUST),
 	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
 	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
@@ -338,6 +344,10 @@ static int numeric_option(struct options *o, const char *arg, int key)
 	case KEY_METRICS_INTERVAL:
 		number_option(o, arg, 10, 1, 86400, &o->metrics_interval);
 		return 0;
+	case KEY_SEAL_AHEAD:
+		number_option(o, arg, 10, 0, MP_SEALCHECK_AHEAD_MAX, &o->seal_ahead);
+		o->seal_ahead_given = true;
+		return 0;
 	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
 		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
@@ -424,6 +434,7 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case KEY_UMASK:
 	case KEY_MAX_READ:
 	case KEY_METRICS_INTERVAL:
+	case KEY_SEAL_AHEAD:
 		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
@@ -1225,6 +1236,7 @@ static void prepare_status(struct daemon *d)
 			.anchored = !mp_seal_unanchored(d->seal),
 			.trusted = d->opt.trust != NULL,
 			.checked = &d->check.count.checked,
+			.checked_ahead = &d->check.count.checked_ahead,
 			.failed = &d->check.count.failed,
 			.bytes_hashed = &d->check.count.bytes_hashed,
 		};
@@ -1338,6 +1350,8 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 		return list_options() ? EXIT_IO : -1;
 	if (d->opt.error[0])
 		return usage_failure("%s", d->opt.error);
+	if (d->opt.seal_ahead_given && !d->opt.seal)
+		return usage_failure("-o seal_ahead needs -o verify=seal");
 	status = check_mountpoint(d);
 	if (status != 0)
 		return status;
@@ -1455,8 +1469,25 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		status = EXIT_IO;
 		goto out_watch;
 	}
+	if (d->check_ok) {
+		struct mp_error err = {0};
+		unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
+							 : MP_SEALCHECK_AHEAD_DEFAULT;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		/* one a core, up to 4: each hashes about 1.4 GB/s */
+		unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+
+		if (mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) != MP_OK) {
+			fprintf(stderr, PROG ": %s\n", err.msg);
+			status = EXIT_IO;
+			goto out_lease;
+		}
+	}
 	if (run_loop(d, se) < 0)
 		status = EXIT_IO;
+	if (d->check_ok)
+		mp_sealcheck_ahead_stop(&d->check);
+out_lease:
 	mp_fs_lease_stop(&d->fs);
 out_watch:
 	mp_fs_watch_stop(&d->fs);

@@ -55,6 +55,7 @@ void mp_sealcheck_free(struct mp_sealcheck *sc)
 {
 	if (!sc->state)
 		return;
+	mp_sealcheck_ahead_stop(sc);
 	for (unsigned i = 0; i < MP_SEALCHECK_STRIPES; i++) {
 		pthread_cond_destroy(&sc->done[i]);
 		pthread_mutex_destroy(&sc->lock[i]);
@@ -65,8 +66,9 @@ void mp_sealcheck_free(struct mp_sealcheck *sc)
 
 enum mp_chunk_state mp_sealcheck_state(struct mp_sealcheck *sc, uint64_t chunk)
 {
-	return (enum mp_chunk_state)atomic_load_explicit(&sc->state[chunk],
-							 memory_order_acquire);
+	uint8_t s = atomic_load_explicit(&sc->state[chunk], memory_order_acquire);
+
+	return s == MP_CHUNK_BAD_UNREPORTED ? MP_CHUNK_BAD : (enum mp_chunk_state)s;
 }
 
 /* First and last chunk of [pos, pos + len). */
@@ -212,7 +214,11 @@ enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t
 
 			if (s == MP_CHUNK_GOOD)
 				break;
-			if (s == MP_CHUNK_BAD) {
+			if (s == MP_CHUNK_BAD || s == MP_CHUNK_BAD_UNREPORTED) {
+				/* found ahead: the first reader reports it */
+				*found_now = s == MP_CHUNK_BAD_UNREPORTED &&
+					atomic_compare_exchange_strong(&sc->state[c], &s,
+						(uint8_t)MP_CHUNK_BAD);
 				*bad = c;
 				rc = MP_SEALREAD_BAD;
 				break;
@@ -267,4 +273,130 @@ enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t
 	}
 	free(mine);
 	return rc;
+}
+
+/*
+ * An ahead thread: take the next chunk of [from, to), claim it if nobody
+ * has, hash it whole through a scratch buffer.  A hint may move the window
+ * at any time; the thread picks up the new one at its next chunk.
+ */
+static void *ahead_main(void *arg)
+{
+	struct mp_sealcheck *sc = arg;
+	struct mp_sealahead *a = &sc->ahead;
+	unsigned char *scratch = NULL;
+
+	pthread_mutex_lock(&a->lock);
+	while (!a->stop) {
+		uint8_t s = MP_CHUNK_UNCHECKED;
+		uint64_t c;
+		int ok;
+
+		if (a->from >= a->to) {
+			pthread_cond_wait(&a->wake, &a->lock);
+			continue;
+		}
+		c = a->from++;
+		pthread_mutex_unlock(&a->lock);
+		if (atomic_compare_exchange_strong(&sc->state[c], &s,
+						   (uint8_t)MP_CHUNK_CHECKING)) {
+			ok = hash_chunk(sc, c, 0, 0, NULL, &scratch);
+			if (ok > 0) {
+				atomic_fetch_add_explicit(&sc->count.checked_ahead, 1,
+							  memory_order_relaxed);
+				publish(sc, c, MP_CHUNK_GOOD);
+			} else if (ok == 0) {
+				atomic_fetch_add_explicit(&sc->count.failed, 1,
+							  memory_order_relaxed);
+				publish(sc, c, MP_CHUNK_BAD_UNREPORTED);
+			} else {
+				/* a read error is the reader's to meet and report */
+				publish(sc, c, MP_CHUNK_UNCHECKED);
+			}
+		}
+		pthread_mutex_lock(&a->lock);
+	}
+	pthread_mutex_unlock(&a->lock);
+	free(scratch);
+	return NULL;
+}
+
+static void ahead_join(struct mp_sealahead *a)
+{
+	pthread_mutex_lock(&a->lock);
+	a->stop = true;
+	pthread_cond_broadcast(&a->wake);
+	pthread_mutex_unlock(&a->lock);
+	while (a->threads > 0)
+		pthread_join(a->thread[--a->threads], NULL);
+	pthread_cond_destroy(&a->wake);
+	pthread_mutex_destroy(&a->lock);
+}
+
+enum mp_err mp_sealcheck_ahead_start(struct mp_sealcheck *sc, unsigned window,
+				     unsigned threads, struct mp_error *err)
+{
+	struct mp_sealahead *a = &sc->ahead;
+	int rc = 0;
+
+	if (window == 0 || atomic_load(&a->running))
+		return MP_OK;
+	if (threads < 1 || threads > MP_SEALCHECK_AHEAD_THREADS_MAX)
+		return mp_fail(err, MP_E_USAGE, "%u seal-ahead threads (1 to %u)", threads,
+			       MP_SEALCHECK_AHEAD_THREADS_MAX);
+	if (pthread_mutex_init(&a->lock, NULL) != 0)
+		return mp_fail(err, MP_E_NOMEM, "cannot create the seal-ahead lock");
+	if (pthread_cond_init(&a->wake, NULL) != 0) {
+		pthread_mutex_destroy(&a->lock);
+		return mp_fail(err, MP_E_NOMEM, "cannot create the seal-ahead lock");
+	}
+	a->window = window;
+	a->from = a->to = 0;
+	a->stop = false;
+	for (a->threads = 0; a->threads < threads && rc == 0; a->threads++) {
+		rc = pthread_create(&a->thread[a->threads], NULL, ahead_main, sc);
+		if (rc != 0)
+			break;
+	}
+	if (rc != 0) {
+		ahead_join(a);
+		return mp_fail(err, MP_E_NOMEM, "cannot start the seal-ahead threads: %s",
+			       strerror(rc));
+	}
+	atomic_store(&a->running, true);
+	return MP_OK;
+}
+
+void mp_sealcheck_ahead_stop(struct mp_sealcheck *sc)
+{
+	struct mp_sealahead *a = &sc->ahead;
+
+	if (!atomic_load(&a->running))
+		return;
+	ahead_join(a);
+	atomic_store(&a->running, false);
+}
+
+void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len)
+{
+	struct mp_sealahead *a = &sc->ahead;
+	uint64_t next, far, count = sc->layout->chunk_count;
+
+	if (len == 0 || !atomic_load_explicit(&a->running, memory_order_acquire))
+		return;
+	next = mp_seal_chunk_at(sc->layout, pos + len - 1) + 1;
+	if (next >= count)
+		return;
+	far = next + a->window - 1 < count ? next + a->window - 1 : count - 1;
+	/* the usual case once the thread is ahead: both ends claimed */
+	if (atomic_load_explicit(&sc->state[next], memory_order_relaxed) != MP_CHUNK_UNCHECKED &&
+	    atomic_load_explicit(&sc->state[far], memory_order_relaxed) != MP_CHUNK_UNCHECKED)
+		return;
+	pthread_mutex_lock(&a->lock);
+	if (a->from != next || a->to != far + 1) {
+		a->from = next;
+		a->to = far + 1;
+		pthread_cond_broadcast(&a->wake);
+	}
+	pthread_mutex_unlock(&a->lock);
 }

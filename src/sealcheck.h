@@ -16,6 +16,16 @@
  * every later read touching it is refused.  Chunks are visited in
  * ascending order, so two readers never wait for each other.
  *
+ * Checking ahead (optional, mp_sealcheck_ahead_start): a few threads hash
+ * the chunks that follow the last read, up to a window, through the same
+ * state machine, so a sequential first read finds them good and is served
+ * from the file while the next ones are hashed on the other cores.  One
+ * thread is not enough: it claims the next chunk before the reader gets
+ * there, the reader then waits for it, and only one core hashes.  It only
+ * follows hints (mp_sealcheck_ahead_hint after each read): a mount nobody
+ * reads hashes nothing.  A bad chunk it finds is kept as "bad, not yet
+ * reported", so the first read that meets it still gets *found_now.
+ *
  * Memory: the caller's buffer (the request's size) and, for the parts of
  * a chunk outside the request, one scratch buffer of at most
  * MP_SEALCHECK_SCRATCH bytes, freed before returning: bounded by the
@@ -38,16 +48,34 @@ enum mp_chunk_state {
 	MP_CHUNK_CHECKING,
 	MP_CHUNK_GOOD,
 	MP_CHUNK_BAD,
+	MP_CHUNK_BAD_UNREPORTED,  /* bad, found by the ahead thread, not yet read */
 };
 
 #define MP_SEALCHECK_STRIPES 64
 #define MP_SEALCHECK_SCRATCH (1u << 20)
+/* -o seal_ahead's default and ceiling, in chunks (2 MiB each for K3) */
+#define MP_SEALCHECK_AHEAD_DEFAULT 16
+#define MP_SEALCHECK_AHEAD_MAX 4096
+#define MP_SEALCHECK_AHEAD_THREADS_MAX 8
 
 /* Counters, relaxed atomics (status.json, metrics). */
 struct mp_sealcheck_counters {
 	_Atomic uint64_t checked;       /* chunks hashed (good or bad) */
 	_Atomic uint64_t failed;        /* chunks found bad */
 	_Atomic uint64_t bytes_hashed;
+	_Atomic uint64_t checked_ahead; /* of `checked`, by the ahead thread */
+};
+
+/* The ahead thread's wish list: chunks [from, to), under lock. */
+struct mp_sealahead {
+	pthread_t thread[MP_SEALCHECK_AHEAD_THREADS_MAX];
+	unsigned threads;
+	pthread_mutex_t lock;
+	pthread_cond_t wake;
+	uint64_t from, to;
+	unsigned window;
+	bool stop;
+	_Atomic bool running;
 };
 
 struct mp_sealcheck {
@@ -58,13 +86,35 @@ struct mp_sealcheck {
 	pthread_mutex_t lock[MP_SEALCHECK_STRIPES];
 	pthread_cond_t done[MP_SEALCHECK_STRIPES];
 	struct mp_sealcheck_counters count;
+	struct mp_sealahead ahead;
 };
 
-/* Everything unchecked.  MP_E_NOMEM (or MP_E_USAGE: the seal and layout disagree). */
+/* Everything unchecked, nothing ahead.  MP_E_NOMEM (or MP_E_USAGE: the
+ * seal and layout disagree). */
 enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *seal,
 			      const struct mp_seal_layout *layout, int fd,
 			      struct mp_error *err);
+/* Stops the ahead thread (if any) first. */
 void mp_sealcheck_free(struct mp_sealcheck *sc);
+
+/*
+ * Start `threads` ahead threads (1 to MP_SEALCHECK_AHEAD_THREADS_MAX),
+ * which check up to `window` chunks past each hinted read; window 0 starts
+ * none.  Start them after any fork (fuse_daemonize): threads do not
+ * survive one.  MP_E_NOMEM when a thread cannot start (none is left).
+ */
+enum mp_err mp_sealcheck_ahead_start(struct mp_sealcheck *sc, unsigned window,
+				     unsigned threads, struct mp_error *err);
+
+/* Stop and join the ahead threads; nothing when none runs. */
+void mp_sealcheck_ahead_stop(struct mp_sealcheck *sc);
+
+/*
+ * [pos, pos + len) was just read: the ahead thread moves on to the chunks
+ * after it, unless they are checked or being checked already.  One or two
+ * atomic loads when there is nothing to do; nothing without the thread.
+ */
+void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len);
 
 enum mp_sealread {
 	MP_SEALREAD_GOOD,    /* every chunk good before the call: serve from the file */
@@ -85,6 +135,7 @@ enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t
 /* True when every chunk of [pos, pos + len) is already good (one load each). */
 bool mp_sealcheck_all_good(struct mp_sealcheck *sc, uint64_t pos, size_t len);
 
+/* MP_CHUNK_BAD_UNREPORTED shows as MP_CHUNK_BAD. */
 enum mp_chunk_state mp_sealcheck_state(struct mp_sealcheck *sc, uint64_t chunk);
 
 #endif

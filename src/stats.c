@@ -281,6 +281,7 @@ static json_t *render_seal(const struct mp_status_seal *s, bool *ok)
 	put(obj, "chunk_size", jint(s->chunk_size), ok);
 	put(obj, "chunks", jint(s->chunk_count), ok);
 	put(obj, "chunks_checked", jint(load(s->checked)), ok);
+	put(obj, "chunks_checked_ahead", jint(load(s->checked_ahead)), ok);
 	put(obj, "chunks_failed", jint(load(s->failed)), ok);
 	put(obj, "bytes_hashed", jint(load(s->bytes_hashed)), ok);
 	return obj;

@@ -65,7 +65,7 @@ struct mp_status_seal {
 	const char *seal_digest;      /* hex */
 	bool anchored;
 	bool trusted;                 /* -o trust= checked the signature */
-	const _Atomic uint64_t *checked, *failed, *bytes_hashed;
+	const _Atomic uint64_t *checked, *checked_ahead, *failed, *bytes_hashed;
 };
 
 /* Warnings of the daemon itself (read-ahead, mount point), after the pack's. */

@@ -2,8 +2,9 @@
  * check_sealcheck.c - the chunk state machine of -o verify=seal
  * (src/sealcheck.c): first reads hash and fill, later reads are good, a
  * bad chunk stays bad and fails only the reads that touch it, concurrent
- * first reads hash a chunk once, and a read error leaves the chunk for the
- * next read.  No FUSE, no root.
+ * first reads hash a chunk once, a read error leaves the chunk for the
+ * next read, and the ahead thread checks the chunks after a read (and
+ * leaves a bad one for the first read to report).  No FUSE, no root.
  */
 #include "config.h"
 
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -247,6 +249,104 @@ START_TEST(test_read_error_retries)
 }
 END_TEST
 
+/* Wait (a condition, with a generous ceiling) for chunk c to reach state s. */
+static bool wait_state(struct sc_fixture *f, uint64_t c, enum mp_chunk_state s)
+{
+	struct timespec pause = { 0, 1000 * 1000 };
+
+	for (int i = 0; i < 60 * 1000; i++) {
+		if (mp_sealcheck_state(&f->sc, c) == s)
+			return true;
+		nanosleep(&pause, NULL);
+	}
+	return false;
+}
+
+START_TEST(test_ahead_checks_the_window)
+{
+	struct sc_fixture f;
+	struct mp_error err = {0};
+	struct mp_seal_chunk ch;
+	unsigned char buf[4096];
+	uint64_t bad;
+	bool found;
+
+	setup(&f, false);
+	ck_assert_uint_ge(f.layout.chunk_count, 6);
+	ck_assert_int_eq(mp_sealcheck_ahead_start(&f.sc, 3, 2, &err), MP_OK);
+	/* a read of chunk 0, then its hint: chunks 1, 2 and 3 are checked */
+	ck_assert_int_eq(mp_sealcheck_read(&f.sc, 0, sizeof buf, buf, &bad, &found),
+			 MP_SEALREAD_FILLED);
+	mp_sealcheck_ahead_hint(&f.sc, 0, sizeof buf);
+	for (uint64_t c = 1; c <= 3; c++)
+		ck_assert_msg(wait_state(&f, c, MP_CHUNK_GOOD), "chunk %llu not checked ahead",
+			      (unsigned long long)c);
+	mp_sealcheck_ahead_stop(&f.sc);
+	/* nothing past the window; each chunk hashed once */
+	ck_assert_int_eq(mp_sealcheck_state(&f.sc, 4), MP_CHUNK_UNCHECKED);
+	ck_assert_uint_eq(counter(&f.sc.count.checked_ahead), 3);
+	ck_assert_uint_eq(counter(&f.sc.count.checked), 4);
+	/* a read of chunks 1-3 is served from the file, nothing hashed */
+	mp_seal_chunk_get(&f.layout, 1, &ch);
+	ck_assert_int_eq(mp_sealcheck_read(&f.sc, ch.offset, sizeof buf, buf, &bad, &found),
+			 MP_SEALREAD_GOOD);
+	ck_assert_uint_eq(counter(&f.sc.count.checked), 4);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(test_ahead_bad_reported_by_first_reader)
+{
+	struct sc_fixture f;
+	struct mp_error err = {0};
+	struct mp_seal_chunk ch;
+	unsigned char buf[512];
+	uint64_t bad = 0;
+	bool found;
+
+	setup(&f, false);
+	f.seal.digests[2][5] ^= 0x10;
+	ck_assert_int_eq(mp_sealcheck_ahead_start(&f.sc, 4, 2, &err), MP_OK);
+	mp_sealcheck_ahead_hint(&f.sc, 0, 1);
+	ck_assert(wait_state(&f, 2, MP_CHUNK_BAD));
+	ck_assert(wait_state(&f, 4, MP_CHUNK_GOOD));
+	ck_assert_uint_eq(counter(&f.sc.count.failed), 1);
+	mp_seal_chunk_get(&f.layout, 2, &ch);
+	ck_assert_int_eq(mp_sealcheck_read(&f.sc, ch.offset, sizeof buf, buf, &bad, &found),
+			 MP_SEALREAD_BAD);
+	ck_assert_uint_eq(bad, 2);
+	ck_assert_msg(found, "the first read of a chunk found bad ahead reports it");
+	ck_assert_int_eq(mp_sealcheck_read(&f.sc, ch.offset, sizeof buf, buf, &bad, &found),
+			 MP_SEALREAD_BAD);
+	ck_assert(!found);
+	ck_assert_uint_eq(counter(&f.sc.count.failed), 1);
+	teardown(&f);
+}
+END_TEST
+
+START_TEST(test_ahead_off_and_hint_at_the_end)
+{
+	struct sc_fixture f;
+	struct mp_error err = {0};
+	uint64_t last_chunk;
+
+	setup(&f, false);
+	/* window 0: no thread, a hint does nothing */
+	ck_assert_int_eq(mp_sealcheck_ahead_start(&f.sc, 0, 1, &err), MP_OK);
+	mp_sealcheck_ahead_hint(&f.sc, 0, 1);
+	ck_assert(!atomic_load(&f.sc.ahead.running));
+	/* a hint for the file's last byte has nothing after it */
+	ck_assert_int_eq(mp_sealcheck_ahead_start(&f.sc, 8, 0, &err), MP_E_USAGE);
+	ck_assert_int_eq(mp_sealcheck_ahead_start(&f.sc, 8, 1, &err), MP_OK);
+	mp_sealcheck_ahead_hint(&f.sc, FILE_SIZE - 1, 1);
+	last_chunk = f.layout.chunk_count - 1;
+	mp_sealcheck_ahead_stop(&f.sc);
+	ck_assert_int_eq(mp_sealcheck_state(&f.sc, last_chunk), MP_CHUNK_UNCHECKED);
+	ck_assert_uint_eq(counter(&f.sc.count.checked), 0);
+	teardown(&f);
+}
+END_TEST
+
 static Suite *sealcheck_suite(void)
 {
 	Suite *s = suite_create("sealcheck");
@@ -256,6 +356,9 @@ static Suite *sealcheck_suite(void)
 	tcase_add_test(tc, test_bad_chunk);
 	tcase_add_test(tc, test_concurrent_once);
 	tcase_add_test(tc, test_read_error_retries);
+	tcase_add_test(tc, test_ahead_checks_the_window);
+	tcase_add_test(tc, test_ahead_bad_reported_by_first_reader);
+	tcase_add_test(tc, test_ahead_off_and_hint_at_the_end);
 	suite_add_tcase(s, tc);
 	return s;
 }
