@@ -11,13 +11,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "build.h"
-#include "file.h"
-#include "ggufpack.h"
-#include "outputs.h"
-#include "gguf.h"
-#include "index.h"
-#include "shards.h"
+#include "writer/build.h"
+#include "base/file.h"
+#include "writer/ggufpack.h"
+#include "writer/outputs.h"
+#include "writer/gguf.h"
+#include "pack/index.h"
+#include "writer/shards.h"
 
 static char *fixture(const char *name)
 {

@@ -20,15 +20,15 @@
 #include <check.h>
 #include <openssl/evp.h>
 
-#include "digest.h"
-#include "errors.h"
-#include "file.h"
+#include "pack/digest.h"
+#include "base/errors.h"
+#include "base/file.h"
 #include "fixture.h"
-#include "jsonstr.h"
-#include "pack.h"
-#include "quant.h"
-#include "readahead.h"
-#include "text.h"
+#include "base/jsonstr.h"
+#include "pack/pack.h"
+#include "base/quant.h"
+#include "pack/readahead.h"
+#include "base/text.h"
 
 /* FIPS 180-2 test vectors */
 #define SHA256_EMPTY "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"

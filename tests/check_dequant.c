@@ -28,12 +28,12 @@
 
 #include <check.h>
 
-#include "dequant.h"
-#include "digest.h"
+#include "payload/dequant.h"
+#include "pack/digest.h"
 #include "fixture.h"
-#include "pack.h"
-#include "quant.h"
-#include "scan.h"
+#include "pack/pack.h"
+#include "base/quant.h"
+#include "payload/scan.h"
 
 /* ---- fixtures from ggml --------------------------------------------------- */
 

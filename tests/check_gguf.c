@@ -1,5 +1,5 @@
 /*
- * check_gguf.c - the GGUF reader and the Kimi-K3 quant type check (src/gguf.c).
+ * check_gguf.c - the GGUF reader and the Kimi-K3 quant type check (src/writer/gguf.c).
  *
  * The fixtures in tests/data/gguf were written by ggml's own GGUF writer
  * (tests/data/gguf/README), so what the reader must find there comes from
@@ -21,10 +21,10 @@
 
 #include <check.h>
 
-#include "errors.h"
-#include "gguf.h"
-#include "ggufwrite.h"
-#include "quant.h"
+#include "base/errors.h"
+#include "writer/gguf.h"
+#include "writer/ggufwrite.h"
+#include "base/quant.h"
 
 #define HUGE_COUNT (UINT64_C(1) << 62)
 

@@ -14,8 +14,8 @@
 #include <check.h>
 
 #include "fixture.h"
-#include "metrics.h"
-#include "stats.h"
+#include "namespace/metrics.h"
+#include "namespace/stats.h"
 
 static const uint32_t ids[] = {5, 17, 92};
 

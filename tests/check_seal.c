@@ -18,11 +18,11 @@
 #include <check.h>
 #include <openssl/evp.h>
 
-#include "digest.h"
-#include "errors.h"
+#include "pack/digest.h"
+#include "base/errors.h"
 #include "fixture.h"
-#include "pack.h"
-#include "seal.h"
+#include "pack/pack.h"
+#include "seal/seal.h"
 
 #define KB64 (64u << 10)
 

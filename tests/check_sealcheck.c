@@ -1,6 +1,6 @@
 /*
  * check_sealcheck.c - the chunk state machine of -o verify=seal
- * (src/sealcheck.c): first reads hash and fill, later reads are good, a
+ * (src/seal/sealcheck.c): first reads hash and fill, later reads are good, a
  * bad chunk stays bad and fails only the reads that touch it, concurrent
  * first reads hash a chunk once, a read error leaves the chunk for the
  * next read, and the ahead thread checks the chunks after a read (and
@@ -17,10 +17,10 @@
 
 #include <check.h>
 
-#include "digest.h"
+#include "pack/digest.h"
 #include "fixture.h"
-#include "seal.h"
-#include "sealcheck.h"
+#include "seal/seal.h"
+#include "seal/sealcheck.h"
 
 #define CHUNK (64u << 10)
 #define HEAD 8192u

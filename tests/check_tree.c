@@ -19,10 +19,10 @@
 #include <jansson.h>
 
 #include "fixture.h"
-#include "node.h"
-#include "pack.h"
-#include "stats.h"
-#include "tree.h"
+#include "namespace/node.h"
+#include "pack/pack.h"
+#include "namespace/stats.h"
+#include "namespace/tree.h"
 
 /* Kimi K3: layers 1..92, 896 experts. */
 #define K3_LAYERS 92

@@ -26,9 +26,9 @@
 #include <jansson.h>
 
 #include "fixture.h"
-#include "jsonstr.h"
-#include "manifest.h"
-#include "pack.h"
+#include "base/jsonstr.h"
+#include "pack/manifest.h"
+#include "pack/pack.h"
 
 /* The demo pack most tests start from: 92 layers x 2 experts, alignment
  * 256, payload left as a hole (its bytes do not matter to these checks). */

@@ -1,6 +1,6 @@
 /*
  * dequant_compare.c - for tests/dequant-clang.test: dequantize the ggml
- * fixtures of tests/data/dequant (q2_k.bin, q3_k.bin) with src/dequant.c as
+ * fixtures of tests/data/dequant (q2_k.bin, q3_k.bin) with src/payload/dequant.c as
  * built by whatever compiler compiled this, and compare every float's bits
  * with ggml's own output (q2_k.f32, q3_k.f32).  Prints one line per type
  * and exits 1 when any bit differs.
@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dequant.h"
+#include "payload/dequant.h"
 
 static unsigned char *slurp(const char *dir, const char *name, size_t *n)
 {

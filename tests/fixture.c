@@ -15,7 +15,7 @@
 
 #include <openssl/evp.h>
 
-#include "build.h"
+#include "writer/build.h"
 
 /* ck_abort_msg with errno's text appended, for failed system calls. */
 #define fx_sys_abort(fmt, ...) \

@@ -12,7 +12,7 @@
  * Helpers use the code under test only to write packs (mp_build_demo), to
  * open them (fx_open*) and to name error codes in failure messages;
  * digests are recomputed with OpenSSL directly so that the fixture does not
- * trust src/digest.c.
+ * trust src/pack/digest.c.
  *
  * Temporary files live under ${TMPDIR:-/tmp}.  fx_run_suite() points
  * TMPDIR at one directory per run and removes it afterwards, so a test that
@@ -29,7 +29,7 @@
 #include <check.h>
 #include <jansson.h>
 
-#include "pack.h"
+#include "pack/pack.h"
 
 /* Byte offsets of the header fields, as in moepack-pack(5). */
 #define FX_HDR_MAGIC 0

@@ -5,7 +5,7 @@
  *
  * THREADS threads run, for SECONDS, the operations the daemon's read path
  * does per read request to decide whether the pack may still be served
- * (read_begin and read_end in src/fs.c), on shared variables as the daemon
+ * (read_begin and read_end in src/daemon/fs.c), on shared variables as the daemon
  * has them, so contention between readers is real:
  *
  *   lease   with the read lease held: increment the in-flight counter,

@@ -24,8 +24,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "dequant.h"
-#include "quant.h"
+#include "payload/dequant.h"
+#include "base/quant.h"
 
 typedef void (*ggml_dequant_fn)(const void *x, float *y, int64_t k);
 

@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "ggufpack.h"
-#include "shards.h"
+#include "writer/ggufpack.h"
+#include "writer/shards.h"
 
 #define MAX_APPARENT (1ULL << 40)
 

@@ -27,7 +27,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "gguf.h"
+#include "writer/gguf.h"
 
 #define MAX_TENSORS 4096
 

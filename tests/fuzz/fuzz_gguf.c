@@ -18,7 +18,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "gguf.h"
+#include "writer/gguf.h"
 
 struct walk {
 	uint64_t seen;

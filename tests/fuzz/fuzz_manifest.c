@@ -20,7 +20,7 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
-#include "manifest.h"
+#include "pack/manifest.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */
 static char pack_real[PATH_MAX];

@@ -33,7 +33,7 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "pack.h"
+#include "pack/pack.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */
 static json_t *template;       /* the seed pack's manifest */

@@ -16,8 +16,8 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "seal.h"
-#include "sign.h"
+#include "seal/seal.h"
+#include "seal/sign.h"
 
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {

@@ -1,0 +1,154 @@
+/* file.c - opening untrusted input files without blocking on FIFOs. */
+#include "config.h"
+
+#include "base/file.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <linux/magic.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/vfs.h>
+#include <unistd.h>
+
+const char *mp_file_kind(mode_t mode)
+{
+	if (S_ISREG(mode))
+		return "a regular file";
+	if (S_ISDIR(mode))
+		return "a directory";
+	if (S_ISFIFO(mode))
+		return "a FIFO";
+	if (S_ISSOCK(mode))
+		return "a socket";
+	if (S_ISCHR(mode))
+		return "a character device";
+	if (S_ISBLK(mode))
+		return "a block device";
+	return "not a regular file";
+}
+
+/* fd is on a pseudo file system, whose "regular" files are not data. */
+static bool pseudo_fs(int fd)
+{
+	struct statfs sf;
+
+	if (fstatfs(fd, &sf) != 0)
+		return false;
+	switch ((unsigned long)sf.f_type) {
+	case PROC_SUPER_MAGIC:
+	case SYSFS_MAGIC:
+	case DEBUGFS_MAGIC:
+	case TRACEFS_MAGIC:
+	case SECURITYFS_MAGIC:
+	case CGROUP_SUPER_MAGIC:
+	case CGROUP2_SUPER_MAGIC:
+		return true;
+	}
+	return false;
+}
+
+enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
+			    struct stat *st, struct mp_error *err)
+{
+	/* O_NONBLOCK: open() of a FIFO with no writer would otherwise wait forever. */
+	int f = open(path, O_RDONLY | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	int flags;
+
+	*fd = -1;
+	if (f < 0)
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(errno));
+	if (fstat(f, st) < 0) {
+		int e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode)) {
+		close(f);
+		if (S_ISDIR(st->st_mode))
+			return mp_fail(err, code, "cannot read %s %s: is a directory", what, path);
+		return mp_fail(err, code, "cannot read %s %s: not a regular file (%s)", what, path,
+			       mp_file_kind(st->st_mode));
+	}
+	/* Files of procfs, sysfs and their kin look regular but a read may
+	 * wait for ever (/proc/kmsg waits for the next kernel message): they
+	 * stay non-blocking, so such a read fails with EAGAIN instead. */
+	if (pseudo_fs(f)) {
+		*fd = f;
+		return MP_OK;
+	}
+	/* Regular files never block; clear the flag so later reads behave normally. */
+	flags = fcntl(f, F_GETFL);
+	if (flags < 0 || fcntl(f, F_SETFL, flags & ~O_NONBLOCK) < 0) {
+		int e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
+	}
+	*fd = f;
+	return MP_OK;
+}
+
+enum mp_err mp_open_output(const char *path, int flags, const struct stat *expect,
+			   const char *what, enum mp_err code, int *fd, struct stat *st,
+			   struct mp_error *err)
+{
+	int f = open(path, flags | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC, 0644);
+	int fl, e;
+	const char *why = NULL;
+
+	*fd = -1;
+	if (f < 0) {
+		e = errno;
+		/* O_NOFOLLOW says ELOOP for a link at the name itself */
+		if (e == ELOOP)
+			return mp_fail(err, code, "cannot write %s %s: it is a symbolic link, "
+				       "which is never followed for an output", what, path);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	if (fstat(f, st) < 0) {
+		e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	if (!S_ISREG(st->st_mode))
+		why = mp_file_kind(st->st_mode);
+	else if (st->st_nlink != 1)
+		why = st->st_nlink == 0 ? "it was removed while being opened"
+					: "it has more than one hard link";
+	else if (expect && (st->st_dev != expect->st_dev || st->st_ino != expect->st_ino))
+		why = "it is not the file this build created";
+	if (why) {
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s%s", what, path,
+			       S_ISREG(st->st_mode) ? "" : "not a regular file: ", why);
+	}
+	fl = fcntl(f, F_GETFL);
+	if (fl < 0 || fcntl(f, F_SETFL, fl & ~O_NONBLOCK) < 0) {
+		e = errno;
+		close(f);
+		return mp_fail(err, code, "cannot write %s %s: %s", what, path, strerror(e));
+	}
+	*fd = f;
+	return MP_OK;
+}
+
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err)
+{
+	const unsigned char *p = buf;
+
+	while (n) {
+		ssize_t put = pwrite(fd, p, n, (off_t)pos);
+
+		if (put < 0 && errno == EINTR)
+			continue;
+		if (put <= 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
+				       path, pos, put < 0 ? strerror(errno) : "no space");
+		p += put;
+		n -= (size_t)put;
+		pos += (uint64_t)put;
+	}
+	return MP_OK;
+}

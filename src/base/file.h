@@ -1,0 +1,59 @@
+/*
+ * file.h - opening files named by untrusted input.
+ *
+ * A pack, manifest, config or GGUF path may name a FIFO, a device or a
+ * directory.  A plain open() of a FIFO blocks until a writer appears, so every
+ * input file is opened here: without blocking, without becoming a controlling
+ * terminal, and refused unless it is a regular file.  Files of procfs, sysfs
+ * and the like (debugfs, tracefs, securityfs, cgroup) look regular, but a
+ * read may wait for ever (/proc/kmsg): their descriptors stay non-blocking,
+ * so that such a read fails at once with EAGAIN.
+ */
+#ifndef MOEPACK_FILE_H
+#define MOEPACK_FILE_H
+
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "base/errors.h"
+
+/*
+ * Open path read-only as a regular file.  On success *fd is a blocking
+ * descriptor (non-blocking on procfs, sysfs and the like), O_CLOEXEC, and
+ * *st its fstat().  On failure nothing stays open,
+ * *fd is -1, and err gets code with "cannot read WHAT PATH: REASON" (e.g.
+ * what = "manifest", code = MP_E_MANIFEST_IO); a FIFO, socket or device is
+ * refused with "not a regular file (a FIFO)" and the like.
+ */
+enum mp_err mp_open_regular(const char *path, const char *what, enum mp_err code, int *fd,
+			    struct stat *st, struct mp_error *err);
+
+/*
+ * Open an output file without ever writing through a name that is not the
+ * build's own regular file.  The name is opened with O_NOFOLLOW (a symbolic
+ * link at it is refused, never followed, so a dangling one creates nothing),
+ * without blocking (a FIFO fails instead of waiting), and kept only if
+ * fstat() shows a regular file with one link (a hard link would write into
+ * another name's file).  flags are the access mode plus O_CREAT, O_EXCL or
+ * O_TRUNC as wanted.  When expect is not NULL the file must be that one
+ * (st_dev and st_ino: the one this program created earlier, as a resumed
+ * build's PACK.partial).  On success *fd is blocking and *st its fstat();
+ * on failure nothing stays open, *fd is -1 and err gets code with "cannot
+ * write WHAT PATH: REASON".
+ */
+enum mp_err mp_open_output(const char *path, int flags, const struct stat *expect,
+			   const char *what, enum mp_err code, int *fd, struct stat *st,
+			   struct mp_error *err);
+
+/*
+ * Write all n bytes of buf at byte pos of fd, retrying short writes and
+ * EINTR.  MP_E_PACK_IO "cannot write PATH at byte N: REASON" otherwise
+ * ("no space" when the file system takes no more).
+ */
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err);
+
+/* "a FIFO", "a directory", "a socket", ...: for messages. */
+const char *mp_file_kind(mode_t mode);
+
+#endif

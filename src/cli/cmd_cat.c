@@ -1,0 +1,273 @@
+/* cmd_cat.c - `moepack cat`: one role payload (or a whole object) to stdout. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+#include <poll.h>
+#include <sys/sendfile.h>
+#include <unistd.h>
+
+#include "cli/cli.h"
+
+static const char usage_text[] =
+	"Usage: moepack cat [OPTIONS] PACK LAYER EXPERT ROLE\n"
+	"Validate PACK and write the raw payload of one expert's role to standard\n"
+	"output.  LAYER is a real layer id (1..92), EXPERT is 0..num_experts-1,\n"
+	"ROLE is up, gate, down, or object (the three contiguous roles).\n"
+	"\n"
+	"  -f, --force              write even when standard output is a terminal\n"
+	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
+	"  -h, --help               show this help and exit\n"
+	"\n"
+	"Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
+	"3 read or write error.\n";
+
+static const struct option long_options[] = {
+	{"force", no_argument, NULL, 'f'},
+	{"manifest", required_argument, NULL, 'm'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+#define COPY_CHUNK (4u << 20)
+#define SENDFILE_MAX (1u << 30)
+
+/* Where a copy failed: reading the pack or writing stdout. */
+enum copy_failure { COPY_OK, COPY_READ, COPY_WRITE, COPY_SHORT };
+
+/* stdout may have been left non-blocking by whoever gave it to us. */
+static void wait_writable(void)
+{
+	struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+static enum copy_failure write_all(const unsigned char *p, size_t len, int *error)
+{
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n < 0 && errno == EAGAIN)
+			wait_writable();
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0) {
+			*error = n < 0 ? errno : EIO;
+			return COPY_WRITE;
+		}
+		p += n;
+		len -= (size_t)n;
+	}
+	return COPY_OK;
+}
+
+static enum copy_failure copy_with_buffer(int fd, uint64_t *offset, uint64_t end,
+					  int *error)
+{
+	unsigned char *buf = malloc(COPY_CHUNK);
+	enum copy_failure rc = COPY_OK;
+
+	if (!buf) {
+		*error = ENOMEM;
+		return COPY_READ;
+	}
+	while (rc == COPY_OK && *offset < end) {
+		uint64_t left = end - *offset;
+		size_t want = left < COPY_CHUNK ? (size_t)left : COPY_CHUNK;
+		ssize_t n = pread(fd, buf, want, (off_t)*offset);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			*error = errno;
+			rc = COPY_READ;
+		} else if (n == 0) {
+			rc = COPY_SHORT;
+		} else {
+			rc = write_all(buf, (size_t)n, error);
+			*offset += (uint64_t)n;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+/*
+ * sendfile() moves the bytes without a trip through user space, to a pipe
+ * or a file alike; where it refuses (stdout opened for append, odd file
+ * systems) the plain pread/write loop takes over from where it stopped.
+ */
+static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
+				    uint64_t *stopped_at, int *error)
+{
+	uint64_t end = offset + nbytes;
+	enum copy_failure rc = COPY_OK;
+
+	while (offset < end) {
+		uint64_t left = end - offset;
+		size_t want = left < SENDFILE_MAX ? (size_t)left : SENDFILE_MAX;
+		off_t pos = (off_t)offset;
+		ssize_t n = sendfile(STDOUT_FILENO, fd, &pos, want);
+
+		if (n < 0 && errno == EAGAIN)
+			wait_writable();
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {
+			rc = copy_with_buffer(fd, &offset, end, error);
+			break;
+		}
+		if (n < 0) {
+			/* sendfile does not say which side failed. */
+			*error = errno;
+			rc = errno == EPIPE || errno == ENOSPC || errno == EDQUOT ||
+			     errno == EFBIG || errno == EBADF ? COPY_WRITE : COPY_READ;
+			break;
+		}
+		if (n == 0) {
+			rc = COPY_SHORT;
+			break;
+		}
+		offset += (uint64_t)n;
+	}
+	*stopped_at = offset;
+	return rc;
+}
+
+struct cat_args {
+	struct mp_open_opts open;
+	const char *pack_path, *layer, *expert;
+	bool force, whole_object;
+	enum mp_role role;
+};
+
+/* Options and operands; -1 when they are fine, else the exit status. */
+static int parse_args(int argc, char **argv, struct cat_args *a)
+{
+	const char *cmd = argv[0], *negative, *role_name;
+	struct mp_error err = {0};
+	uint64_t number;
+	int c;
+
+	c = cli_negative_operand(argc, argv, "fm:h", long_options, &negative);
+	if (c >= 0 && c < 3)
+		return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer",
+				       c == 0 ? "PACK" : c == 1 ? "LAYER" : "EXPERT", negative);
+	while ((c = cli_getopt(cmd, argc, argv, "fm:h", long_options)) != -1) {
+		switch (c) {
+		case 'f':
+			a->force = true;
+			break;
+		case 'm':
+			a->open.manifest_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return cli_finish_stdout(cmd);
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (argc - optind < 4)
+		return cli_usage_error(cmd, "missing %s",
+				       (const char *[]){"PACK", "LAYER", "EXPERT",
+							"ROLE"}[argc - optind]);
+	if (argc - optind > 4)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
+	if ((c = cli_role_order(cmd, argv + optind, true)) >= 0)
+		return c;
+	a->pack_path = argv[optind];
+	a->layer = argv[optind + 1];
+	a->expert = argv[optind + 2];
+	role_name = argv[optind + 3];
+	a->whole_object = strcmp(role_name, "object") == 0;
+	a->role = a->whole_object ? MP_ROLE_UP : mp_role_from_name(role_name);
+	if (a->role == MP_ROLE_COUNT)
+		return cli_usage_error(cmd, "ROLE: '%s' is not up, gate, down or object",
+				       role_name);
+	if (cli_parse_u64(a->layer, "LAYER", 0, 0, UINT64_MAX, &number, &err) ||
+	    cli_parse_u64(a->expert, "EXPERT", 0, 0, UINT64_MAX, &number, &err))
+		return cli_usage_error(cmd, "%s", err.msg);
+	return -1;
+}
+
+/* stdout must take binary data: writable, and no terminal unless forced. */
+static int check_stdout(const char *cmd, bool force)
+{
+	/* A closed or read-only stdout would otherwise look like a read error
+	 * of the pack, since sendfile() says EBADF for either side. */
+	int flags = fcntl(STDOUT_FILENO, F_GETFL);
+
+	if (flags < 0 || (flags & O_ACCMODE) == O_RDONLY) {
+		fprintf(stderr, "moepack %s: cannot write to stdout: %s\n", cmd,
+			strerror(flags < 0 ? errno : EBADF));
+		return CLI_EXIT_IO;
+	}
+	if (!force && isatty(STDOUT_FILENO))
+		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
+				       "(redirect it, or use --force)");
+	return -1;
+}
+
+static int report_copy(const char *cmd, const char *pack_path, enum copy_failure failure,
+		       uint64_t stopped, int error)
+{
+	char shown[CLI_TEXT_MAX];
+
+	switch (failure) {
+	case COPY_OK:
+		return CLI_EXIT_OK;
+	case COPY_WRITE:
+		/* The reader went away: nothing worth saying, as for cat(1)
+		 * killed by SIGPIPE. */
+		if (error != EPIPE)
+			fprintf(stderr, "moepack %s: cannot write to stdout: %s\n", cmd,
+				strerror(error));
+		return CLI_EXIT_IO;
+	case COPY_SHORT:
+		fprintf(stderr, "moepack: %s: cannot read pack: unexpected end of file at "
+			"offset %" PRIu64 " (the pack changed after validation?)\n",
+			cli_text(shown, pack_path), stopped);
+		return CLI_EXIT_IO;
+	case COPY_READ:
+		break;
+	}
+	fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
+		cli_text(shown, pack_path), stopped, strerror(error));
+	return CLI_EXIT_IO;
+}
+
+int cmd_cat(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct cat_args a = {0};
+	struct mp_pack *pack = NULL;
+	struct mp_error err = {0};
+	uint64_t layer_id, layer_index, expert, object, offset, nbytes, stopped;
+	enum copy_failure failure;
+	int rc, error = 0;
+
+	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = check_stdout(cmd, a.force)) >= 0)
+		return rc;
+	rc = cli_open_pack(a.pack_path, &a.open, true, &pack);
+	if (rc)
+		return rc;
+	if (cli_layer_arg(pack, a.layer, &layer_id, &layer_index, &err) ||
+	    cli_expert_arg(pack, a.expert, &expert, &err)) {
+		mp_pack_close(pack);
+		return cli_report(a.pack_path, &err);
+	}
+	object = mp_pack_object(pack, layer_index, expert);
+	if (a.whole_object)
+		mp_pack_object_range(pack, object, &offset, &nbytes);
+	else
+		mp_pack_role_range(pack, object, a.role, &offset, &nbytes);
+	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
+	mp_pack_close(pack);
+	return report_copy(cmd, a.pack_path, failure, stopped, error);
+}

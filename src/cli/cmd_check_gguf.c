@@ -1,0 +1,296 @@
+/* cmd_check_gguf.c - `moepack check-gguf`: Kimi-K3 tensor quant types of GGUF files,
+ * checked before a loader spends hours finding them. */
+#include "config.h"
+
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "cli/cli.h"
+#include "writer/gguf.h"
+#include "writer/shards.h"
+#include "base/text.h"
+
+/* A path escaped for the terminal: each byte may become \xNN. */
+#define SAFE_PATH_MAX (PATH_MAX * 4 + 1)
+
+static const char usage_text[] =
+	"Usage: moepack check-gguf [OPTIONS] FILE.gguf...\n"
+	"Read the tensor infos of each GGUF file (a whole checkpoint or the parts\n"
+	"of a split one) and check the quant types the Kimi-K3 loader requires:\n"
+	"blk.N.attn_k_b.weight Q4_0, blk.N.attn_v_b.weight Q2_K,\n"
+	"blk.N.ffn_up_exps.weight and blk.N.ffn_gate_exps.weight Q2_K,\n"
+	"blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  A file\n"
+	"ggml's own GGUF reader would refuse (duplicate names or keys, data not at\n"
+	"the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
+	"reads them, up to a NUL.  The first violation in each file is reported.\n"
+	"\n"
+	"A shard of a split checkpoint (NAME-0000i-of-0000N.gguf) is checked with\n"
+	"its whole set, as build reads it: the shard numbering, split.no,\n"
+	"split.count, split.tensors.count, architecture kimi-k3 (general.* may be\n"
+	"in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
+	"all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
+	"types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
+	"problem is reported, then one summary line for the set.  A set is checked\n"
+	"once however many of its shards are named (a glob names them all).\n"
+	"\n"
+	"  -s, --set                check an unsplit FILE.gguf as a set of one\n"
+	"      --any-geometry       any expert count and sizes, not Kimi-K3's\n"
+	"  -j, --json               print one JSON object per file, one per line\n"
+	"  -h, --help               show this help and exit\n"
+	"\n"
+	"Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
+	"GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n";
+
+enum { OPT_ANY_GEOMETRY = 0x100 };
+
+static const struct option long_options[] = {
+	{"set", no_argument, NULL, 's'},
+	{"any-geometry", no_argument, NULL, OPT_ANY_GEOMETRY},
+	{"json", no_argument, NULL, 'j'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/*
+ * Everything printed comes escaped: a path (any bytes) goes through
+ * mp_text_escape here, a message (naming tensors and keys from the file)
+ * through mp_fail.  Both are then one line of valid UTF-8, which JSON
+ * carries as it is.
+ */
+static int report_json(const char *safe_path, enum mp_err rc, const struct mp_error *err,
+		       const struct mp_gguf_check_result *res)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "file", cli_json_text(safe_path));
+	json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
+	json_object_set_new(o, "code", json_string(mp_err_name(rc)));
+	json_object_set_new(o, "message", cli_json_text(rc ? err->msg : "ok"));
+	json_object_set_new(o, "tensors_checked",
+			    json_integer((json_int_t)res->tensors_checked));
+	return cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO : CLI_EXIT_OK;
+}
+
+static int check_one(const char *path, bool json)
+{
+	struct mp_gguf_check_result res = {0};
+	struct mp_error err = {0};
+	enum mp_err rc = mp_gguf_check_file(path, &res, &err);
+	char safe[SAFE_PATH_MAX];
+
+	mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
+	if (json) {
+		int out = report_json(safe, rc, &err, &res);
+
+		return out ? out : cli_exit_status(rc);
+	}
+	if (rc)
+		return cli_report(path, &err);
+	printf("%s: ok (%llu of %llu tensors checked)\n", safe,
+	       (unsigned long long)res.tensors_checked, (unsigned long long)res.tensor_count);
+	return CLI_EXIT_OK;
+}
+
+/* NAME-NNNNN-of-MMMMM.gguf: a shard of a split set */
+static bool is_split_name(const char *path)
+{
+	const char *base = strrchr(path, '/');
+	size_t n;
+
+	base = base ? base + 1 : path;
+	n = strlen(base);
+	if (n < 20)
+		return false;
+	base += n - 20;
+	for (int i = 0; i < 20; i++) {
+		const char *pat = "-99999-of-99999.gguf";
+
+		if (pat[i] == '9' ? (base[i] < '0' || base[i] > '9') : base[i] != pat[i])
+			return false;
+	}
+	return true;
+}
+
+/*
+ * Which split set a shard operand names: its directory (by device and
+ * inode, so "d/x" and "./d/x" agree) and the file name with the shard
+ * number blanked.  A glob hands over every shard of a set; the set is
+ * checked once, for the first of them.
+ */
+struct set_key {
+	dev_t dev;
+	ino_t ino;
+	char *dir_text; /* when the directory cannot be stat()ed */
+	char *name;     /* NAME-?????-of-MMMMM.gguf */
+};
+
+static bool set_key_make(const char *path, struct set_key *k)
+{
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
+	size_t n = strlen(base);
+	struct stat st;
+
+	memset(k, 0, sizeof k[0]);
+	k->dir_text = slash ? strndup(path, (size_t)(slash - path) + 1) : strdup(".");
+	k->name = strdup(base);
+	if (!k->dir_text || !k->name)
+		return false;
+	memset(k->name + n - 19, '?', 5); /* the NNNNN of -NNNNN-of-MMMMM.gguf */
+	if (stat(k->dir_text, &st) == 0) {
+		k->dev = st.st_dev;
+		k->ino = st.st_ino;
+		free(k->dir_text);
+		k->dir_text = NULL;
+	}
+	return true;
+}
+
+static bool set_key_equal(const struct set_key *a, const struct set_key *b)
+{
+	if (strcmp(a->name, b->name) != 0 || !a->dir_text != !b->dir_text)
+		return false;
+	return a->dir_text ? strcmp(a->dir_text, b->dir_text) == 0
+			   : a->dev == b->dev && a->ino == b->ino;
+}
+
+static int check_set(const char *path, bool kimi, bool json)
+{
+	struct mp_shard_set *set = NULL;
+	struct mp_experts *ex = NULL;
+	struct mp_error err = {0};
+	enum mp_err rc = mp_shards_open(path, &set, &err);
+	char name[PATH_MAX + 64], safe[SAFE_PATH_MAX], arch[4 * MP_GGUF_ARCH_MAX + 1];
+	size_t kept;
+	int status = CLI_EXIT_OK;
+
+	if (!set)
+		return cli_report(path, &err);
+	if (!rc) {
+		ex = calloc(1, sizeof *ex);
+		if (!ex)
+			rc = mp_shards_problem(set, MP_E_NOMEM, "out of memory");
+		else
+			rc = mp_shards_experts(set, kimi, ex);
+	}
+	free(ex);
+	mp_shards_name(set, path, name, sizeof name);
+	mp_text_escape(safe, sizeof safe, name, strlen(name), 0);
+	mp_text_escape(arch, sizeof arch, set->architecture, strlen(set->architecture), 0);
+	kept = set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
+	for (size_t i = 0; i < kept; i++) {
+		int s = cli_exit_status(set->problems[i].code);
+
+		if (s > status)
+			status = s;
+		if (!json)
+			fprintf(stderr, "moepack: %s: %s\n", safe, set->problems[i].msg);
+	}
+	if (json) {
+		json_t *o = json_object(), *problems = json_array();
+
+		for (size_t i = 0; i < kept; i++) {
+			json_t *p = json_object();
+
+			json_object_set_new(p, "code", json_string(mp_err_name(set->problems[i].code)));
+			json_object_set_new(p, "message", cli_json_text(set->problems[i].msg));
+			json_array_append_new(problems, p);
+		}
+		json_object_set_new(o, "file", cli_json_text(safe));
+		json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
+		json_object_set_new(o, "code", json_string(mp_err_name(rc)));
+		json_object_set_new(o, "shards", json_integer((json_int_t)set->count));
+		json_object_set_new(o, "tensors", json_integer((json_int_t)set->ntensors));
+		json_object_set_new(o, "bytes", json_integer((json_int_t)set->total_bytes));
+		json_object_set_new(o, "architecture", cli_json_text(arch));
+		json_object_set_new(o, "problem_count", json_integer((json_int_t)set->nproblems));
+		json_object_set_new(o, "problems", problems);
+		if (cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER))
+			status = CLI_EXIT_IO;
+	} else {
+		if (set->nproblems > kept)
+			fprintf(stderr, "moepack: %s: ... and %zu more problems\n", safe,
+				set->nproblems - kept);
+		printf("%s: %s (%zu shard%s, %zu tensors, %llu bytes, architecture %s)\n", safe,
+		       rc ? "INVALID" : "ok", set->count, set->count == 1 ? "" : "s",
+		       set->ntensors, (unsigned long long)set->total_bytes,
+		       arch[0] ? arch : "unknown");
+	}
+	mp_shards_close(set);
+	return status;
+}
+
+int cmd_check_gguf(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	bool json = false, force_set = false, kimi = true;
+	int c, status = CLI_EXIT_OK;
+	struct set_key *keys;
+	size_t nkeys = 0;
+
+	while ((c = cli_getopt(cmd, argc, argv, "sjh", long_options)) != -1) {
+		switch (c) {
+		case 's':
+			force_set = true;
+			break;
+		case OPT_ANY_GEOMETRY:
+			kimi = false;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return cli_finish_stdout(cmd);
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(cmd, "missing FILE.gguf");
+
+	keys = calloc((size_t)(argc - optind), sizeof *keys);
+	if (!keys) {
+		fprintf(stderr, "moepack %s: out of memory\n", cmd);
+		return CLI_EXIT_IO;
+	}
+	for (int i = optind; i < argc; i++) {
+		int one;
+
+		if (is_split_name(argv[i])) {
+			bool seen = false;
+
+			if (!set_key_make(argv[i], &keys[nkeys])) {
+				status = CLI_EXIT_IO;
+				fprintf(stderr, "moepack %s: out of memory\n", cmd);
+				break;
+			}
+			for (size_t k = 0; k < nkeys && !seen; k++)
+				seen = set_key_equal(&keys[k], &keys[nkeys]);
+			if (seen) {
+				/* its set was checked already; only new sets are
+				 * kept, so a glob of one set costs one comparison */
+				free(keys[nkeys].dir_text);
+				free(keys[nkeys].name);
+				memset(&keys[nkeys], 0, sizeof keys[nkeys]);
+				continue;
+			}
+			nkeys++;
+			one = check_set(argv[i], kimi, json);
+		} else {
+			one = force_set ? check_set(argv[i], kimi, json) : check_one(argv[i], json);
+		}
+		if (one > status)
+			status = one;
+	}
+	/* <= nkeys: a key whose making failed half-way */
+	for (size_t k = 0; k <= nkeys && k < (size_t)(argc - optind); k++) {
+		free(keys[k].dir_text);
+		free(keys[k].name);
+	}
+	free(keys);
+	c = cli_finish_stdout(cmd);
+	return c > status ? c : status;
+}

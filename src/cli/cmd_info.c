@@ -1,0 +1,191 @@
+/* cmd_info.c - `moepack info`: what a (valid) pack holds and how it is laid out. */
+#include "config.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "cli/cli.h"
+#include "pack/progress.h"
+
+static const char usage_text[] =
+	"Usage: moepack info [OPTIONS] PACK\n"
+	"Validate PACK (as 'moepack verify' without --full) and describe it: model\n"
+	"dimensions, each role's quant type, size, shape and offset in an expert\n"
+	"object, alignment, data start, index and digests, file size.\n"
+	"\n"
+	"  -j, --json               print one JSON object on stdout\n"
+	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
+	"  -h, --help               show this help and exit\n"
+	"\n"
+	"Exit status: 0 valid, 1 invalid, 2 usage error, 3 a file cannot be read.\n";
+
+static const struct option long_options[] = {
+	{"json", no_argument, NULL, 'j'},
+	{"manifest", required_argument, NULL, 'm'},
+	{"help", no_argument, NULL, 'h'},
+	{NULL, 0, NULL, 0},
+};
+
+/* As the manifest writes it, "[3584, 3072]": GGUF ne[] order, the row
+ * length first.  ("3584 x 3072" would read as 3584 rows.) */
+static void format_shape(char *buf, size_t len, const struct mp_role_info *ri)
+{
+	size_t used = (size_t)snprintf(buf, len, "[");
+
+	for (unsigned i = 0; i < ri->shape_len && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? ", " : "",
+					 (unsigned long long)ri->shape[i]);
+	if (used < len)
+		snprintf(buf + used, len - used, "]");
+}
+
+static void print_text(const struct mp_pack *p)
+{
+	const struct mp_manifest *m = &p->m;
+	char size[32], shape[96], shown[CLI_TEXT_MAX];
+
+	printf("pack              %s\n", cli_text(shown, p->path));
+	if (strcmp(p->path, p->real_path) != 0)
+		printf("real path         %s\n", cli_text(shown, p->real_path));
+	printf("manifest          %s\n", cli_text(shown, p->manifest_path));
+	printf("format            %s\n", MP_FORMAT);
+	printf("hidden layers     %llu\n", (unsigned long long)m->num_hidden_layers);
+	printf("MoE layers        %zu (%u..%u)\n", m->layer_count, m->layer_ids[0],
+	       m->layer_ids[m->layer_count - 1]);
+	printf("experts           %llu per layer, top-k %llu\n",
+	       (unsigned long long)m->num_experts, (unsigned long long)m->top_k);
+	printf("roles             %-5s %-5s %3s %13s %13s  %s\n", "name", "dtype", "id",
+	       "expert_bytes", "role_offset", "logical_shape");
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		const struct mp_role_info *ri = &m->roles[r];
+
+		format_shape(shape, sizeof shape, ri);
+		printf("                  %-5s %-5s %3d %13llu %13llu  %s\n",
+		       mp_role_name((enum mp_role)r), ri->dtype, ri->dtype_id,
+		       (unsigned long long)ri->expert_bytes,
+		       (unsigned long long)ri->role_offset, shape);
+	}
+	printf("object bytes      %llu (%s)\n", (unsigned long long)m->object_bytes,
+	       format_bytes(size, sizeof size, m->object_bytes));
+	printf("objects           %llu\n", (unsigned long long)p->object_count);
+	printf("alignment         %llu\n", (unsigned long long)m->alignment);
+	printf("page aligned      %s\n", p->page_aligned ? "yes" : "no");
+	printf("data start        %llu\n", (unsigned long long)m->data_start);
+	printf("index entries     %llu\n", (unsigned long long)p->index_count);
+	printf("index sha256      %s\n", m->index_sha256);
+	printf("full sha256       %s\n", m->sha256[0] ? m->sha256 : "(none)");
+	printf("config sha256     %s\n", m->config_sha256);
+	printf("inventory sha256  %s\n",
+	       m->inventory_sha256[0] ? m->inventory_sha256 : "(none)");
+	printf("file size         %llu (%s)\n", (unsigned long long)p->file_size,
+	       format_bytes(size, sizeof size, p->file_size));
+}
+
+static json_t *u64(uint64_t v)
+{
+	/* JSON numbers past 2^63 cannot be carried by jansson; none of these
+	 * values come near after validation against the file size. */
+	return json_integer((json_int_t)v);
+}
+
+static json_t *role_json(const struct mp_role_info *ri)
+{
+	json_t *o = json_object();
+	json_t *shape = json_array();
+
+	for (unsigned i = 0; i < ri->shape_len; i++)
+		json_array_append_new(shape, u64(ri->shape[i]));
+	json_object_set_new(o, "dtype", json_string(ri->dtype));
+	json_object_set_new(o, "dtype_id", json_integer(ri->dtype_id));
+	json_object_set_new(o, "expert_bytes", u64(ri->expert_bytes));
+	json_object_set_new(o, "role_offset", u64(ri->role_offset));
+	json_object_set_new(o, "logical_shape", shape);
+	return o;
+}
+
+static json_t *digest_or_null(const char *hex)
+{
+	return hex[0] ? json_string(hex) : json_null();
+}
+
+static int print_json(const struct mp_pack *p)
+{
+	const struct mp_manifest *m = &p->m;
+	json_t *o = json_object();
+	json_t *roles = json_object();
+	json_t *layers = json_object();
+	json_t *warnings = json_array();
+
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		json_object_set_new(roles, mp_role_name((enum mp_role)r),
+				    role_json(&m->roles[r]));
+	json_object_set_new(layers, "count", u64(m->layer_count));
+	json_object_set_new(layers, "first", u64(m->layer_ids[0]));
+	json_object_set_new(layers, "last", u64(m->layer_ids[m->layer_count - 1]));
+	for (unsigned i = 0; i < p->nwarnings && i < MP_MAX_WARNINGS; i++)
+		json_array_append_new(warnings, cli_json_text(p->warnings[i]));
+
+	json_object_set_new(o, "pack", cli_json_text(p->path));
+	json_object_set_new(o, "real_path", cli_json_text(p->real_path));
+	json_object_set_new(o, "manifest", cli_json_text(p->manifest_path));
+	json_object_set_new(o, "format", json_string(MP_FORMAT));
+	json_object_set_new(o, "num_hidden_layers", u64(m->num_hidden_layers));
+	json_object_set_new(o, "moe_layers", layers);
+	json_object_set_new(o, "num_experts", u64(m->num_experts));
+	json_object_set_new(o, "top_k", u64(m->top_k));
+	json_object_set_new(o, "roles", roles);
+	json_object_set_new(o, "object_bytes", u64(m->object_bytes));
+	json_object_set_new(o, "object_count", u64(p->object_count));
+	json_object_set_new(o, "alignment", u64(m->alignment));
+	json_object_set_new(o, "page_aligned", json_boolean(p->page_aligned));
+	json_object_set_new(o, "data_start", u64(m->data_start));
+	json_object_set_new(o, "index_count", u64(p->index_count));
+	json_object_set_new(o, "index_sha256", json_string(m->index_sha256));
+	json_object_set_new(o, "sha256", digest_or_null(m->sha256));
+	json_object_set_new(o, "config_sha256", digest_or_null(m->config_sha256));
+	json_object_set_new(o, "inventory_sha256", digest_or_null(m->inventory_sha256));
+	json_object_set_new(o, "size", u64(p->file_size));
+	json_object_set_new(o, "warnings", warnings);
+	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO
+								       : CLI_EXIT_OK;
+}
+
+int cmd_info(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct mp_open_opts open = {0};
+	struct mp_pack *pack = NULL;
+	bool json = false;
+	int c, rc;
+
+	while ((c = cli_getopt(cmd, argc, argv, "jm:h", long_options)) != -1) {
+		switch (c) {
+		case 'j':
+			json = true;
+			break;
+		case 'm':
+			open.manifest_path = optarg;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			return cli_finish_stdout(cmd);
+		default:
+			return CLI_EXIT_USAGE;
+		}
+	}
+	if (optind >= argc)
+		return cli_usage_error(cmd, "missing PACK");
+	if (argc - optind > 1)
+		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+
+	rc = cli_open_pack(argv[optind], &open, json, &pack);
+	if (rc)
+		return rc;
+	if (json)
+		rc = print_json(pack);
+	else
+		print_text(pack);
+	mp_pack_close(pack);
+	c = cli_finish_stdout(cmd);
+	return rc ? rc : c;
+}

@@ -1,0 +1,1649 @@
+/*
+ * fs.c - FUSE low-level operations over a validated pack.
+ *
+ * The read path.  Pack bytes (the whole-pack file, role and object files)
+ * are answered with fuse_reply_data() on an fd buffer (FUSE_BUF_IS_FD |
+ * FUSE_BUF_FD_SEEK at the payload's absolute offset), with
+ * FUSE_CAP_SPLICE_WRITE wanted in init.  libfuse then vmsplices the reply
+ * header into a per-thread pipe, splices the payload from the pack's page
+ * cache into the same pipe and splices the pipe into /dev/fuse: the daemon
+ * never copies or even maps payload bytes.  libfuse only takes that path
+ * when it can grow its pipe to the reply size plus three pages; if it
+ * cannot (a 1 MiB request needs a 2 MiB pipe, above the default
+ * fs.pipe-max-size of 1 MiB) it silently falls back to read() into a
+ * malloc'd buffer.  So moepackfs.c caps requests (max_write, which sets the
+ * kernel's max_pages) at what fits the pipe limit: 1008 KiB by default.
+ *
+ * Replies under two pages (a lone page fault, a 4 KiB O_DIRECT read) are
+ * never spliced by libfuse; those are pread() into a stack buffer instead
+ * of libfuse's malloc'd bounce buffer.  status.json counts both kinds.
+ *
+ * Splice rather than replies from an mmap of the pack: the fd path never
+ * touches payload pages in the daemon, so a pack that shrinks while mounted
+ * can never raise SIGBUS here (splice past EOF just returns short), and the
+ * daemon's RSS does not grow with the bytes it serves.  SPLICE_MOVE stays
+ * off: it would steal pages from the pack's page cache.
+ *
+ * A pack that changes under the mount.  The kernel keeps every file's pages
+ * for the whole mount, so a check in the read path alone would leave
+ * cached pages of the old bytes (and, once a truncated pack grows back to
+ * its size, zeros) served without an error.  So any change of the open
+ * pack's size, mtime or ctime puts the mount in the pack-changed state for
+ * good: each read compares fstat() with the validated values (a read
+ * racing the watcher never serves changed bytes), and the watcher thread
+ * notices within MP_FS_WATCH_MS without any request and drops the kernel's
+ * pages of every file holding pack bytes, so cached reads and mapped pages
+ * fault back here and get EIO.
+ *
+ * The .f32 files of -o dequant are computed: a read decodes only the
+ * super-blocks that its range touches (256 floats, 1 KiB, each) from a
+ * pread() of their quantized bytes into one buffer of the request's size
+ * plus two blocks, freed before the reply returns.  Nothing is cached in
+ * the daemon and nothing is kept per file: the kernel's page cache keeps
+ * what was read, memory is bounded by the largest request times the
+ * number of threads, and mmap works as for any cached file.
+ *
+ * Everything else (manifests, status.json, metrics) is small and answered
+ * from memory with fuse_reply_buf(); status.json and metrics from one
+ * snapshot that the watcher renders anew once a second.
+ *
+ * Counting.  fs_read counts each request once, before answering it, by
+ * kind of file, role and O_DIRECT (the reader's open flags, which the
+ * kernel sends with every read: no OPEN is needed) into metrics.h's sharded
+ * relaxed atomics; errors by errno where they are answered.  No lock.
+ *
+ * Files are never opened in the daemon (FUSE_CAP_NO_OPEN_SUPPORT, see
+ * fs_init), so no state is kept per open.
+ * No operation allocates per inode; forget is a no-op.  Every path ends in
+ * exactly one fuse_reply_*.
+ */
+#include "config.h"
+
+#include "daemon/fs.h"
+
+#include <errno.h>
+#include <stdbool.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/statvfs.h>
+#include <syslog.h>
+#include <unistd.h>
+
+#include "payload/dequant.h"
+#include "namespace/node.h"
+#include "base/quant.h"
+#include "base/text.h"
+
+/* status.json's fixed size: see node.h. */
+#define STATUS_FILE_SIZE MP_STATUS_FILE_SIZE
+
+struct mp_status_snap {
+	atomic_uint refs;          /* fs->snap's reference, and each reader's */
+	struct timespec at;        /* when it was rendered */
+	char text[STATUS_FILE_SIZE];
+	size_t metrics_len;        /* the report, without the padding */
+	char metrics[MP_METRICS_FILE_SIZE];
+};
+
+/* The files whose contents are a snapshot, with attributes that say when. */
+static bool is_snapshot(const struct mp_fs *fs, fuse_ino_t ino)
+{
+	return ino == MP_INO_STATUS || ino == fs->tree.metrics_ino;
+}
+
+static struct mp_fs *fs_of(fuse_req_t req)
+{
+	return fuse_req_userdata(req);
+}
+
+int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
+{
+	struct mp_node n;
+	uint64_t size;
+
+	if (!mp_tree_node(&fs->tree, ino, &n))
+		return -1;
+	memset(st, 0, sizeof *st);
+	st->st_ino = ino;
+	if (mp_node_is_dir(n.kind))
+		st->st_mode = S_IFDIR | (0555 & ~fs->umask);
+	else
+		st->st_mode = S_IFREG | (0444 & ~fs->umask);
+	st->st_nlink = mp_tree_nlink(&fs->tree, ino);
+	st->st_uid = fs->uid;
+	st->st_gid = fs->gid;
+	size = mp_node_size(fs->pack, &n, fs->client_manifest_len);
+	st->st_size = (off_t)size;
+	st->st_blksize = fs->blksize;
+	st->st_blocks = (blkcnt_t)((size + 511) / 512);
+	st->st_atim = fs->mtime;
+	st->st_mtim = fs->mtime;
+	st->st_ctim = fs->mtime;
+	/*
+	 * status.json: mtime is the pack's (what moepackfs(1) promises), ctime
+	 * the time of the snapshot served, so that NFS servers, whose change
+	 * attribute follows ctime, see it move.  The kernel's pages of it are
+	 * dropped by the watcher on each new snapshot, not by mtime.
+	 */
+	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS) {
+		long long ns = atomic_load((atomic_llong *)&fs->status_ns);
+
+		if (ns > 0) {
+			st->st_ctim.tv_sec = (time_t)(ns / 1000000000LL);
+			st->st_ctim.tv_nsec = (long)(ns % 1000000000LL);
+		}
+	}
+	return 0;
+}
+
+/* Everything is immutable but the snapshots, whose attributes say when they changed. */
+static double attr_timeout(const struct mp_fs *fs, fuse_ino_t ino)
+{
+	return is_snapshot(fs, ino) ? 0.0 : fs->timeout;
+}
+
+static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
+		       struct fuse_entry_param *e)
+{
+	memset(e, 0, sizeof *e);
+	e->ino = ino;
+	/* the kernel wants 0 for the root (and warns otherwise) */
+	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.inode_generation;
+	e->attr_timeout = attr_timeout(fs, ino);
+	e->entry_timeout = fs->timeout;
+	mp_fs_stat(fs, ino, &e->attr);
+}
+
+/* ---- init -------------------------------------------------------------- */
+
+static void want(struct fuse_conn_info *conn, unsigned cap)
+{
+	if (conn->capable & cap)
+		conn->want |= cap;
+}
+
+static void fs_init(void *userdata, struct fuse_conn_info *conn)
+{
+	struct mp_fs *fs = userdata;
+
+	/* NFS: the kernel may come back with any nodeid (LOOKUP ino ".") */
+	want(conn, FUSE_CAP_EXPORT_SUPPORT);
+	want(conn, FUSE_CAP_SPLICE_WRITE);
+	conn->want &= ~(unsigned)FUSE_CAP_SPLICE_MOVE;
+	/*
+	 * Without opendir the kernel neither sends OPENDIR/RELEASEDIR (two
+	 * requests less per directory for `find`) and caches listings itself.
+	 */
+	want(conn, FUSE_CAP_NO_OPENDIR_SUPPORT);
+	/*
+	 * Likewise for files: an ENOSYS reply to OPEN makes the kernel stop
+	 * sending OPEN and RELEASE and keep every file's page cache
+	 * (FOPEN_KEEP_CACHE is its default then), which is what an immutable
+	 * pack wants: a re-read of a cached role file costs no request at all.
+	 */
+	want(conn, FUSE_CAP_NO_OPEN_SUPPORT);
+	/* Always READDIRPLUS: listing a directory also answers its lookups. */
+	want(conn, FUSE_CAP_READDIRPLUS);
+	conn->want &= ~(unsigned)FUSE_CAP_READDIRPLUS_AUTO;
+	/*
+	 * Nothing relies on this any more (status.json's pages are dropped by
+	 * the watcher, its mtime stays the pack's); kept so that a kernel
+	 * seeing an mtime move for any reason drops stale pages.  Pack files
+	 * have long attribute timeouts, so it costs them nothing.
+	 */
+	want(conn, FUSE_CAP_AUTO_INVAL_DATA);
+
+	fs->status.export_support = !!(conn->want & FUSE_CAP_EXPORT_SUPPORT);
+	fs->status.splice_write = !!(conn->want & FUSE_CAP_SPLICE_WRITE);
+	fs->no_opendir = !!(conn->want & FUSE_CAP_NO_OPENDIR_SUPPORT);
+	fs->no_open = !!(conn->want & FUSE_CAP_NO_OPEN_SUPPORT);
+
+	if (fs->max_request)
+		conn->max_write = fs->max_request;
+	/* libfuse 3.14 fails init (EPROTO) unless this repeats -o max_read */
+	conn->max_read = fs->max_read;
+	if (fs->readahead)
+		conn->max_readahead = fs->readahead;
+	conn->time_gran = 1;
+}
+
+/* ---- names ------------------------------------------------------------- */
+
+static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct fuse_entry_param e;
+	struct mp_node dir;
+	uint64_t ino;
+
+	if (!mp_tree_node(&fs->tree, parent, &dir)) {
+		fuse_reply_err(req, ENOENT); /* a stale NFS handle */
+		return;
+	}
+	/* An NFS handle of any inode, file or not, comes back as (ino, ".") */
+	if (strcmp(name, ".") == 0) {
+		fill_entry(fs, parent, &e);
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	if (!mp_node_is_dir(dir.kind)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	ino = mp_tree_lookup(&fs->tree, parent, name);
+	if (ino == 0) {
+		/* The tree never changes: let the kernel cache the miss too. */
+		memset(&e, 0, sizeof e);
+		e.entry_timeout = fs->timeout;
+		fuse_reply_entry(req, &e);
+		return;
+	}
+	fill_entry(fs, ino, &e);
+	fuse_reply_entry(req, &e);
+}
+
+static void fs_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+	/* Inodes are arithmetic: there is nothing to release. */
+	fuse_reply_none(req);
+}
+
+static void fs_forget_multi(fuse_req_t req, size_t count,
+			    struct fuse_forget_data *forgets)
+{
+	fuse_reply_none(req);
+}
+
+static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct stat st;
+
+	if (mp_fs_stat(fs, ino, &st) != 0) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	fuse_reply_attr(req, &st, attr_timeout(fs, ino));
+}
+
+static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct statvfs sv;
+
+	memset(&sv, 0, sizeof sv);
+	sv.f_bsize = (unsigned long)fs->blksize;
+	sv.f_frsize = (unsigned long)fs->blksize;
+	sv.f_blocks = (fs->pack->file_size + (uint64_t)fs->blksize - 1) /
+		      (uint64_t)fs->blksize;
+	/* without dequant, the .f32 files' numbers are unused */
+	sv.f_files = fs->tree.end_ino - 1 -
+		     (fs->tree.dequant ? 0 : fs->tree.metrics_ino - fs->tree.first_f32_ino);
+	sv.f_namemax = MP_TREE_NAME_MAX - 1;
+	sv.f_flag = ST_RDONLY;
+	fuse_reply_statfs(req, &sv);
+}
+
+/* ---- directories ------------------------------------------------------- */
+
+static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		     bool plus)
+{
+	struct mp_fs *fs = fs_of(req);
+	char name[MP_TREE_NAME_MAX];
+	struct mp_node dir;
+	size_t used = 0;
+	uint64_t child;
+	char *buf;
+
+	if (!mp_tree_node(&fs->tree, ino, &dir)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (!mp_node_is_dir(dir.kind)) {
+		fuse_reply_err(req, ENOTDIR);
+		return;
+	}
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return;
+	}
+	buf = malloc(size ? size : 1);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	/* An entry's offset is the index of the one after it. */
+	for (uint64_t i = (uint64_t)off;
+	     mp_tree_dirent(&fs->tree, ino, i, &child, name, sizeof name); i++) {
+		size_t len;
+
+		if (plus) {
+			struct fuse_entry_param e;
+
+			fill_entry(fs, child, &e);
+			/*
+			 * Files of an expert directory go without an entry
+			 * (nodeid 0: the kernel links nothing): `find` only
+			 * needs their names and types, and building four
+			 * inodes per expert was most of its kernel time.
+			 * Directories keep theirs, so that walking into them
+			 * costs no LOOKUP.
+			 */
+			if (dir.kind == MP_NODE_EXPERT && i >= 2)
+				e.ino = 0;
+			len = fuse_add_direntry_plus(req, buf + used, size - used,
+						     name, &e, (off_t)(i + 1));
+		} else {
+			struct stat st;
+
+			mp_fs_stat(fs, child, &st);
+			len = fuse_add_direntry(req, buf + used, size - used, name,
+						&st, (off_t)(i + 1));
+		}
+		if (len > size - used)
+			break;
+		used += len;
+	}
+	fuse_reply_buf(req, buf, used);
+	free(buf);
+}
+
+static void fs_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+
+	/* libfuse answers a missing opendir with success, not ENOSYS */
+	if (fs->no_opendir) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	fi->keep_cache = 1;
+	fi->cache_readdir = 1;
+	fuse_reply_open(req, fi);
+}
+
+static void fs_readdir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		       struct fuse_file_info *fi)
+{
+	list_dir(req, ino, size, off, false);
+}
+
+static void fs_readdirplus(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+			   struct fuse_file_info *fi)
+{
+	list_dir(req, ino, size, off, true);
+}
+
+/* ---- files ------------------------------------------------------------- */
+
+static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	if (mp_node_is_dir(n.kind)) {
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+	if ((fi->flags & O_ACCMODE) != O_RDONLY || (fi->flags & O_TRUNC)) {
+		fuse_reply_err(req, EROFS);
+		return;
+	}
+	/* See fs_init: no more OPEN or RELEASE requests after this one. */
+	if (fs->no_open) {
+		fuse_reply_err(req, ENOSYS);
+		return;
+	}
+	/* A kernel without no-open support: the same caching, stated per open. */
+	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS)
+		fi->direct_io = 1;
+	else
+		fi->keep_cache = 1;
+	fuse_reply_open(req, fi);
+}
+
+/*
+ * Clip a read of [off, off + *size) to a file of len bytes.  False when the
+ * request is already answered: a negative offset, or nothing left to read.
+ */
+static bool clip_read(fuse_req_t req, uint64_t len, size_t *size, off_t off)
+{
+	if (off < 0) {
+		fuse_reply_err(req, EINVAL);
+		return false;
+	}
+	if ((uint64_t)off >= len) {
+		fuse_reply_buf(req, NULL, 0);
+		return false;
+	}
+	if (*size > len - (uint64_t)off)
+		*size = (size_t)(len - (uint64_t)off);
+	return true;
+}
+
+/* Reply with bytes [off, off + size) of an in-memory file. */
+static void reply_memory(fuse_req_t req, const char *data, size_t len, size_t size,
+			 off_t off)
+{
+	if (clip_read(req, len, &size, off))
+		fuse_reply_buf(req, data + off, size);
+}
+
+/* A read answered with an error: counted in status.json and by errno. */
+static void reply_read_error(fuse_req_t req, struct mp_fs *fs, int errnum)
+{
+	mp_stats_count_error(&fs->stats);
+	mp_metrics_count_error(&fs->metrics, errnum);
+	fuse_reply_err(req, errnum);
+}
+
+/* ---- status.json snapshots ---------------------------------------------- */
+
+static void snap_put(struct mp_status_snap *snap)
+{
+	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1)
+		free(snap);
+}
+
+static double ts_seconds(const struct timespec *t)
+{
+	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
+}
+
+/* The facts of the metrics report at this moment. */
+static void metrics_facts(struct mp_fs *fs, const struct mp_status_change *change,
+			  struct mp_metrics_info *mi)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	*mi = (struct mp_metrics_info){
+		.verify = fs->status.verify,
+		.dequant = fs->status.dequant,
+		/* a pack that fails validation is never mounted */
+		.validation_ok = true,
+		.pack_changed = change->changed,
+		.state_changed_at = change->changed ? ts_seconds(&change->detected_at)
+						    : (double)fs->status.mounted_at,
+		.start_time = (double)fs->status.mounted_at,
+		.uptime = ts_seconds(&now) - ts_seconds(&fs->started),
+		.rss_bytes = mp_metrics_rss_bytes(),
+		.layer_ids = fs->status.layer_ids,
+		.scan = &fs->scan,
+		.file_writes = atomic_load(&fs->metrics_writes),
+		.file_write_errors = atomic_load(&fs->metrics_write_errors),
+	};
+	if (mi->uptime < 0)
+		mi->uptime = 0;
+	if (fs->seal) {
+		const struct mp_sealcheck_counters *c = &fs->seal->count;
+
+		mi->seal = (struct mp_metrics_seal){
+			.enabled = true,
+			.chunks = fs->seal->layout->chunk_count,
+			.checked = atomic_load_explicit(&c->checked, memory_order_relaxed),
+			.checked_ahead = atomic_load_explicit(&c->checked_ahead,
+							      memory_order_relaxed),
+			.failed = atomic_load_explicit(&c->failed, memory_order_relaxed),
+			.bytes_hashed = atomic_load_explicit(&c->bytes_hashed,
+							     memory_order_relaxed),
+		};
+	}
+}
+
+/* A new snapshot (one reference, for fs->snap), or NULL with *err set. */
+static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err)
+{
+	struct mp_status_info info = fs->status;
+	struct mp_status_change change;
+	struct mp_metrics_info mi;
+	struct mp_status_snap *snap;
+	char *text;
+	size_t len;
+
+	pthread_mutex_lock(&fs->lock);
+	change = fs->change;
+	pthread_mutex_unlock(&fs->lock);
+	info.change = &change;
+	switch (atomic_load(&fs->lease)) {
+	case MP_LEASE_HELD:
+		info.lease = "held";
+		break;
+	case MP_LEASE_BROKEN:
+		info.lease = "broken";
+		break;
+	case MP_LEASE_FALLBACK:
+		info.lease = "fallback";
+		break;
+	default:
+		info.lease = "none";
+	}
+	info.lease_reason = fs->lease_reason;
+	info.ndaemon_warnings = fs->nwarnings;
+	info.daemon_warnings = (const char (*)[MP_MSG_MAX])fs->warnings;
+	info.max_len = STATUS_FILE_SIZE;
+	if (mp_stats_render(&fs->stats, &info, &text, &len, err))
+		return NULL;
+	snap = malloc(sizeof *snap);
+	if (!snap) {
+		free(text);
+		mp_fail(err, MP_E_NOMEM, "out of memory: status.json");
+		return NULL;
+	}
+	atomic_init(&snap->refs, 1);
+	clock_gettime(CLOCK_REALTIME, &snap->at);
+	/* padded with spaces, which JSON ignores, to the fixed size */
+	memcpy(snap->text, text, len);
+	memset(snap->text + len, ' ', STATUS_FILE_SIZE - len);
+	snap->text[STATUS_FILE_SIZE - 1] = '\n';
+	free(text);
+	/* the same moment: counters read right after status.json's */
+	metrics_facts(fs, &change, &mi);
+	if (mp_metrics_render(&fs->stats, &fs->metrics, &mi, snap->metrics,
+			      MP_METRICS_FILE_SIZE - 1, &snap->metrics_len, err)) {
+		free(snap);
+		return NULL;
+	}
+	/* padded like status.json: lines of blanks are nothing to a parser */
+	memset(snap->metrics + snap->metrics_len, ' ',
+	       MP_METRICS_FILE_SIZE - snap->metrics_len);
+	snap->metrics[MP_METRICS_FILE_SIZE - 1] = '\n';
+	return snap;
+}
+
+/* Make a new snapshot the current one; false when it cannot be rendered. */
+static bool snap_refresh(struct mp_fs *fs)
+{
+	struct mp_error err = {0};
+	struct mp_status_snap *snap = snap_render(fs, &err), *old;
+
+	if (!snap)
+		return false;
+	pthread_mutex_lock(&fs->lock);
+	old = fs->snap;
+	fs->snap = snap;
+	atomic_store(&fs->status_ns, (long long)snap->at.tv_sec * 1000000000LL +
+				     snap->at.tv_nsec);
+	pthread_mutex_unlock(&fs->lock);
+	snap_put(old);
+	return true;
+}
+
+/*
+ * status.json and metrics: every read is served from the current snapshot,
+ * which changes at most once per MP_FS_STATUS_MS, so a reader that takes it
+ * in pieces (a small max_read, mmap faults) within that time gets one
+ * report.
+ */
+static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t size,
+			 off_t off)
+{
+	struct mp_status_snap *snap;
+
+	pthread_mutex_lock(&fs->lock);
+	snap = fs->snap;
+	if (snap)
+		atomic_fetch_add(&snap->refs, 1);
+	pthread_mutex_unlock(&fs->lock);
+	if (!snap) {
+		/* before the watcher's first snapshot */
+		if (!snap_refresh(fs)) {
+			fuse_reply_err(req, ENOMEM);
+			return;
+		}
+		reply_status(req, fs, metrics, size, off);
+		return;
+	}
+	if (metrics)
+		reply_memory(req, snap->metrics, MP_METRICS_FILE_SIZE, size, off);
+	else
+		reply_memory(req, snap->text, STATUS_FILE_SIZE, size, off);
+	snap_put(snap);
+}
+
+/* libfuse copies replies under two pages instead of splicing them. */
+#define SPLICE_MIN (2 * MP_PAGE)
+
+/*
+ * A small read (one page, a page fault without read-ahead): through a
+ * stack buffer, sparing libfuse's malloc'd bounce buffer.  Without
+ * SPLICE_WRITE (an old kernel) larger reads come here too, in pieces.
+ */
+static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+{
+	char small[SPLICE_MIN];
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	ssize_t n;
+
+	mp_stats_count_reply(&fs->stats, false);
+	if (size <= sizeof small) {
+		n = pread(fs->pack->fd, small, size, (off_t)pos);
+		if (n < 0) {
+			reply_read_error(req, fs, EIO);
+			return;
+		}
+		fuse_reply_buf(req, small, (size_t)n);
+		return;
+	}
+	bv.buf[0].size = size;
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].pos = (off_t)pos;
+	fuse_reply_data(req, &bv, FUSE_BUF_NO_SPLICE);
+}
+
+/*
+ * The per-read check, lock-free.  A reader announces itself in
+ * `inflight` first and only then looks at `changed` (both sequentially
+ * consistent), so a lease break that sets `changed` and then waits for
+ * `inflight` to reach zero either is seen by the reader or sees it: no
+ * read that began after the break serves a byte.  With the lease held
+ * that load is the whole check; without one, fstat() and a comparison
+ * with the validated identity under a sequence lock (no mutex) follow.
+ * False: the pack changed (or is shorter than `end`), nothing to undo.
+ */
+static bool read_begin(struct mp_fs *fs, uint64_t end)
+{
+	struct stat st;
+
+	atomic_fetch_add(&fs->inflight, 1);
+	if (atomic_load(&fs->changed))
+		goto changed;
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+		return true;
+	if (fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
+	    (uint64_t)st.st_size >= end)
+		return true;
+changed:
+	atomic_fetch_sub(&fs->inflight, 1);
+	return false;
+}
+
+static void read_end(struct mp_fs *fs)
+{
+	atomic_fetch_sub(&fs->inflight, 1);
+}
+
+static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/* One line for a chunk found bad (once: by the read that hashed it). */
+static void report_bad_chunk(struct mp_fs *fs, uint64_t chunk)
+{
+	char path[MP_STATUS_PATH_MAX], what[256];
+	const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+	struct mp_seal_chunk ch;
+
+	mp_text_escape(path, sizeof path, p, strlen(p), 0);
+	mp_seal_chunk_get(fs->seal->layout, chunk, &ch);
+	mp_seal_chunk_describe(fs->pack, fs->seal->layout, chunk, what, sizeof what);
+	log_line(fs, "%s: chunk %" PRIu64 " (%s, bytes %" PRIu64 "-%" PRIu64 ") does not "
+		 "match the seal: every read of it fails with EIO", path, chunk, what,
+		 ch.offset, ch.offset + ch.len - 1);
+}
+
+/*
+ * -o verify=seal: the chunks of [pos, pos + size) that are not known good
+ * are hashed now, and the bytes served are the ones hashed (sealcheck.h).
+ * False when every chunk is good: the caller splices from the pack as
+ * without a seal.  True when answered here (bytes or EIO).
+ */
+static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+{
+	unsigned char *buf;
+	uint64_t bad = 0;
+	bool found;
+
+	if (mp_sealcheck_all_good(fs->seal, pos, size))
+		return false;
+	buf = malloc(size);
+	if (!buf) {
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, ENOMEM);
+		return true;
+	}
+	switch (mp_sealcheck_read(fs->seal, pos, size, buf, &bad, &found)) {
+	case MP_SEALREAD_GOOD:
+		free(buf);
+		return false;
+	case MP_SEALREAD_FILLED:
+		mp_stats_count_reply(&fs->stats, false);
+		fuse_reply_buf(req, (const char *)buf, size);
+		break;
+	case MP_SEALREAD_BAD:
+		if (found)
+			report_bad_chunk(fs, bad);
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		break;
+	case MP_SEALREAD_IO:
+		mp_stats_count_error(&fs->stats);
+		fuse_reply_err(req, EIO);
+		break;
+	}
+	free(buf);
+	return true;
+}
+
+/*
+ * Reply with bytes [off, off + size) of a file that is the pack range
+ * [start, start + len), by splice from the pack's fd (see the top of this
+ * file).
+ */
+static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+			     uint64_t start, uint64_t len, size_t size, off_t off)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	uint64_t pos;
+
+	if (!clip_read(req, len, &size, off))
+		return;
+	pos = start + (uint64_t)off;
+
+	/* A changed pack: none of its bytes are the validated ones any more. */
+	if (!read_begin(fs, pos + size)) {
+		reply_read_error(req, fs, EIO);
+		return;
+	}
+	if (n->kind == MP_NODE_PACK)
+		mp_stats_count_pack(&fs->stats, size);
+	else
+		mp_stats_count_object(&fs->stats, n->object, size);
+
+	/* first, so the chunks after these are hashed while these are */
+	if (fs->seal)
+		mp_sealcheck_ahead_hint(fs->seal, pos, size);
+	if (fs->seal && reply_sealed(req, fs, pos, size)) {
+		read_end(fs);
+		return;
+	}
+	if (size < SPLICE_MIN || !fs->status.splice_write) {
+		reply_copy(req, fs, pos, size);
+		read_end(fs);
+		return;
+	}
+	mp_stats_count_reply(&fs->stats, true);
+	bv.buf[0].size = size;
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].pos = (off_t)pos;
+	/* Errors reading the pack come back as an error reply (EIO). */
+	fuse_reply_data(req, &bv, 0);
+	read_end(fs);
+}
+
+/* True while the pack's bytes are still the validated ones up to `end`. */
+static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
+{
+	struct stat st;
+
+	if (atomic_load(&fs->changed))
+		return false;
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+		return true;
+	return fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
+	       (uint64_t)st.st_size >= end;
+}
+
+#define F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
+
+/*
+ * Bytes [off, off + size) of a role's float32 view: read the quantized
+ * blocks that hold them, decode those blocks, reply with the slice.  The
+ * buffer is the request's size plus at most two partial blocks (floats)
+ * and the quantized bytes (about a tenth of that): the kernel's largest
+ * read bounds it, whatever the file or the access pattern.
+ */
+static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+		      size_t size, off_t off)
+{
+	const struct mp_role_info *ri = &fs->pack->m.roles[n->role];
+	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
+	uint64_t start, qbytes, first, nblocks, pos;
+	size_t raw_len, done = 0;
+	unsigned char *mem, *raw;
+	float *out;
+
+	if (!clip_read(req, mp_node_f32_size(fs->pack, n->role), &size, off))
+		return;
+	first = (uint64_t)off / F32_BLOCK_BYTES;
+	nblocks = ((uint64_t)off + size - 1) / F32_BLOCK_BYTES - first + 1;
+	mp_pack_role_range(fs->pack, n->object, n->role, &start, &qbytes);
+	pos = start + first * qt->block_bytes;
+	raw_len = (size_t)nblocks * qt->block_bytes;
+
+	if (!read_begin(fs, pos + raw_len)) {
+		reply_read_error(req, fs, EIO);
+		return;
+	}
+	/* floats first: malloc's alignment is theirs */
+	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
+	if (!mem) {
+		read_end(fs);
+		reply_read_error(req, fs, ENOMEM);
+		return;
+	}
+	out = (float *)(void *)mem;
+	raw = mem + (size_t)nblocks * F32_BLOCK_BYTES;
+	/* under a seal the quantized bytes are checked ones, as for any read */
+	if (fs->seal) {
+		uint64_t bad = 0;
+		bool found;
+
+		switch (mp_sealcheck_read(fs->seal, pos, raw_len, raw, &bad, &found)) {
+		case MP_SEALREAD_GOOD:
+			break;
+		case MP_SEALREAD_FILLED:
+			done = raw_len;
+			break;
+		case MP_SEALREAD_BAD:
+			if (found)
+				report_bad_chunk(fs, bad);
+			/* fall through */
+		default:
+			read_end(fs);
+			free(mem);
+			mp_stats_count_error(&fs->stats);
+			fuse_reply_err(req, EIO);
+			return;
+		}
+	}
+	while (done < raw_len) {
+		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
+				    (off_t)(pos + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		done += (size_t)got;
+	}
+	/* a change that raced the read: its bytes may be the new ones */
+	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
+		read_end(fs);
+		free(mem);
+		reply_read_error(req, fs, EIO);
+		return;
+	}
+	mp_dequant(qt, raw, out, (size_t)nblocks);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+	/* the files are little-endian, as `moepack dump --f32` writes them */
+	for (size_t i = 0; i < (size_t)nblocks * MP_QK_K; i++) {
+		uint32_t u;
+
+		memcpy(&u, &out[i], sizeof u);
+		u = __builtin_bswap32(u);
+		memcpy(&out[i], &u, sizeof u);
+	}
+#endif
+	mp_stats_count_object(&fs->stats, n->object, raw_len);
+	mp_stats_count_reply(&fs->stats, false);
+	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),
+		       size);
+	read_end(fs);
+	free(mem);
+}
+
+/* What the metrics count a file as: the label file="..." */
+static enum mp_metrics_file metrics_kind(enum mp_node_kind kind)
+{
+	switch (kind) {
+	case MP_NODE_ROLE:
+		return MP_MF_ROLE;
+	case MP_NODE_OBJECT:
+		return MP_MF_OBJECT;
+	case MP_NODE_PACK:
+		return MP_MF_PACK;
+	case MP_NODE_F32:
+		return MP_MF_F32;
+	case MP_NODE_MANIFEST:
+		return MP_MF_MANIFEST;
+	case MP_NODE_CLIENT_MANIFEST:
+		return MP_MF_CLIENT_MANIFEST;
+	case MP_NODE_STATUS:
+		return MP_MF_STATUS;
+	case MP_NODE_METRICS:
+		return MP_MF_METRICS;
+	default:
+		return MP_MF_COUNT;
+	}
+}
+
+/*
+ * One read request in the metrics: the bytes it asks for inside the file.
+ * O_DIRECT comes from the reader's open flags, which the kernel puts in
+ * every READ (fuse_read_in.flags), so no OPEN is needed to know it.
+ */
+static void count_read(struct mp_fs *fs, const struct mp_node *n, size_t size, off_t off,
+		       const struct fuse_file_info *fi)
+{
+	enum mp_metrics_file kind = metrics_kind(n->kind);
+	uint64_t len, bytes = 0;
+
+	if (kind == MP_MF_COUNT || off < 0)
+		return;
+	len = mp_node_size(fs->pack, n, fs->client_manifest_len);
+	if ((uint64_t)off < len)
+		bytes = size < len - (uint64_t)off ? size : len - (uint64_t)off;
+	mp_metrics_count_read(&fs->metrics, kind, n->role,
+			      fi && (fi->flags & O_DIRECT), bytes);
+}
+
+static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+		    struct fuse_file_info *fi)
+{
+	struct mp_fs *fs = fs_of(req);
+	uint64_t start, len;
+	struct mp_node n;
+
+	if (!mp_tree_node(&fs->tree, ino, &n)) {
+		fuse_reply_err(req, ENOENT);
+		return;
+	}
+	count_read(fs, &n, size, off, fi);
+	switch (n.kind) {
+	case MP_NODE_MANIFEST:
+		reply_memory(req, fs->pack->manifest_raw, fs->pack->manifest_len, size,
+			     off);
+		return;
+	case MP_NODE_CLIENT_MANIFEST:
+		reply_memory(req, fs->client_manifest, fs->client_manifest_len, size,
+			     off);
+		return;
+	case MP_NODE_STATUS:
+	case MP_NODE_METRICS:
+		reply_status(req, fs, n.kind == MP_NODE_METRICS, size, off);
+		return;
+	case MP_NODE_PACK:
+		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
+		return;
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		mp_node_payload_range(fs->pack, &n, &start, &len);
+		reply_pack_range(req, fs, &n, start, len, size, off);
+		return;
+	case MP_NODE_F32:
+		reply_f32(req, fs, &n, size, off);
+		return;
+	default:
+		fuse_reply_err(req, EISDIR);
+		return;
+	}
+}
+
+/* ---- extended attributes ------------------------------------------------ */
+
+static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
+			      size_t size)
+{
+	int fit = mp_xattr_fit(size, len);
+
+	if (fit == 0)
+		fuse_reply_xattr(req, len);
+	else if (fit > 0)
+		fuse_reply_err(req, fit);
+	else
+		fuse_reply_buf(req, value, len);
+}
+
+/* The node behind ino, or false with ENOENT replied. */
+static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
+{
+	if (mp_tree_node(&fs->tree, ino, n))
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
+}
+
+/*
+ * user.moepack.expert_reads of a layer directory: computed per call from
+ * the counters (no snapshot; nothing kept).  At most XATTR_SIZE_MAX bytes:
+ * a layer with more experts than that holds answers E2BIG.
+ */
+static void reply_expert_reads(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
+			       size_t size)
+{
+	size_t cap = (size_t)fs->stats.num_experts * 21 + 1, len;
+	char *buf;
+
+	if (cap > (64u << 10) + 1)
+		cap = (64u << 10) + 1;
+	buf = malloc(cap);
+	if (!buf) {
+		fuse_reply_err(req, ENOMEM);
+		return;
+	}
+	len = mp_metrics_expert_reads(&fs->stats, n->layer_index, buf, cap);
+	if (len == 0 && fs->stats.num_experts > 0)
+		fuse_reply_err(req, E2BIG);
+	else
+		reply_xattr_bytes(req, buf, len, size);
+	free(buf);
+}
+
+static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+	struct mp_fs *fs = fs_of(req);
+	char value[MP_XATTR_VALUE_MAX];
+	struct mp_node n;
+	enum mp_xattr id;
+
+	if (!node_or_reply(req, fs, ino, &n))
+		return;
+	id = mp_xattr_find(n.kind, name);
+	if (id == MP_XA_COUNT)
+		fuse_reply_err(req, ENODATA);
+	else if (id == MP_XA_EXPERT_READS)
+		reply_expert_reads(req, fs, &n, size);
+	else
+		reply_xattr_bytes(req, value,
+				  mp_xattr_value(fs->pack, &n, id, value, sizeof value), size);
+}
+
+static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+	struct mp_fs *fs = fs_of(req);
+	char names[MP_XATTR_LIST_MAX];
+	struct mp_node n;
+
+	if (node_or_reply(req, fs, ino, &n))
+		reply_xattr_bytes(req, names, mp_xattr_list(n.kind, names), size);
+}
+
+/* ---- everything that would write ---------------------------------------- */
+
+static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
+		       struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_mknod(fuse_req_t req, fuse_ino_t parent, const char *name,
+		     mode_t mode, dev_t rdev)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_symlink(fuse_req_t req, const char *link, fuse_ino_t parent,
+		       const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_rename(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      fuse_ino_t newparent, const char *newname, unsigned int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent,
+		    const char *newname)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size,
+		     off_t off, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name,
+			const char *value, size_t size, int flags)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_create(fuse_req_t req, fuse_ino_t parent, const char *name,
+		      mode_t mode, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+static void fs_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t offset,
+			 off_t length, struct fuse_file_info *fi)
+{
+	fuse_reply_err(req, EROFS);
+}
+
+/*
+ * Not here on purpose: releasedir (nothing to release), flush and fsync
+ * (ENOSYS once, then the kernel stops asking), access
+ * (default_permissions makes the kernel check modes itself).
+ */
+const struct fuse_lowlevel_ops mp_fs_ops = {
+	.init = fs_init,
+	.lookup = fs_lookup,
+	.forget = fs_forget,
+	.forget_multi = fs_forget_multi,
+	.getattr = fs_getattr,
+	.statfs = fs_statfs,
+	.opendir = fs_opendir,
+	.readdir = fs_readdir,
+	.readdirplus = fs_readdirplus,
+	.open = fs_open,
+	.read = fs_read,
+	.getxattr = fs_getxattr,
+	.listxattr = fs_listxattr,
+	.setattr = fs_setattr,
+	.mknod = fs_mknod,
+	.mkdir = fs_mkdir,
+	.unlink = fs_unlink,
+	.rmdir = fs_unlink,
+	.symlink = fs_symlink,
+	.rename = fs_rename,
+	.link = fs_link,
+	.write = fs_write,
+	.setxattr = fs_setxattr,
+	.removexattr = fs_removexattr,
+	.create = fs_create,
+	.fallocate = fs_fallocate,
+};
+
+/* ---- the pack-changed state and the watcher ------------------------------ */
+
+static bool ts_eq(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id)
+{
+	pthread_condattr_t attr;
+
+	fs->valid = *id;
+	atomic_init(&fs->valid_seq, 0);
+	atomic_init(&fs->valid_ctime_sec, (int64_t)id->ctime.tv_sec);
+	atomic_init(&fs->valid_ctime_nsec, (int64_t)id->ctime.tv_nsec);
+	memset(&fs->change, 0, sizeof fs->change);
+	atomic_init(&fs->changed, false);
+	atomic_init(&fs->change_reported, false);
+	atomic_init(&fs->inflight, 0);
+	atomic_init(&fs->lease, MP_LEASE_NONE);
+	atomic_init(&fs->lease_stop, false);
+	fs->lease_thread_on = false;
+	atomic_init(&fs->status_ns, 0);
+	fs->snap = NULL;
+	atomic_init(&fs->stop, false);
+	fs->watching = false;
+	if (pthread_mutex_init(&fs->lock, NULL) != 0)
+		return false;
+	/* a monotonic clock: a jump of the wall clock must not stall the watcher */
+	if (pthread_condattr_init(&attr) != 0) {
+		pthread_mutex_destroy(&fs->lock);
+		return false;
+	}
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&fs->wake, &attr) != 0) {
+		pthread_condattr_destroy(&attr);
+		pthread_mutex_destroy(&fs->lock);
+		return false;
+	}
+	pthread_condattr_destroy(&attr);
+	return true;
+}
+
+void mp_fs_cleanup(struct mp_fs *fs)
+{
+	snap_put(fs->snap);
+	fs->snap = NULL;
+	pthread_cond_destroy(&fs->wake);
+	pthread_mutex_destroy(&fs->lock);
+}
+
+void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (fs->nwarnings >= MP_STATUS_DAEMON_WARNINGS)
+		return;
+	va_start(ap, fmt);
+	vsnprintf(fs->warnings[fs->nwarnings++], MP_MSG_MAX, fmt, ap);
+	va_end(ap);
+}
+
+/* Does st match the validated identity?  No lock: a sequence lock. */
+static bool id_matches(struct mp_fs *fs, const struct stat *st)
+{
+	const struct mp_pack_id *v = &fs->valid; /* size, mtime: never move */
+	unsigned s1, s2;
+	bool same;
+
+	do {
+		s1 = atomic_load_explicit(&fs->valid_seq, memory_order_acquire);
+		same = (uint64_t)st->st_size == v->size && ts_eq(&st->st_mtim, &v->mtime) &&
+		       (int64_t)st->st_ctim.tv_sec ==
+			       atomic_load_explicit(&fs->valid_ctime_sec, memory_order_relaxed) &&
+		       (int64_t)st->st_ctim.tv_nsec ==
+			       atomic_load_explicit(&fs->valid_ctime_nsec, memory_order_relaxed);
+		atomic_thread_fence(memory_order_acquire);
+		s2 = atomic_load_explicit(&fs->valid_seq, memory_order_relaxed);
+	} while ((s1 & 1) || s1 != s2);
+	return same;
+}
+
+/* Under fs->lock: the new ctime and link count become the reference. */
+static void set_valid_ctime(struct mp_fs *fs, const struct stat *st)
+{
+	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_relaxed);
+	atomic_thread_fence(memory_order_release);
+	fs->valid.ctime = st->st_ctim;
+	fs->valid.nlink = st->st_nlink;
+	atomic_store_explicit(&fs->valid_ctime_sec, (int64_t)st->st_ctim.tv_sec,
+			      memory_order_relaxed);
+	atomic_store_explicit(&fs->valid_ctime_nsec, (int64_t)st->st_ctim.tv_nsec,
+			      memory_order_relaxed);
+	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_release);
+}
+
+/* Under fs->lock: record what changed and enter the pack-changed state. */
+static void enter_changed(struct mp_fs *fs, const struct stat *st, bool lease_break)
+{
+	struct mp_pack_id *v = &fs->valid;
+
+	if (atomic_load(&fs->changed))
+		return;
+	fs->change.changed = true;
+	fs->change.lease_break = lease_break;
+	fs->change.old_size = v->size;
+	fs->change.new_size = (uint64_t)st->st_size;
+	fs->change.old_mtime = v->mtime;
+	fs->change.new_mtime = st->st_mtim;
+	fs->change.old_ctime = v->ctime;
+	fs->change.new_ctime = st->st_ctim;
+	clock_gettime(CLOCK_REALTIME, &fs->change.detected_at);
+	atomic_store(&fs->changed, true);
+}
+
+bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st)
+{
+	struct mp_pack_id *v = &fs->valid;
+	bool same_size, same_mtime;
+
+	if (atomic_load(&fs->changed))
+		return false;
+	if (id_matches(fs, st))
+		return true;
+	/* something differs: decide under the lock (rare) */
+	pthread_mutex_lock(&fs->lock);
+	same_size = (uint64_t)st->st_size == v->size;
+	same_mtime = ts_eq(&st->st_mtim, &v->mtime);
+	if (same_size && same_mtime && ts_eq(&st->st_ctim, &v->ctime)) {
+		pthread_mutex_unlock(&fs->lock);
+		return !atomic_load(&fs->changed);
+	}
+	/*
+	 * Renaming another file over the pack, or unlinking it, only drops a
+	 * link of the open file (and so moves its ctime): its bytes are the
+	 * validated ones.  The new ctime and link count become the reference.
+	 */
+	if (same_size && same_mtime && st->st_nlink != v->nlink &&
+	    !atomic_load(&fs->changed)) {
+		set_valid_ctime(fs, st);
+		pthread_mutex_unlock(&fs->lock);
+		return true;
+	}
+	enter_changed(fs, st, false);
+	pthread_mutex_unlock(&fs->lock);
+	return false;
+}
+
+static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+{
+	char line[MP_MSG_MAX + 2 * MP_STATUS_PATH_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof line, fmt, ap);
+	va_end(ap);
+	/* after fuse_daemonize() stderr is /dev/null */
+	if (fs->foreground)
+		fprintf(stderr, "moepackfs: %s\n", line);
+	else
+		syslog(LOG_ERR, "%s", line);
+}
+
+static void report_change(const struct mp_fs *fs, const struct mp_status_change *c)
+{
+	char path[MP_STATUS_PATH_MAX], om[40], nm[40], oc[40], nc[40];
+	const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+
+	mp_text_escape(path, sizeof path, p, strlen(p), 0);
+	mp_iso8601_utc_ns(&c->old_mtime, om, sizeof om);
+	mp_iso8601_utc_ns(&c->new_mtime, nm, sizeof nm);
+	mp_iso8601_utc_ns(&c->old_ctime, oc, sizeof oc);
+	mp_iso8601_utc_ns(&c->new_ctime, nc, sizeof nc);
+	log_line(fs, "%s: the pack changed while mounted (size %" PRIu64 " -> %"
+		 PRIu64 ", mtime %s -> %s, ctime %s -> %s): every read of pack "
+		 "bytes now fails with EIO; remount to serve it again",
+		 path, c->old_size, c->new_size, om, nm, oc, nc);
+}
+
+/*
+ * Drop the kernel's pages of every file that may hold pack bytes: the
+ * whole-pack file, then every role and object file and every .f32 file
+ * decoded from them (their inode numbers are one range, to the end).  -ENOENT (an inode the kernel does not know) is the
+ * common answer and fine.  Bounded by the tree; given up on at unmount.
+ */
+static void invalidate_pack_files(struct mp_fs *fs)
+{
+	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_PACK, 0, 0);
+	for (uint64_t ino = fs->tree.first_file_ino; ino < mp_tree_pack_files_end(&fs->tree);
+	     ino++) {
+		if ((ino & 1023) == 0 && atomic_load(&fs->stop))
+			return;
+		fuse_lowlevel_notify_inval_inode(fs->se, ino, 0, 0);
+	}
+}
+
+static void add_ms(struct timespec *t, long ms)
+{
+	t->tv_nsec += ms * 1000000L;
+	t->tv_sec += t->tv_nsec / 1000000000L;
+	t->tv_nsec %= 1000000000L;
+}
+
+static bool before(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
+}
+
+/* The pages the kernel keeps of both snapshot files go with the old snapshot. */
+static void invalidate_snapshots(struct mp_fs *fs)
+{
+	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+	fuse_lowlevel_notify_inval_inode(fs->se, fs->tree.metrics_ino, 0, 0);
+}
+
+bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
+{
+	struct mp_status_snap *snap;
+	enum mp_err rc;
+
+	if (!snap_refresh(fs)) {
+		mp_fail(err, MP_E_NOMEM, "out of memory: rendering the metrics");
+		atomic_fetch_add(&fs->metrics_write_errors, 1);
+		return false;
+	}
+	pthread_mutex_lock(&fs->lock);
+	snap = fs->snap;
+	atomic_fetch_add(&snap->refs, 1);
+	pthread_mutex_unlock(&fs->lock);
+	rc = mp_metrics_write_file(fs->metrics_file, snap->metrics, snap->metrics_len, err);
+	snap_put(snap);
+	atomic_fetch_add(rc == MP_OK ? &fs->metrics_writes : &fs->metrics_write_errors, 1);
+	return rc == MP_OK;
+}
+
+/*
+ * -o metrics_file, from the watcher: one log line when writing starts to
+ * fail, one when it works again, never one per period.
+ */
+static void write_metrics_file(struct mp_fs *fs, bool *failing)
+{
+	struct mp_error err = {0};
+	bool ok = mp_fs_metrics_write(fs, &err);
+
+	if (fs->se)
+		invalidate_snapshots(fs);
+	if (!ok && !*failing)
+		log_line(fs, "-o metrics_file: %s (retrying every %u s)", err.msg,
+			 fs->metrics_interval);
+	else if (ok && *failing)
+		log_line(fs, "-o metrics_file: writing works again");
+	*failing = !ok;
+}
+
+static void *watch(void *arg)
+{
+	struct mp_fs *fs = arg;
+	struct timespec now, tick, next_status, next_file;
+	bool reported = false, invalidate = false, file_failing = false;
+
+	clock_gettime(CLOCK_MONOTONIC, &next_status);
+	next_file = next_status;
+	/* written once before daemonizing (moepackfs.c): the next is a period on */
+	add_ms(&next_file, (long)fs->metrics_interval * 1000L);
+	pthread_mutex_lock(&fs->lock);
+	while (!fs->stop) {
+		struct stat st;
+		bool refresh, refreshed = false;
+
+		clock_gettime(CLOCK_MONOTONIC, &tick);
+		add_ms(&tick, MP_FS_WATCH_MS);
+		while (!fs->stop &&
+		       pthread_cond_timedwait(&fs->wake, &fs->lock, &tick) == 0)
+			;
+		if (fs->stop)
+			break;
+		pthread_mutex_unlock(&fs->lock);
+
+		if (!atomic_load(&fs->changed) && fstat(fs->pack->fd, &st) == 0)
+			mp_fs_pack_unchanged(fs, &st);
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		refresh = !before(&now, &next_status);
+		if (atomic_load(&fs->changed) && !reported) {
+			struct mp_status_change c;
+
+			pthread_mutex_lock(&fs->lock);
+			c = fs->change;
+			pthread_mutex_unlock(&fs->lock);
+			reported = true;
+			/* a lease break is reported by the lease thread */
+			if (!c.lease_break) {
+				report_change(fs, &c);
+				/* status.json first: it says why the reads fail */
+				refresh = invalidate = true;
+			}
+			/* and the metrics file at once, for the alert */
+			next_file = now;
+		}
+		/* a new snapshot, written out */
+		if (fs->metrics_file && !before(&now, &next_file)) {
+			write_metrics_file(fs, &file_failing);
+			next_file = now;
+			add_ms(&next_file, (long)fs->metrics_interval * 1000L);
+			refreshed = true;
+		}
+		/* the kernel's pages of the old snapshot go with it */
+		if (refresh && !refreshed && snap_refresh(fs))
+			invalidate_snapshots(fs);
+		if (invalidate) {
+			invalidate_pack_files(fs);
+			invalidate = false;
+		}
+		if (refresh || refreshed) {
+			next_status = now;
+			add_ms(&next_status, MP_FS_STATUS_MS);
+		}
+		pthread_mutex_lock(&fs->lock);
+	}
+	pthread_mutex_unlock(&fs->lock);
+	return NULL;
+}
+
+int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se)
+{
+	int rc;
+
+	fs->se = se;
+	rc = pthread_create(&fs->watcher, NULL, watch, fs);
+	fs->watching = rc == 0;
+	return rc;
+}
+
+void mp_fs_watch_stop(struct mp_fs *fs)
+{
+	if (!fs->watching)
+		return;
+	pthread_mutex_lock(&fs->lock);
+	fs->stop = true;
+	pthread_cond_signal(&fs->wake);
+	pthread_mutex_unlock(&fs->lock);
+	pthread_join(fs->watcher, NULL);
+	fs->watching = false;
+}
+
+/* ---- the read lease ---------------------------------------------------- */
+
+void mp_fs_block_signals(void)
+{
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, MP_FS_LEASE_SIGNAL);
+	/* what the kernel sends instead when the signal queue is full */
+	sigaddset(&set, SIGIO);
+	pthread_sigmask(SIG_BLOCK, &set, NULL);
+}
+
+int mp_fs_lease_take(struct mp_fs *fs, bool off)
+{
+	int fd = fs->pack->fd;
+
+	if (off) {
+		snprintf(fs->lease_reason, sizeof fs->lease_reason,
+			 "disabled by -o nolease");
+		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
+		return MP_LEASE_FALLBACK;
+	}
+	if (fcntl(fd, F_SETSIG, MP_FS_LEASE_SIGNAL) != 0 ||
+	    fcntl(fd, F_SETLEASE, F_RDLCK) != 0) {
+		int e = errno;
+
+		if (e == EAGAIN)
+			return -1;
+		snprintf(fs->lease_reason, sizeof fs->lease_reason,
+			 "no read lease on the pack: %s%s", strerror(e),
+			 e == EINVAL ? " (its file system has no leases, e.g. NFS)"
+			 : e == EACCES || e == EPERM ? " (not the pack's owner and no "
+						       "CAP_LEASE)" : "");
+		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
+		return MP_LEASE_FALLBACK;
+	}
+	atomic_store(&fs->lease, MP_LEASE_HELD);
+	return MP_LEASE_HELD;
+}
+
+/*
+ * A writer opened or truncated the pack and waits in the kernel for us.
+ * The order is the guarantee: the pack-changed state first, then every
+ * read that began before it is let finish, then the kernel's pages of
+ * every file with pack bytes are dropped, and only then the lease goes,
+ * so the writer's descriptor comes after the last byte served.
+ */
+static void lease_broken(struct mp_fs *fs)
+{
+	struct timespec pause = {0, 100000};
+	struct stat st;
+	bool mine;
+
+	memset(&st, 0, sizeof st);
+	if (fstat(fs->pack->fd, &st) != 0) {
+		st.st_size = (off_t)fs->valid.size;
+		st.st_mtim = fs->valid.mtime;
+		st.st_ctim = fs->valid.ctime;
+	}
+	pthread_mutex_lock(&fs->lock);
+	mine = !atomic_load(&fs->changed);
+	enter_changed(fs, &st, true);
+	pthread_mutex_unlock(&fs->lock);
+	/* given back below; status.json says so from the next snapshot */
+	atomic_store(&fs->lease, MP_LEASE_BROKEN);
+	/* replies in flight are bounded by the threads: this ends */
+	while (atomic_load(&fs->inflight) != 0)
+		nanosleep(&pause, NULL);
+	if (mine) {
+		char path[MP_STATUS_PATH_MAX];
+		const char *p = fs->status.pack_path ? fs->status.pack_path : "";
+
+		mp_text_escape(path, sizeof path, p, strlen(p), 0);
+		log_line(fs, "%s: the pack was opened for writing or truncated while "
+			 "mounted (its read lease broke, before any write): every read "
+			 "of pack bytes now fails with EIO; remount to serve it again",
+			 path);
+	}
+	if (snap_refresh(fs))
+		fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+	invalidate_pack_files(fs);
+	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+}
+
+static void *lease_main(void *arg)
+{
+	struct mp_fs *fs = arg;
+	sigset_t set;
+
+	sigemptyset(&set);
+	sigaddset(&set, MP_FS_LEASE_SIGNAL);
+	sigaddset(&set, SIGIO);
+	while (!atomic_load(&fs->lease_stop)) {
+		siginfo_t si;
+		int sig = sigwaitinfo(&set, &si);
+
+		if (sig < 0 || atomic_load(&fs->lease_stop))
+			continue;
+		/* our own wake-up (mp_fs_lease_stop) is SI_TKILL */
+		if (si.si_code == SI_TKILL && si.si_pid == getpid())
+			continue;
+		if (atomic_load(&fs->lease) == MP_LEASE_HELD)
+			lease_broken(fs);
+		else
+			fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+	}
+	return NULL;
+}
+
+int mp_fs_lease_start(struct mp_fs *fs)
+{
+	int rc;
+
+	if (atomic_load(&fs->lease) != MP_LEASE_HELD)
+		return 0;
+	/*
+	 * fuse_daemonize() forked: the signal goes to the lease's owner,
+	 * which was the parent.  Setting the lease again from here makes us
+	 * its owner; it fails (EAGAIN) when a writer came in between and is
+	 * waiting for it, which is a break like any other.
+	 */
+	if (fcntl(fs->pack->fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(fs->pack->fd, F_SETLEASE, F_RDLCK) != 0)
+		lease_broken(fs);
+	rc = pthread_create(&fs->lease_thread, NULL, lease_main, fs);
+	fs->lease_thread_on = rc == 0;
+	return rc;
+}
+
+void mp_fs_lease_stop(struct mp_fs *fs)
+{
+	if (!fs->lease_thread_on)
+		return;
+	atomic_store(&fs->lease_stop, true);
+	pthread_kill(fs->lease_thread, MP_FS_LEASE_SIGNAL);
+	pthread_join(fs->lease_thread, NULL);
+	fs->lease_thread_on = false;
+}

@@ -1,0 +1,185 @@
+/*
+ * fs.h - the FUSE low-level operations of moepackfs.
+ *
+ * A thin layer: every operation decodes its inode with tree.h, finds bytes
+ * with pack.h, counts with stats.h and ends in exactly one fuse_reply_*.
+ * Nothing is allocated per inode or per open.  A watcher thread notices a
+ * pack that changes under the mount and refreshes the status.json snapshot.
+ */
+#ifndef MOEPACK_FS_H
+#define MOEPACK_FS_H
+
+#define FUSE_USE_VERSION 314
+
+#include <fuse_lowlevel.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <time.h>
+
+#include "namespace/metrics.h"
+#include "pack/pack.h"
+#include "seal/sealcheck.h"
+#include "namespace/stats.h"
+#include "namespace/tree.h"
+
+/* What identifies the validated bytes of the open pack. */
+struct mp_pack_id {
+	uint64_t size;
+	struct timespec mtime, ctime;
+	nlink_t nlink;
+};
+
+/* One rendered status.json and metrics, shared by the reads they serve. */
+struct mp_status_snap;
+
+/* Everything the operations need; the session's userdata. */
+struct mp_fs {
+	const struct mp_pack *pack;
+	struct mp_tree tree;
+	struct mp_stats stats;
+	struct mp_metrics metrics;     /* what `metrics` adds to stats */
+	struct mp_status_info status;  /* the fixed facts of status.json */
+	struct mp_metrics_scan scan;   /* -o verify=payload's scan */
+	struct timespec started;       /* CLOCK_MONOTONIC at mount, for uptime */
+	const char *metrics_file;      /* -o metrics_file, or NULL */
+	unsigned metrics_interval;     /* its rewrite period, seconds */
+	atomic_ullong metrics_writes, metrics_write_errors;
+	const char *client_manifest;   /* <pack>.manifest.json's bytes */
+	size_t client_manifest_len;
+
+	uid_t uid;                     /* owner of every node */
+	gid_t gid;
+	mode_t umask;                  /* removed from 0555 / 0444 */
+	blksize_t blksize;             /* st_blksize: the pack's alignment */
+	struct timespec mtime;         /* the pack's mtime, for every node */
+	double timeout;                /* entry and attribute validity, s */
+
+	unsigned max_request;          /* largest read request, bytes */
+	unsigned readahead;            /* max_readahead for init, 0: leave */
+	unsigned max_read;             /* -o max_read=N as given, 0: none */
+	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
+	int no_open;                   /* set by init: FUSE_CAP_NO_OPEN_SUPPORT */
+	bool foreground;               /* log to stderr, else syslog */
+
+	/*
+	 * The pack-changed state.  `changed` is set once and never cleared:
+	 * from then on every read of pack bytes fails with EIO.  `lock`
+	 * guards `valid`, `change` and `snap`.  The per-read check never
+	 * takes it: `valid_seq` is a sequence lock over the two fields that
+	 * may move (ctime, copied into atomics; the link count is only
+	 * looked at under the lock), and with a
+	 * lease held the check is the load of `changed` alone.
+	 */
+	pthread_mutex_t lock;
+	struct mp_pack_id valid;       /* as validated (link count may move) */
+	atomic_uint valid_seq;         /* odd while valid_ctime/nlink move */
+	_Atomic int64_t valid_ctime_sec, valid_ctime_nsec;
+	struct mp_status_change change;
+	atomic_bool changed;
+	atomic_bool change_reported;   /* its log line is written */
+	atomic_uint inflight;          /* reads serving pack bytes right now */
+
+	/*
+	 * The read lease on the pack (mp_fs_lease_*).  `lease` is one of
+	 * enum mp_lease; `lease_reason` says why there is none.
+	 */
+	_Atomic int lease;
+	char lease_reason[MP_MSG_MAX];
+	pthread_t lease_thread;
+	bool lease_thread_on;
+	atomic_bool lease_stop;
+
+	/* -o verify=seal: every chunk checked on its first read (NULL: off). */
+	struct mp_sealcheck *seal;
+	struct mp_status_snap *snap;   /* the current status.json */
+	atomic_llong status_ns;        /* when it was rendered (its ctime) */
+
+	/* The watcher thread (mp_fs_watch_start). */
+	struct fuse_session *se;
+	pthread_t watcher;
+	bool watching;
+	atomic_bool stop;              /* set under lock, with `wake` */
+	pthread_cond_t wake;
+	char warnings[MP_STATUS_DAEMON_WARNINGS][MP_MSG_MAX];
+	unsigned nwarnings;
+};
+
+/* The read lease on the pack. */
+enum mp_lease {
+	MP_LEASE_NONE,      /* not tried (yet) */
+	MP_LEASE_HELD,      /* every writer must wait for us */
+	MP_LEASE_BROKEN,    /* a writer came: pack changed, lease given back */
+	MP_LEASE_FALLBACK,  /* none could be taken: the watcher's checks */
+};
+/* The signal a lease break sends (F_SETSIG). */
+#define MP_FS_LEASE_SIGNAL (SIGRTMIN + 1)
+
+/* How often the watcher looks at the pack, and refreshes status.json. */
+#define MP_FS_WATCH_MS 200
+#define MP_FS_STATUS_MS 1000
+
+/*
+ * Set up the pack-changed state and status.json's lock: `id` is what the
+ * pack looked like when validated.  False when out of resources.
+ */
+bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id);
+void mp_fs_cleanup(struct mp_fs *fs);
+
+/* Add a warning of the daemon to status.json (before the loop runs). */
+void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
+ * Compare the pack's current stat with the validated one and enter the
+ * pack-changed state if it differs.  A ctime change that comes with a new
+ * link count and nothing else (the pack renamed over or unlinked) is not a
+ * change: the open file's bytes are untouched.  True while unchanged.
+ */
+bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st);
+
+/*
+ * Render a new snapshot and write its metrics to fs->metrics_file (-o
+ * metrics_file) atomically.  False with *err set when it cannot be written.
+ */
+bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err);
+
+/*
+ * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
+ * logs one line and drops the kernel's cached pages of every file that
+ * holds pack bytes.  Every MP_FS_STATUS_MS it renders a new snapshot of
+ * status.json and metrics, and every fs->metrics_interval seconds writes
+ * fs->metrics_file (a failure is logged once, until a write works again).
+ * Start after daemonizing; stop before unmounting.
+ */
+int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
+void mp_fs_watch_stop(struct mp_fs *fs);
+
+/*
+ * Take a read lease on the pack before mounting: MP_LEASE_HELD; or
+ * -1 with errno EAGAIN when the pack is open for writing (the mount is
+ * refused); or MP_LEASE_FALLBACK with fs->lease_reason filled.  `off`:
+ * leases are disabled (-o nolease).  The lease signal must be blocked in
+ * every thread (mp_fs_block_signals, first thing in main).
+ */
+int mp_fs_lease_take(struct mp_fs *fs, bool off);
+void mp_fs_block_signals(void);
+/*
+ * After daemonizing (the lease belongs to the process that set it): make
+ * this process its owner and start the thread that answers a lease break.
+ * A writer that came in between is handled at once.  0 or an errno.
+ */
+int mp_fs_lease_start(struct mp_fs *fs);
+void mp_fs_lease_stop(struct mp_fs *fs);
+
+/* The operations table (only the operations moepackfs implements). */
+extern const struct fuse_lowlevel_ops mp_fs_ops;
+
+/* Fill *st for an inode of the tree; -1 (ENOENT) when it is not one. */
+int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st);
+
+#endif

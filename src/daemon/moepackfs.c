@@ -1,0 +1,1531 @@
+/*
+ * moepackfs.c - validate a pack, then mount it read-only with FUSE.
+ *
+ * The order matters: options, then the same validation as `moepack verify`
+ * (same messages, same exit statuses), and only a valid pack is mounted.
+ * The mount happens before daemonizing, and fuse_daemonize()'s parent
+ * waits for the child, so when `moepackfs PACK MNT` returns 0 the mount
+ * is there (requests wait for the loop, they do not fail).
+ */
+#include "config.h"
+
+#include "daemon/fs.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <dirent.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/vfs.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <fuse_opt.h>
+
+#include "pack/manifest.h"
+#include "seal/seal.h"
+#include "seal/sign.h"
+#include "pack/progress.h"
+#include "payload/scan.h"
+#include "base/text.h"
+
+#define PROG "moepackfs"
+
+/* Exit statuses: the error classes of errors.h, as for `moepack`. */
+enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
+
+/* Entries and attributes never change while mounted. */
+#define CACHE_TIMEOUT (30.0 * 86400.0)
+#define HOTTEST_EXPERTS 16
+#define MAX_REQUEST (1u << 20)
+#define MIN_REQUEST (128u << 10)
+/* -o metrics_file's period: node_exporter is scraped every 15 s or more */
+#define METRICS_INTERVAL 15
+
+static const char usage_text[] =
+	"Usage: " PROG " [OPTIONS] PACK MOUNTPOINT\n"
+	"Validate an expert pack like `moepack verify` and mount it read-only.\n"
+	"\n"
+	"Pack options (-o NAME=VALUE):\n"
+	"  -o manifest=FILE        the manifest (default: PACK.manifest.json)\n"
+	"  -o expect_layers=N      require model.num_hidden_layers to be N\n"
+	"  -o expect_experts=N     require model.num_experts to be N\n"
+	"  -o config=FILE          require model.config_sha256 to be FILE's SHA-256\n"
+	"  -o verify=MODE          index (default), full (also expert_pack.sha256),\n"
+	"                          payload (the payload scan of `moepack verify\n"
+	"                          --payload`) or full+payload (both, one read)\n"
+	"  -o verify=seal          check every chunk against PACK.seal on its first\n"
+	"                          read (see moepackfs(1))\n"
+	"  -o seal=FILE            the seal (default: PACK.seal); implies verify=seal\n"
+	"  -o seal_ahead=N         with verify=seal, hash up to N chunks past each\n"
+	"                          read on another thread (default 16; 0: off)\n"
+	"  -o trust=PUB.pem[:...]  require PACK.sig by one of these Ed25519 keys\n"
+	"                          over this pack and seal (implies verify=seal)\n"
+	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
+	"                          decoded on read) beside each expert's roles\n"
+	"  -o nolease              take no read lease on the pack: writers are not\n"
+	"                          held up, changes are found by stat checks only\n"
+	"  -o client_root=PATH     where clients see the mount, for\n"
+	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
+	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
+	"                          largest read request, 1008 KiB; 0: kernel default)\n"
+	"  -o uid=N, -o gid=N      owner of every file (default: the caller)\n"
+	"  -o umask=M              permission bits to remove from 0555/0444\n"
+	"  -o metrics_file=PATH    also write the metrics to PATH (absolute),\n"
+	"                          atomically, for node_exporter's textfile collector\n"
+	"  -o metrics_interval=S   rewrite it every S seconds (default 15)\n"
+	"\n"
+	"FUSE options:\n"
+	"  -f                      stay in the foreground\n"
+	"  -d, -o debug            log every request (implies -f)\n"
+	"  -s                      single-threaded\n"
+	"  -o allow_other          let other users in (see fuse(8))\n"
+	"  -o max_threads=N        threads serving requests (default 10)\n"
+	"  -o clone_fd             one /dev/fuse descriptor per thread\n"
+	"  -o max_read=N           largest read request in bytes\n"
+	"  -h, --help              show this help and exit\n"
+	"  -V, --version           show the version and exit\n"
+	"\n"
+	"Exit status: 0 mounted, 1 invalid pack, 2 usage error, 3 a file cannot be\n"
+	"read or the mount failed.  See moepackfs(1).\n";
+
+/* fuse_opt hands out arguments in buffers it reuses: strings are copied. */
+struct options {
+	char *pack;
+	char *manifest;
+	char *config;
+	char *client_root;
+	char *metrics_file;
+	uint64_t metrics_interval;
+	char *mountpoint;         /* as given, for the checks before libfuse's */
+	uint64_t expect_layers;
+	uint64_t expect_experts;
+	bool full;
+	bool payload;             /* -o verify=payload: the scan before mounting */
+	bool dequant;             /* -o dequant: the .f32 files */
+	bool nolease;             /* -o nolease: no read lease, the stat checks */
+	bool seal;                /* -o verify=seal (or -o trust=) */
+	char *seal_path;          /* -o seal=PATH */
+	bool seal_ahead_given;
+	uint64_t seal_ahead;      /* -o seal_ahead=N chunks */
+	char *trust;              /* -o trust=PUB.pem[:PUB2.pem...] */
+	bool readahead_given;
+	unsigned readahead_kb;
+	bool uid_given, gid_given;
+	uid_t uid;
+	gid_t gid;
+	mode_t umask;
+	unsigned max_read;
+	bool has_fsname, has_subtype;
+	bool show_help, show_version, list_options;
+	char error[256];          /* the first usage error */
+};
+
+enum {
+	KEY_MANIFEST,
+	KEY_EXPECT_LAYERS,
+	KEY_EXPECT_EXPERTS,
+	KEY_CONFIG,
+	KEY_VERIFY,
+	KEY_DEQUANT,
+	KEY_NOLEASE,
+	KEY_SEAL,
+	KEY_TRUST,
+	KEY_CLIENT_ROOT,
+	KEY_READAHEAD,
+	KEY_UID,
+	KEY_GID,
+	KEY_UMASK,
+	KEY_MAX_READ,
+	KEY_METRICS_FILE,
+	KEY_METRICS_INTERVAL,
+	KEY_SEAL_AHEAD,
+	KEY_FSNAME,
+	KEY_SUBTYPE,
+	KEY_HELP,
+	KEY_VERSION,
+	KEY_LIST_OPTIONS,
+	KEY_FUSE,
+	KEY_DROP,
+};
+
+/* The -o options come first: the unknown-option message lists the entries
+ * up to the first one that starts with '-'. */
+static const struct fuse_opt option_spec[] = {
+	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
+	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
+	FUSE_OPT_KEY("expect_experts=", KEY_EXPECT_EXPERTS),
+	FUSE_OPT_KEY("config=", KEY_CONFIG),
+	FUSE_OPT_KEY("verify=", KEY_VERIFY),
+	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
+	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
+	FUSE_OPT_KEY("seal=", KEY_SEAL),
+	FUSE_OPT_KEY("seal_ahead=", KEY_SEAL_AHEAD),
+	FUSE_OPT_KEY("trust=", KEY_TRUST),
+	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
+	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
+	FUSE_OPT_KEY("uid=", KEY_UID),
+	FUSE_OPT_KEY("gid=", KEY_GID),
+	FUSE_OPT_KEY("umask=", KEY_UMASK),
+	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
+	FUSE_OPT_KEY("metrics_file=", KEY_METRICS_FILE),
+	FUSE_OPT_KEY("metrics_interval=", KEY_METRICS_INTERVAL),
+	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
+	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
+	FUSE_OPT_KEY("-h", KEY_HELP),
+	FUSE_OPT_KEY("--help", KEY_HELP),
+	FUSE_OPT_KEY("-V", KEY_VERSION),
+	FUSE_OPT_KEY("--version", KEY_VERSION),
+	FUSE_OPT_KEY("--list-options", KEY_LIST_OPTIONS),
+	/* libfuse's own, handed over as they are (listed for the completion) */
+	FUSE_OPT_KEY("-f", KEY_FUSE),
+	FUSE_OPT_KEY("-d", KEY_FUSE),
+	FUSE_OPT_KEY("-s", KEY_FUSE),
+	FUSE_OPT_KEY("debug", KEY_FUSE),
+	FUSE_OPT_KEY("allow_other", KEY_FUSE),
+	FUSE_OPT_KEY("max_threads=", KEY_FUSE),
+	FUSE_OPT_KEY("max_idle_threads=", KEY_FUSE),
+	FUSE_OPT_KEY("clone_fd", KEY_FUSE),
+	/*
+	 * What mount(8), fstab and mount.fuse3 may hand over that means
+	 * nothing for a read-only FUSE file system (and that libfuse would
+	 * reject as unknown).  "rw" is not here: libfuse knows it, and the
+	 * "ro" added last wins.
+	 */
+	FUSE_OPT_KEY("defaults", KEY_DROP),
+	FUSE_OPT_KEY("auto", KEY_DROP),
+	FUSE_OPT_KEY("noauto", KEY_DROP),
+	FUSE_OPT_KEY("user", KEY_DROP),
+	FUSE_OPT_KEY("nouser", KEY_DROP),
+	FUSE_OPT_KEY("users", KEY_DROP),
+	FUSE_OPT_KEY("owner", KEY_DROP),
+	FUSE_OPT_KEY("group", KEY_DROP),
+	FUSE_OPT_KEY("nofail", KEY_DROP),
+	FUSE_OPT_KEY("_netdev", KEY_DROP),
+	FUSE_OPT_KEY("relatime", KEY_DROP),
+	FUSE_OPT_KEY("norelatime", KEY_DROP),
+	FUSE_OPT_KEY("strictatime", KEY_DROP),
+	FUSE_OPT_KEY("nostrictatime", KEY_DROP),
+	FUSE_OPT_KEY("lazytime", KEY_DROP),
+	FUSE_OPT_KEY("nolazytime", KEY_DROP),
+	FUSE_OPT_KEY("diratime", KEY_DROP),
+	FUSE_OPT_KEY("nodiratime", KEY_DROP),
+	FUSE_OPT_KEY("iversion", KEY_DROP),
+	FUSE_OPT_KEY("noiversion", KEY_DROP),
+	FUSE_OPT_KEY("silent", KEY_DROP),
+	FUSE_OPT_KEY("loud", KEY_DROP),
+	/* no symlinks, no locks to enforce: nothing for them to change */
+	FUSE_OPT_KEY("nosymfollow", KEY_DROP),
+	FUSE_OPT_KEY("symfollow", KEY_DROP),
+	FUSE_OPT_KEY("mand", KEY_DROP),
+	FUSE_OPT_END,
+};
+
+static void usage_error(struct options *o, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+static void usage_error(struct options *o, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (o->error[0])
+		return;
+	va_start(ap, fmt);
+	vsnprintf(o->error, sizeof o->error, fmt, ap);
+	va_end(ap);
+}
+
+/* Plain decimal (or octal) digits only: no sign, no spaces, no junk. */
+static bool parse_number(const char *text, unsigned base, uint64_t max, uint64_t *out)
+{
+	bool overflow;
+	const char *end = mp_scan_u64(text, base, out, &overflow);
+
+	return *text && !*end && !overflow && *out <= max;
+}
+
+static const char *value_of(const char *arg)
+{
+	return strchr(arg, '=') + 1;
+}
+
+static void number_option(struct options *o, const char *arg, unsigned base, uint64_t min,
+			  uint64_t max, uint64_t *out)
+{
+	const char *v = value_of(arg);
+	int name_len = (int)(v - arg - 1);
+
+	if (!parse_number(v, base, max, out) || *out < min)
+		usage_error(o, "invalid value '%s' for -o %.*s (%s from %" PRIu64
+			    " to %" PRIu64 ")", v, name_len, arg,
+			    base == 8 ? "an octal number" : "a number", min, max);
+}
+
+static int replace_string(struct options *o, char **slot, const char *value)
+{
+	char *copy = strdup(value);
+
+	if (!copy)
+		return -1;
+	free(*slot);
+	*slot = copy;
+	return 0;
+}
+
+/* -o verify=MODE; "+", not ",": a comma would end the -o option. */
+static const struct {
+	const char *name;
+	bool full, payload, seal;
+} verify_modes[] = {
+	{"index", false, false, false},
+	{"full", true, false, false},
+	{"payload", false, true, false},
+	{"full+payload", true, true, false},
+	{"payload+full", true, true, false},
+	{"seal", false, false, true},
+};
+
+#define VERIFY_MODES (sizeof verify_modes / sizeof verify_modes[0])
+
+static void verify_option(struct options *o, const char *value)
+{
+	for (size_t i = 0; i < VERIFY_MODES; i++) {
+		if (strcmp(value, verify_modes[i].name) == 0) {
+			o->full = verify_modes[i].full;
+			o->payload = verify_modes[i].payload;
+			/* -o trust= and -o seal= keep the seal whatever comes after */
+			o->seal = verify_modes[i].seal || (o->seal && (o->trust || o->seal_path));
+			return;
+		}
+	}
+	usage_error(o, "invalid value '%s' for -o verify (index, full, "
+		    "payload, full+payload or seal)", value);
+}
+
+/* The options with a number; returns what fuse_opt wants: 1 keeps the
+ * option for libfuse (max_read), 0 drops it. */
+static int numeric_option(struct options *o, const char *arg, int key)
+{
+	uint64_t v = 0;
+
+	switch (key) {
+	case KEY_EXPECT_LAYERS:
+		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_layers);
+		return 0;
+	case KEY_EXPECT_EXPERTS:
+		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_experts);
+		return 0;
+	case KEY_READAHEAD:
+		number_option(o, arg, 10, 0, 1u << 20, &v);
+		o->readahead_kb = (unsigned)v;
+		o->readahead_given = true;
+		return 0;
+	case KEY_UID:
+		number_option(o, arg, 10, 0, UINT32_MAX - 1, &v);
+		o->uid = (uid_t)v;
+		o->uid_given = true;
+		return 0;
+	case KEY_GID:
+		number_option(o, arg, 10, 0, UINT32_MAX - 1, &v);
+		o->gid = (gid_t)v;
+		o->gid_given = true;
+		return 0;
+	case KEY_UMASK:
+		number_option(o, arg, 8, 0, 0777, &v);
+		o->umask = (mode_t)v;
+		return 0;
+	case KEY_METRICS_INTERVAL:
+		number_option(o, arg, 10, 1, 86400, &o->metrics_interval);
+		return 0;
+	case KEY_SEAL_AHEAD:
+		number_option(o, arg, 10, 0, MP_SEALCHECK_AHEAD_MAX, &o->seal_ahead);
+		o->seal_ahead_given = true;
+		return 0;
+	default: /* KEY_MAX_READ */
+		/* libfuse needs it too; init must repeat it (fs.c) */
+		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
+		o->max_read = (unsigned)v;
+		return 1;
+	}
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		if (!o->pack)
+			return replace_string(o, &o->pack, arg);
+		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+			return -1;
+		return 1; /* the mount point, for fuse_parse_cmdline */
+	case FUSE_OPT_KEY_OPT:
+		/*
+		 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as
+		 * getopt would take them.  libfuse knows only the single
+		 * letters, so each goes on as its own argument.
+		 */
+		if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
+			for (const char *c = arg + 1; *c; c++) {
+				char one[3] = {'-', *c, '\0'};
+
+				if (fuse_opt_add_arg(out, one) != 0)
+					return -1;
+			}
+			return 0;
+		}
+		/* fstab-only options (x-systemd.*, comment=...) */
+		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
+			return 0;
+		return 1;
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
+			return -1;
+		if (o->client_root[0] != '/')
+			usage_error(o, "-o client_root must be an absolute path, "
+				    "not '%s'", o->client_root);
+		return 0;
+	case KEY_METRICS_FILE:
+		if (replace_string(o, &o->metrics_file, value_of(arg)) != 0)
+			return -1;
+		if (o->metrics_file[0] != '/')
+			usage_error(o, "-o metrics_file must be an absolute path, "
+				    "not '%s'", o->metrics_file);
+		else if (o->metrics_file[strlen(o->metrics_file) - 1] == '/')
+			usage_error(o, "-o metrics_file must name a file, not the "
+				    "directory '%s'", o->metrics_file);
+		return 0;
+	case KEY_VERIFY:
+		verify_option(o, value_of(arg));
+		return 0;
+	case KEY_DEQUANT:
+		o->dequant = true;
+		return 0;
+	case KEY_NOLEASE:
+		o->nolease = true;
+		return 0;
+	case KEY_SEAL:
+		/* naming a seal asks for it to be used */
+		o->seal = true;
+		return replace_string(o, &o->seal_path, value_of(arg));
+	case KEY_TRUST:
+		if (replace_string(o, &o->trust, value_of(arg)) != 0)
+			return -1;
+		/* a signature covers the seal's digest: the seal is checked too */
+		o->seal = true;
+		return 0;
+	case KEY_EXPECT_LAYERS:
+	case KEY_EXPECT_EXPERTS:
+	case KEY_READAHEAD:
+	case KEY_UID:
+	case KEY_GID:
+	case KEY_UMASK:
+	case KEY_MAX_READ:
+	case KEY_METRICS_INTERVAL:
+	case KEY_SEAL_AHEAD:
+		return numeric_option(o, arg, key);
+	case KEY_FSNAME:
+		o->has_fsname = true;
+		return 1;
+	case KEY_SUBTYPE:
+		o->has_subtype = true;
+		return 1;
+	case KEY_HELP:
+		o->show_help = true;
+		return 0;
+	case KEY_VERSION:
+		o->show_version = true;
+		return 0;
+	case KEY_LIST_OPTIONS:
+		o->list_options = true;
+		return 0;
+	case KEY_DROP:
+		return 0;
+	}
+	return 1;
+}
+
+static int usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+static int usage_failure(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, PROG ": ");
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
+	return EXIT_USAGE;
+}
+
+/*
+ * Largest read request that libfuse can still answer by splice.  It
+ * vmsplices the 16-byte reply header and splices the payload into one pipe,
+ * which it grows to the reply plus three pages; when the kernel refuses
+ * (fs.pipe-max-size, 1 MiB by default, or the per-user pipe limits) it
+ * silently copies instead.  So try exactly that on a pipe of our own, from
+ * 1 MiB (the kernel's request limit) down: 1008 KiB with the defaults.
+ */
+static unsigned splice_request_size(void)
+{
+	long page = sysconf(_SC_PAGESIZE);
+	unsigned size = MAX_REQUEST;
+	int fds[2];
+
+	if (page <= 0)
+		page = 4096;
+	if (pipe2(fds, O_CLOEXEC) != 0)
+		return MIN_REQUEST;
+	for (; size > MIN_REQUEST; size -= (unsigned)page)
+		if (fcntl(fds[0], F_SETPIPE_SZ, size + 3 * (unsigned)page + 16) >= 0)
+			break;
+	close(fds[0]);
+	close(fds[1]);
+	return size;
+}
+
+/* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
+static void unescape_mountinfo(char *s)
+{
+	char *out = s;
+
+	for (; *s; s++) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
+		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
+			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
+					(s[3] - '0'));
+			s += 3;
+		} else {
+			*out++ = *s;
+		}
+	}
+	*out = '\0';
+}
+
+/*
+ * major:minor of the FUSE mount at `mountpoint` (of file system type
+ * `type`, or any fuse type when NULL), from /proc/self/mountinfo.  Never
+ * stat() the mount point: nobody answers its requests yet.
+ */
+static bool find_fuse_mount(const char *mountpoint, const char *want_type,
+			    char *dev, size_t dev_len)
+{
+	FILE *f = fopen("/proc/self/mountinfo", "r");
+	char *line = NULL;
+	size_t cap = 0;
+	bool found = false;
+
+	if (!f)
+		return false;
+	while (getline(&line, &cap, f) > 0) {
+		char *save = NULL, *fields[5], *t, *type = NULL;
+		int n = 0;
+
+		/* id parent major:minor root mountpoint options [optional...] - type */
+		for (t = strtok_r(line, " \n", &save); t;
+		     t = strtok_r(NULL, " \n", &save)) {
+			if (n < 5) {
+				fields[n++] = t;
+			} else if (strcmp(t, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				break;
+			}
+		}
+		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0 ||
+		    (want_type && strcmp(type, want_type) != 0))
+			continue;
+		unescape_mountinfo(fields[4]);
+		if (strcmp(fields[4], mountpoint) != 0)
+			continue;
+		/* the last match is the mount on top */
+		snprintf(dev, dev_len, "%s", fields[2]);
+		found = true;
+	}
+	free(line);
+	fclose(f);
+	return found;
+}
+
+/* Everything that lives as long as the mount. */
+struct daemon {
+	struct options opt;
+	struct fuse_cmdline_opts cmd;
+	struct mp_pack *pack;
+	struct mp_fs fs;
+	char *client_manifest;
+	char *client_path;
+	char *manifest_real;
+	char *pack_real;
+	bool stats_ok;
+	bool fs_ok;
+	/* -o verify=seal */
+	struct mp_seal *seal;
+	struct mp_seal_layout layout;
+	bool layout_ok;
+	struct mp_sealcheck check;
+	bool check_ok;
+	struct mp_status_seal status_seal;
+	char seal_hex[MP_SHA256_HEX];
+};
+
+/*
+ * Buffered reads and mmap faults arrive in read-ahead sized requests, and
+ * a FUSE mount starts at 128 KiB.  The kernel takes the smaller of this
+ * and init's max_readahead, so both are set (fs.c does init).  Whatever
+ * happened, the window the kernel really uses is read back for
+ * status.json; a failure is a warning (stderr and status.json), since the
+ * mount works, only slower.
+ */
+static void setup_readahead(struct daemon *d)
+{
+	const char *mnt = d->cmd.mountpoint;
+	char dev[64], path[128], text[32], why[256];
+	long kb;
+	int fd, len;
+	ssize_t n;
+
+	if (!find_fuse_mount(mnt, NULL, dev, sizeof dev)) {
+		snprintf(why, sizeof why, "%s not found in /proc/self/mountinfo", mnt);
+		goto unknown;
+	}
+	snprintf(path, sizeof path, "/sys/class/bdi/%s/read_ahead_kb", dev);
+	if (d->fs.readahead) {
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		len = snprintf(text, sizeof text, "%u\n", d->opt.readahead_kb);
+		n = fd < 0 ? -1 : write(fd, text, (size_t)len);
+		if (n != len) {
+			snprintf(why, sizeof why, "cannot set the read-ahead window to %u "
+				 "KiB: %s: %s", d->opt.readahead_kb, path,
+				 n < 0 ? strerror(errno) : "short write");
+			fprintf(stderr, PROG ": warning: %s\n", why);
+			mp_fs_warn(&d->fs, "%s", why);
+		}
+		if (fd >= 0)
+			close(fd);
+	}
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	n = fd < 0 ? -1 : read(fd, text, sizeof text - 1);
+	if (fd >= 0)
+		close(fd);
+	if (n <= 0) {
+		snprintf(why, sizeof why, "%s: %s", path,
+			 n < 0 ? strerror(errno) : "empty");
+		goto unknown;
+	}
+	text[n] = '\0';
+	kb = strtol(text, NULL, 10);
+	d->fs.status.readahead_kb = kb;
+	if (d->fs.readahead && kb != (long)d->opt.readahead_kb)
+		mp_fs_warn(&d->fs, "the read-ahead window is %ld KiB, not the %u KiB "
+			   "asked for", kb, d->opt.readahead_kb);
+	return;
+unknown:
+	fprintf(stderr, PROG ": warning: cannot read the read-ahead window of %s (%s)\n",
+		mnt, why);
+	mp_fs_warn(&d->fs, "cannot read the read-ahead window of the mount (%s)", why);
+}
+
+/*
+ * True, with the message, when `real` (a canonical path) is a moepackfs
+ * mount already: mounting again would stack a second one silently.
+ */
+static bool already_mounted(const char *real, const char *given)
+{
+	char shown[1024], dev[64];
+
+	if (!find_fuse_mount(real, "fuse." PROG, dev, sizeof dev))
+		return false;
+	mp_text_escape(shown, sizeof shown, given, strlen(given), 0);
+	fprintf(stderr, PROG ": %s is already a moepackfs mount; unmount it first "
+		"with `fusermount3 -u %s`\n", shown, shown);
+	return true;
+}
+
+/*
+ * Two moepackfs started at once on one mount point both pass the check
+ * of check_mountpoint() and then both mount, one on top of the other.  So
+ * the check is made again just before mounting, under an exclusive flock
+ * on the mount point directory held until mount(2) has returned: the
+ * second one in waits for the lock and then finds the first's mount in
+ * mountinfo.  A check after mounting could not replace this: both would
+ * see two mounts and neither could tell whether it was the one to go.
+ * Locking the directory itself needs no lock file and works for any user
+ * who can read it; a directory we cannot open is not locked.  The lock is
+ * held for milliseconds, so one held for 30 s is someone else's (any
+ * reader of the directory can take it): an error, never a hang.
+ * Returns the locked descriptor, -1 when unlocked, or -2 on that error.
+ */
+static int lock_mountpoint(const char *m)
+{
+	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	char shown[1024];
+	int fd, i;
+
+	fd = open(m, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	for (i = 0; flock(fd, LOCK_EX | LOCK_NB) != 0; i++) {
+		if (errno != EWOULDBLOCK && errno != EINTR) {
+			close(fd);
+			return -1;
+		}
+		if (i == 3000) {
+			mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+			fprintf(stderr, PROG ": mount point %s: another process has held "
+				"a lock (flock) on it for 30 s; cannot check that it is "
+				"not being mounted\n", shown);
+			close(fd);
+			return -2;
+		}
+		nanosleep(&pause, NULL);
+	}
+	return fd;
+}
+
+/*
+ * The mount point, before libfuse sees it and before a long validation:
+ * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
+ * usage error (exit 2) with the way out in the message.
+ */
+static int check_mountpoint(struct daemon *d)
+{
+	const char *m = d->opt.mountpoint;
+	char shown[1024], *real;
+	struct statfs sfs;
+	struct stat st;
+
+	/* mount.fuse3 drop_privileges: an open /dev/fuse, checked by libfuse */
+	if (!m || strncmp(m, "/dev/fd/", 8) == 0)
+		return 0;
+	mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+	/*
+	 * statfs() always reaches a FUSE daemon, where stat() may be answered
+	 * from attributes the kernel still holds: it is what tells a dead one.
+	 */
+	if (statfs(m, &sfs) != 0 || stat(m, &st) != 0) {
+		if (errno == ENOTCONN) {
+			fprintf(stderr, PROG ": mount point %s: %s (the FUSE daemon "
+				"that served it has died); unmount it first with "
+				"`fusermount3 -u %s`\n", shown, strerror(ENOTCONN), shown);
+			return EXIT_USAGE;
+		}
+		return usage_failure("mount point %s: %s", shown, strerror(errno));
+	}
+	if (!S_ISDIR(st.st_mode))
+		return usage_failure("mount point %s is not a directory", shown);
+	real = realpath(m, NULL);
+	if (real && already_mounted(real, m)) {
+		free(real);
+		return EXIT_USAGE;
+	}
+	free(real);
+	return 0;
+}
+
+/*
+ * A mount point with files in it is mounted over, with a warning.  Looked
+ * at under the mount point lock, after the last already_mounted() check:
+ * earlier, a moepackfs mounting there at the same moment would show its
+ * own files and draw a false warning.
+ */
+static void warn_if_not_empty(struct daemon *d)
+{
+	const char *m = d->opt.mountpoint;
+	char shown[1024];
+	struct dirent *e;
+	DIR *dir = opendir(m);
+
+	while (dir && (e = readdir(dir))) {
+		if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+			mp_text_escape(shown, sizeof shown, m, strlen(m), 0);
+			fprintf(stderr, PROG ": warning: mount point %s is not empty: "
+				"its files are hidden while mounted\n", shown);
+			mp_fs_warn(&d->fs, "mount point %s is not empty: its files are "
+				   "hidden while mounted", shown);
+			break;
+		}
+	}
+	if (dir)
+		closedir(dir);
+}
+
+static void add_arg(struct fuse_args *args, const char *arg, bool *ok)
+{
+	if (fuse_opt_add_arg(args, arg) != 0)
+		*ok = false;
+}
+
+/* -o NAME=VALUE with VALUE's commas and backslashes escaped for fuse_opt. */
+static void add_escaped_option(struct fuse_args *args, const char *name,
+			       const char *value, bool *ok)
+{
+	char *text = malloc(strlen(name) + strlen(value) + 1);
+	char *opts = NULL;
+
+	if (!text) {
+		*ok = false;
+		return;
+	}
+	sprintf(text, "%s%s", name, value);
+	if (fuse_opt_add_opt_escaped(&opts, text) != 0) {
+		*ok = false;
+	} else {
+		add_arg(args, "-o", ok);
+		add_arg(args, opts, ok);
+	}
+	free(opts);
+	free(text);
+}
+
+static unsigned blksize_for(uint64_t alignment)
+{
+	/* at least a page; fuse_attr.blksize is 32 bits */
+	if (alignment < MP_PAGE)
+		return MP_PAGE;
+	if (alignment > (1u << 30))
+		return 1u << 30;
+	return (unsigned)alignment;
+}
+
+static void daemon_free(struct daemon *d)
+{
+	if (d->stats_ok)
+		mp_stats_free(&d->fs.stats);
+	free(d->client_manifest);
+	free(d->client_path);
+	free(d->manifest_real);
+	free(d->pack_real);
+	free(d->opt.pack);
+	free(d->opt.manifest);
+	free(d->opt.config);
+	free(d->opt.client_root);
+	free(d->opt.metrics_file);
+	free(d->opt.mountpoint);
+	if (d->fs_ok)
+		mp_fs_cleanup(&d->fs);
+	if (d->check_ok)
+		mp_sealcheck_free(&d->check);
+	if (d->layout_ok)
+		mp_seal_layout_free(&d->layout);
+	mp_seal_free(d->seal);
+	free(d->opt.seal_path);
+	free(d->opt.trust);
+	mp_pack_close(d->pack);
+	free(d->cmd.mountpoint);
+}
+
+/* One problem of the payload scan, as `moepack verify --payload` words it. */
+static void describe_problem(char *buf, size_t len, const struct mp_scan_problem *p)
+{
+	int n = snprintf(buf, len, "layer %u expert %llu", (unsigned)p->layer,
+			 (unsigned long long)p->expert);
+
+	if (n < 0 || (size_t)n >= len)
+		return;
+	buf += n;
+	len -= (size_t)n;
+	switch (p->kind) {
+	case MP_SCAN_NONFINITE_SCALE:
+		snprintf(buf, len, " %s: non-finite scale: %llu in the role, first at "
+			 "block %llu (%s = %s, 0x%04x)", mp_role_name(p->role),
+			 (unsigned long long)p->count, (unsigned long long)p->first_block,
+			 p->first_scale,
+			 (p->first_value & 0x3ff) ? "NaN"
+			 : (p->first_value & 0x8000) ? "-Inf" : "+Inf",
+			 p->first_value);
+		break;
+	case MP_SCAN_ZERO_ROLE:
+		snprintf(buf, len, " %s: all-zero role%s", mp_role_name(p->role),
+			 p->hole ? " (a hole in the file: never written)" : "");
+		break;
+	case MP_SCAN_ZERO_SCALES:
+		snprintf(buf, len, ": all-zero scales (every block of up, gate and down)");
+		break;
+	}
+}
+
+struct first_problem {
+	bool found;
+	char text[MP_MSG_MAX];
+};
+
+static void keep_first(const struct mp_scan_problem *p, void *arg)
+{
+	struct first_problem *f = arg;
+
+	if (!f->found)
+		describe_problem(f->text, sizeof f->text, p);
+	f->found = true;
+}
+
+/*
+ * -o verify=payload: the scan of `moepack verify --payload`, and with
+ * full the digest from the same read.  Anything found refuses the mount
+ * with one line: the first problem and the counts.
+ */
+static int scan_payload(struct daemon *d)
+{
+	struct mp_pack *pack = d->pack;
+	struct progress_bar bar;
+	struct mp_scan_opts so = {.hash = d->opt.full, .progress = progress_bar_update,
+				  .progress_arg = &bar};
+	unsigned char digest[MP_SHA256_LEN] = {0};
+	struct first_problem first = {0};
+	struct mp_scan_summary sum;
+	struct mp_error err = {0};
+	enum mp_err rc = MP_OK;
+	uint64_t problems;
+
+	if (d->opt.full && !pack->m.sha256[0]) {
+		rc = mp_scan_check_digest(pack, digest, &err);
+	} else {
+		progress_bar_init(&bar, stderr, d->opt.full ? "sha256+scan" : "scan", true);
+		rc = mp_scan_pack(pack, &so, keep_first, &first, &sum, digest, &err);
+		progress_bar_finish(&bar);
+		if (rc == MP_OK && d->opt.full) {
+			rc = mp_scan_check_digest(pack, digest, &err);
+			pack->full_checked = rc == MP_OK;
+		}
+	}
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return mp_err_exit_status(rc);
+	}
+	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
+	d->fs.scan = (struct mp_metrics_scan){
+		.ran = true,
+		.experts = sum.experts,
+		.roles = sum.roles,
+		.blocks = sum.blocks,
+		.bytes_read = sum.bytes_read,
+		.problems = problems,
+	};
+	if (problems) {
+		char shown[1024];
+
+		mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%llu "
+			"non-finite scales in %llu roles, %llu all-zero roles, %llu "
+			"experts with all-zero scales), the first: %s; not mounted "
+			"(`moepack verify --payload` lists them all)\n",
+			shown, (unsigned long long)problems, problems == 1 ? "" : "s",
+			(unsigned long long)sum.nonfinite_scales,
+			(unsigned long long)sum.nonfinite_roles,
+			(unsigned long long)sum.zero_roles,
+			(unsigned long long)sum.zero_scale_experts, first.text);
+		return mp_err_exit_status(MP_E_PAYLOAD);
+	}
+	return 0;
+}
+
+static int open_seal(struct daemon *d);
+
+/* Validate exactly as `moepack verify` does and report the same way. */
+static int open_pack(struct daemon *d)
+{
+	struct mp_open_opts oo = {
+		.manifest_path = d->opt.manifest,
+		.expect_layers = d->opt.expect_layers,
+		.expect_experts = d->opt.expect_experts,
+		.config_path = d->opt.config,
+		/* with the payload scan, the digest rides on its read */
+		.full = d->opt.full && !d->opt.payload,
+	};
+	struct progress_bar bar;
+	struct mp_error err = {0};
+	enum mp_err rc;
+
+	progress_bar_init(&bar, stderr, "sha256", true);
+	oo.progress = progress_bar_update;
+	oo.progress_arg = &bar;
+	rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
+	progress_bar_finish(&bar);
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return mp_err_exit_status(rc);
+	}
+	print_pack_warnings(stderr, PROG, d->pack);
+	if (d->opt.payload) {
+		int status = scan_payload(d);
+
+		if (status != 0)
+			return status;
+	}
+	return d->opt.seal ? open_seal(d) : 0;
+}
+
+/*
+ * -o verify=seal: read the seal, bind it to the validated pack and its
+ * chunk layout, check the signature under -o trust=, and set up the chunk
+ * states.  Nothing is hashed here: mounting costs verify=index plus
+ * reading the seal.  Any refusal is one line and the seal's exit status.
+ */
+static int open_seal(struct daemon *d)
+{
+	struct mp_error err = {0};
+	const char *path = d->opt.seal_path;
+	char *own = NULL;
+	enum mp_err rc;
+
+	if (!path) {
+		own = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
+		if (!own) {
+			fprintf(stderr, PROG ": out of memory\n");
+			return EXIT_IO;
+		}
+		sprintf(own, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
+		path = own;
+	}
+	rc = mp_seal_read(&d->seal, path, &err);
+	if (rc == MP_OK) {
+		rc = mp_seal_layout_of_pack(&d->layout, d->pack, d->seal->chunk_size, &err);
+		d->layout_ok = rc == MP_OK;
+	}
+	if (rc == MP_OK)
+		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
+	if (rc == MP_OK && d->opt.trust) {
+		const char *keys[MP_MAX_TRUSTED_KEYS];
+		size_t n = 0;
+
+		for (char *save = NULL, *k = strtok_r(d->opt.trust, ":", &save); k;
+		     k = strtok_r(NULL, ":", &save)) {
+			if (n == MP_MAX_TRUSTED_KEYS) {
+				free(own);
+				return usage_failure("-o trust: more than %d keys",
+						     MP_MAX_TRUSTED_KEYS);
+			}
+			keys[n++] = k;
+		}
+		if (n == 0) {
+			free(own);
+			return usage_failure("-o trust: no key file given");
+		}
+		rc = mp_trust_check(d->pack, d->seal, keys, n, &err);
+	}
+	if (rc == MP_OK) {
+		rc = mp_sealcheck_init(&d->check, d->seal, &d->layout, d->pack->fd, &err);
+		d->check_ok = rc == MP_OK;
+	}
+	if (rc != MP_OK) {
+		char shown[1024];
+
+		mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+		fprintf(stderr, PROG ": %s: %s; not mounted\n", shown, err.msg);
+		free(own);
+		return mp_err_exit_status(rc);
+	}
+	free(own);
+	if (mp_seal_unanchored(d->seal))
+		fprintf(stderr, PROG ": warning: the seal is unanchored: it proves the "
+			"pack's bytes unchanged since sealing, not where they came from\n");
+	return 0;
+}
+
+static bool same_file(const struct stat *a, const char *path)
+{
+	struct stat b;
+
+	return path && stat(path, &b) == 0 && a->st_dev == b.st_dev && a->st_ino == b.st_ino;
+}
+
+/* Whether `path` is `dir` or lies under it (both real paths). */
+static bool path_within(const char *path, const char *dir)
+{
+	size_t n = strlen(dir);
+
+	if (strcmp(dir, "/") == 0)
+		return true;
+	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
+}
+
+/*
+ * -o metrics_file: its directory must exist and lie outside the mount
+ * point (the daemon would wait for its own answer), and the file must not
+ * be the pack or its manifest, which the rename would replace.
+ */
+static int check_metrics_file(struct daemon *d)
+{
+	const char *path = d->opt.metrics_file;
+	char shown[1024], *dir = strdup(path), *real_dir = NULL, *real_mnt = NULL, *slash;
+	struct stat st;
+	int status = 0, dir_errno;
+
+	if (!dir) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
+	/* absolute, not ending in '/': there is a last slash, maybe the first */
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else
+		*slash = '\0';
+	real_dir = realpath(dir, NULL);
+	dir_errno = errno;
+	real_mnt = realpath(d->cmd.mountpoint, NULL);
+	if (!real_dir)
+		status = usage_failure("-o metrics_file=%s: its directory: %s", shown,
+				       strerror(dir_errno));
+	else if (real_mnt && path_within(real_dir, real_mnt))
+		status = usage_failure("-o metrics_file=%s is inside the mount point; "
+				       "write it elsewhere", shown);
+	else if (stat(path, &st) == 0 &&
+		 (same_file(&st, d->pack->real_path) || same_file(&st, d->pack->manifest_path)))
+		status = usage_failure("-o metrics_file=%s is the pack or its manifest, "
+				       "which it would replace", shown);
+	free(dir);
+	free(real_dir);
+	free(real_mnt);
+	return status;
+}
+
+/* The inode arithmetic (with the .f32 files when asked) and the counters. */
+static int prepare_tree(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	struct mp_error err = {0};
+	enum mp_err rc;
+
+	fs->pack = d->pack;
+	rc = mp_tree_init_pack(&fs->tree, d->pack, &err);
+	if (rc == MP_OK && d->opt.dequant)
+		mp_tree_add_dequant(&fs->tree);
+	if (rc == MP_OK) {
+		rc = mp_stats_init(&fs->stats, d->pack->m.layer_count, d->pack->m.num_experts,
+				   &err);
+		d->stats_ok = rc == MP_OK;
+	}
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
+		return mp_err_exit_status(rc);
+	}
+	return 0;
+}
+
+/* CLIENT_ROOT/<pack name>: what an unmodified loader resolves. */
+static int prepare_client_manifest(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	const char *root = d->opt.client_root ? d->opt.client_root : d->cmd.mountpoint;
+	size_t root_len = strlen(root);
+	struct mp_error err = {0};
+	enum mp_err rc;
+
+	while (root_len > 1 && root[root_len - 1] == '/')
+		root_len--;
+	d->client_path = malloc(root_len + strlen(fs->tree.pack_name) + 2);
+	if (!d->client_path) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	sprintf(d->client_path, "%.*s/%s", (int)(root_len == 1 ? 0 : root_len), root,
+		fs->tree.pack_name);
+	rc = mp_manifest_with_path(pack->manifest_raw, pack->manifest_len,
+				   d->client_path, &d->client_manifest,
+				   &fs->client_manifest_len, &err);
+	if (rc != MP_OK) {
+		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
+		return mp_err_exit_status(rc);
+	}
+	fs->client_manifest = d->client_manifest;
+	return 0;
+}
+
+/* Owner, mode, times, and the identity the watcher compares against. */
+static int prepare_attributes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+	/*
+	 * The identity taken when the pack was opened, before validation read
+	 * it: a change during a long verify=full shows at once after mounting.
+	 */
+	struct mp_pack_id id = {
+		.size = pack->file_size,
+		.mtime = pack->file_mtime,
+		.ctime = pack->file_ctime,
+		.nlink = (nlink_t)pack->file_nlink,
+	};
+
+	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
+	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
+	fs->umask = d->opt.umask;
+	fs->blksize = blksize_for(pack->m.alignment);
+	fs->mtime = pack->file_mtime;
+	if (!mp_fs_setup(fs, &id)) {
+		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
+		return EXIT_IO;
+	}
+	d->fs_ok = true;
+	fs->foreground = d->cmd.foreground;
+	fs->timeout = CACHE_TIMEOUT;
+	return 0;
+}
+
+/* Largest request, max_read and the read-ahead window. */
+static void prepare_io_sizes(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+
+	fs->max_request = splice_request_size();
+	fs->max_read = d->opt.max_read;
+	/* the kernel sends no more than max_read either */
+	if (fs->max_read && fs->max_read < fs->max_request)
+		fs->max_request = fs->max_read / MP_PAGE * MP_PAGE;
+	if (!d->opt.readahead_given)
+		d->opt.readahead_kb = fs->max_request / 1024;
+	fs->readahead = d->opt.readahead_kb * 1024u;
+}
+
+/* The fixed facts of status.json. */
+static void prepare_status(struct daemon *d)
+{
+	struct mp_fs *fs = &d->fs;
+	const struct mp_pack *pack = d->pack;
+
+	/* after daemonizing the working directory is "/" */
+	d->manifest_real = realpath(pack->manifest_path, NULL);
+	fs->status = (struct mp_status_info){
+		.pack_path = pack->real_path,
+		.manifest_path = d->manifest_real ? d->manifest_real
+						  : pack->manifest_path,
+		.mountpoint = d->cmd.mountpoint,
+		.verify = d->opt.seal ? "seal"
+			  : d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
+					   : (pack->full_checked ? "full" : "index"),
+		.full_digest_checked = pack->full_checked,
+		.dequant = d->opt.dequant,
+		.index_sha256 = pack->m.index_sha256,
+		.inode_generation = fs->tree.inode_generation,
+		.mounted_at = time(NULL),  /* with fs->started below */
+		.layer_ids = pack->m.layer_ids,
+		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings
+							       : MP_MAX_WARNINGS,
+		.warnings = pack->warnings,
+		.hottest = HOTTEST_EXPERTS,
+		.max_request = fs->max_request,
+		.readahead_kb = -1, /* read back once mounted */
+	};
+	clock_gettime(CLOCK_MONOTONIC, &fs->started);
+	fs->metrics_file = d->opt.metrics_file;
+	fs->metrics_interval = d->opt.metrics_interval ? (unsigned)d->opt.metrics_interval
+						      : METRICS_INTERVAL;
+	if (d->check_ok) {
+		struct mp_status_seal *ss = &d->status_seal;
+
+		mp_sha256_hex(d->seal->seal_digest, d->seal_hex);
+		*ss = (struct mp_status_seal){
+			.chunk_size = d->seal->chunk_size,
+			.chunk_count = d->seal->chunk_count,
+			.seal_digest = d->seal_hex,
+			.anchored = !mp_seal_unanchored(d->seal),
+			.trusted = d->opt.trust != NULL,
+			.checked = &d->check.count.checked,
+			.checked_ahead = &d->check.count.checked_ahead,
+			.failed = &d->check.count.failed,
+			.bytes_hashed = &d->check.count.bytes_hashed,
+		};
+		fs->status.seal = ss;
+		fs->seal = &d->check;
+	}
+}
+
+/* Tree, counters, the client manifest and the fixed facts of status.json. */
+static int prepare_fs(struct daemon *d)
+{
+	int status = prepare_tree(d);
+
+	if (status == 0)
+		status = prepare_client_manifest(d);
+	if (status == 0)
+		status = prepare_attributes(d);
+	if (status != 0)
+		return status;
+	prepare_io_sizes(d);
+	prepare_status(d);
+	return 0;
+}
+
+/* The mount options moepackfs always wants, after the user's. */
+static bool add_mount_options(struct daemon *d, struct fuse_args *args)
+{
+	bool ok = true;
+
+	if (!d->opt.has_subtype)
+		add_arg(args, "-osubtype=" PROG, &ok);
+	if (!d->opt.has_fsname)
+		add_escaped_option(args, "fsname=" PROG ":",
+				   d->pack_real ? d->pack_real : d->opt.pack, &ok);
+	/* last, so that "rw", "dev" or "suid" from fstab or mount.fuse3 lose */
+	add_arg(args, "-oro,nosuid,nodev,default_permissions", &ok);
+	return ok;
+}
+
+static int run_loop(struct daemon *d, struct fuse_session *se)
+{
+	struct fuse_loop_config *cfg;
+	int rc;
+
+	if (d->cmd.singlethread)
+		return fuse_session_loop(se);
+	cfg = fuse_loop_cfg_create();
+	if (!cfg)
+		return -ENOMEM;
+	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)d->cmd.clone_fd);
+	fuse_loop_cfg_set_max_threads(cfg, d->cmd.max_threads);
+	if (d->cmd.max_idle_threads != UINT_MAX)
+		fuse_loop_cfg_set_idle_threads(cfg, d->cmd.max_idle_threads);
+	rc = fuse_session_loop_mt(se, cfg);
+	fuse_loop_cfg_destroy(cfg);
+	return rc;
+}
+
+/*
+ * The hidden `moepackfs --list-options` (the bash completion's source):
+ * option_spec and the -o verify modes as they are parsed, one option a
+ * line, "TEMPLATE KIND [VALUE...]": KIND is pack (moepackfs's own), fuse
+ * (handed to libfuse), program (-h, -V) or ignored (mount(8)'s, dropped).
+ */
+static int list_options(void)
+{
+	for (const struct fuse_opt *spec = option_spec; spec->templ; spec++) {
+		const char *kind = "pack";
+
+		switch (spec->value) {
+		case KEY_LIST_OPTIONS:
+			continue;
+		case KEY_FUSE:
+		case KEY_MAX_READ:
+		case KEY_FSNAME:
+		case KEY_SUBTYPE:
+			kind = "fuse";
+			break;
+		case KEY_HELP:
+		case KEY_VERSION:
+			kind = "program";
+			break;
+		case KEY_DROP:
+			kind = "ignored";
+			break;
+		}
+		printf("%s %s", spec->templ, kind);
+		for (size_t i = 0; spec->value == KEY_VERIFY && i < VERIFY_MODES; i++)
+			printf(" %s", verify_modes[i].name);
+		putchar('\n');
+	}
+	return fflush(stdout) != 0 || ferror(stdout);
+}
+
+/* Options and operands; -1 when --help or --version said all there is. */
+static int parse_command_line(struct daemon *d, struct fuse_args *args)
+{
+	int status;
+
+	if (fuse_opt_parse(args, &d->opt, option_spec, option_proc) != 0)
+		return usage_failure("cannot parse the options");
+	if (d->opt.show_help) {
+		fputs(usage_text, stdout);
+		return -1;
+	}
+	if (d->opt.show_version) {
+		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
+		return -1;
+	}
+	if (d->opt.list_options)
+		return list_options() ? EXIT_IO : -1;
+	if (d->opt.error[0])
+		return usage_failure("%s", d->opt.error);
+	if (d->opt.seal_ahead_given && !d->opt.seal)
+		return usage_failure("-o seal_ahead needs -o verify=seal");
+	status = check_mountpoint(d);
+	if (status != 0)
+		return status;
+	if (fuse_parse_cmdline(args, &d->cmd) != 0)
+		return usage_failure("invalid arguments");
+	if (!d->opt.pack || !d->cmd.mountpoint)
+		return usage_failure("missing %s", d->opt.pack ? "MOUNTPOINT"
+							       : "PACK and MOUNTPOINT");
+	return 0;
+}
+
+/*
+ * The session before the pack: it rejects unknown options, and that should
+ * not wait for a full digest of a large pack.
+ */
+static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
+{
+	d->pack_real = realpath(d->opt.pack, NULL);
+	if (!add_mount_options(d, args)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
+	if (!*se) {
+		/* libfuse said which option it did not know; say what is known */
+		fprintf(stderr, PROG ": valid -o options:");
+		for (const struct fuse_opt *o = option_spec; o->templ[0] != '-'; o++)
+			fprintf(stderr, "%s %s", o == option_spec ? "" : ",", o->templ);
+		fprintf(stderr, "; libfuse's allow_other, allow_root, auto_unmount, "
+			"default_permissions, max_threads=, clone_fd, debug; and mount(8)'s "
+			"generic ones (ro, defaults, nofail, x-*...)\n");
+		return usage_failure("invalid FUSE options");
+	}
+	return 0;
+}
+
+/*
+ * The read lease (fs.c): a pack open for writing somewhere is refused;
+ * where no lease can be had, the stat checks of every read remain.
+ */
+static int take_lease(struct daemon *d)
+{
+	char shown[1024];
+	int rc = mp_fs_lease_take(&d->fs, d->opt.nolease);
+
+	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+	if (rc < 0) {
+		fprintf(stderr, PROG ": %s: the pack is open for writing (no read lease "
+			"can be taken); not mounted: close the writer first\n", shown);
+		return EXIT_IO;
+	}
+	if (rc == MP_LEASE_FALLBACK && !d->opt.nolease)
+		fprintf(stderr, PROG ": warning: %s: %s; a change is found by checking "
+			"its size and times instead (see moepackfs(1))\n", shown,
+			d->fs.lease_reason);
+	return 0;
+}
+
+/* Mount, serve until unmounted or signalled, unmount. */
+static int serve(struct daemon *d, struct fuse_session *se)
+{
+	int status = take_lease(d), lock = -1;
+
+	if (status != 0)
+		return status;
+	if (fuse_set_signal_handlers(se) != 0)
+		return EXIT_IO;
+	/* mount.fuse3's /dev/fd/N is mounted already */
+	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
+		lock = lock_mountpoint(d->cmd.mountpoint);
+		if (lock == -2) {
+			status = EXIT_IO;
+			goto out_signals;
+		}
+		/* fuse_parse_cmdline() made the mount point canonical */
+		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint)) {
+			status = EXIT_USAGE;
+			goto out_unlock;
+		}
+		warn_if_not_empty(d);
+	}
+	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
+			d->cmd.mountpoint);
+		status = EXIT_IO;
+		goto out_unlock;
+	}
+	/* the mount is in mountinfo now; the daemon must not inherit the lock */
+	if (lock >= 0)
+		close(lock);
+	lock = -1;
+	setup_readahead(d);
+	if (d->fs.metrics_file) {
+		struct mp_error err = {0};
+
+		/* once right after mounting, where a failure can still be told */
+		if (!mp_fs_metrics_write(&d->fs, &err)) {
+			fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
+			status = EXIT_IO;
+			goto out_unmount;
+		}
+	}
+	if (fuse_daemonize(d->cmd.foreground) != 0) {
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	/* threads do not survive fuse_daemonize()'s fork: start it after */
+	if (mp_fs_watch_start(&d->fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
+		status = EXIT_IO;
+		goto out_unmount;
+	}
+	if (mp_fs_lease_start(&d->fs) != 0) {
+		fprintf(stderr, PROG ": cannot start the lease thread\n");
+		status = EXIT_IO;
+		goto out_watch;
+	}
+	if (d->check_ok) {
+		struct mp_error err = {0};
+		unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
+							 : MP_SEALCHECK_AHEAD_DEFAULT;
+		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+		/* one a core, up to 4: each hashes about 1.4 GB/s */
+		unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+
+		if (mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) != MP_OK) {
+			fprintf(stderr, PROG ": %s\n", err.msg);
+			status = EXIT_IO;
+			goto out_lease;
+		}
+	}
+	if (run_loop(d, se) < 0)
+		status = EXIT_IO;
+	if (d->check_ok)
+		mp_sealcheck_ahead_stop(&d->check);
+out_lease:
+	mp_fs_lease_stop(&d->fs);
+out_watch:
+	mp_fs_watch_stop(&d->fs);
+out_unmount:
+	fuse_session_unmount(se);
+out_unlock:
+	if (lock >= 0)
+		close(lock);
+out_signals:
+	fuse_remove_signal_handlers(se);
+	return status;
+}
+
+/* options -> session -> pack -> fs -> serve, as passthrough_ll's main. */
+int main(int argc, char **argv)
+{
+	struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+	struct daemon d;
+	struct fuse_session *se = NULL;
+	int status;
+
+	memset(&d, 0, sizeof d);
+	/* before any thread: only the lease thread takes the lease's signal */
+	mp_fs_block_signals();
+	status = parse_command_line(&d, &args);
+	if (status == 0)
+		status = new_session(&d, &args, &se);
+	if (status == 0)
+		status = open_pack(&d);
+	if (status == 0 && d.opt.metrics_file)
+		status = check_metrics_file(&d);
+	if (status == 0)
+		status = prepare_fs(&d);
+	if (status == 0)
+		status = serve(&d, se);
+	if (se)
+		fuse_session_destroy(se);
+	daemon_free(&d);
+	fuse_opt_free_args(&args);
+	return status < 0 ? 0 : status;
+}

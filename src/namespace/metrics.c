@@ -1,0 +1,461 @@
+/* metrics.c - sharded read counters and the Prometheus text report. */
+#include "config.h"
+
+#include "namespace/metrics.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static const char *const file_names[MP_MF_COUNT] = {
+	[MP_MF_ROLE] = "role",
+	[MP_MF_OBJECT] = "object",
+	[MP_MF_PACK] = "pack",
+	[MP_MF_F32] = "f32",
+	[MP_MF_MANIFEST] = "manifest",
+	[MP_MF_CLIENT_MANIFEST] = "client_manifest",
+	[MP_MF_STATUS] = "status",
+	[MP_MF_METRICS] = "metrics",
+};
+
+const char *mp_metrics_file_name(enum mp_metrics_file kind)
+{
+	return (unsigned)kind < MP_MF_COUNT ? file_names[kind] : NULL;
+}
+
+/*
+ * The shard of the calling thread: threads' stacks lie at least a few MiB
+ * apart (glibc's default is 8 MiB), so the stack address over 1 MiB,
+ * mixed, spreads the FUSE threads over the shards without any per-thread
+ * state.  Two threads in one shard are still counted right, only slower.
+ */
+static struct mp_metrics_shard *my_shard(struct mp_metrics *m)
+{
+	char here;
+	uint64_t x = (uint64_t)(uintptr_t)&here >> 20;
+
+	x ^= x >> 7;
+	x *= 0x9e3779b97f4a7c15ull;
+	return &m->shard[(x >> 59) % MP_METRICS_SHARDS].s;
+}
+
+static void add(_Atomic uint64_t *c, uint64_t v)
+{
+	atomic_fetch_add_explicit(c, v, memory_order_relaxed);
+}
+
+static uint64_t load(const _Atomic uint64_t *c)
+{
+	return atomic_load_explicit(c, memory_order_relaxed);
+}
+
+void mp_metrics_count_read(struct mp_metrics *m, enum mp_metrics_file kind,
+			   enum mp_role role, bool direct, uint64_t bytes)
+{
+	struct mp_metrics_shard *s = my_shard(m);
+
+	if ((unsigned)kind >= MP_MF_COUNT)
+		return;
+	add(&s->reads[kind][direct], 1);
+	add(&s->bytes[kind][direct], bytes);
+	if (kind == MP_MF_ROLE && (unsigned)role < MP_ROLE_COUNT) {
+		add(&s->role_reads[role], 1);
+		add(&s->role_bytes[role], bytes);
+	}
+}
+
+void mp_metrics_count_error(struct mp_metrics *m, int errnum)
+{
+	unsigned i = errnum > 0 && errnum < MP_METRICS_ERRNO_MAX ? (unsigned)errnum
+								 : MP_METRICS_ERRNO_MAX;
+
+	add(&m->errors[i], 1);
+}
+
+static uint64_t sum(const struct mp_metrics *m, size_t offset)
+{
+	uint64_t total = 0;
+
+	for (unsigned i = 0; i < MP_METRICS_SHARDS; i++)
+		total += load((const _Atomic uint64_t *)(const void *)
+			      ((const char *)&m->shard[i].s + offset));
+	return total;
+}
+
+#define SUM(m, field) sum((m), offsetof(struct mp_metrics_shard, field))
+
+uint64_t mp_metrics_reads(const struct mp_metrics *m, enum mp_metrics_file kind,
+			  int direct)
+{
+	if (direct < 0)
+		return SUM(m, reads[kind][0]) + SUM(m, reads[kind][1]);
+	return direct ? SUM(m, reads[kind][1]) : SUM(m, reads[kind][0]);
+}
+
+uint64_t mp_metrics_bytes(const struct mp_metrics *m, enum mp_metrics_file kind,
+			  int direct)
+{
+	if (direct < 0)
+		return SUM(m, bytes[kind][0]) + SUM(m, bytes[kind][1]);
+	return direct ? SUM(m, bytes[kind][1]) : SUM(m, bytes[kind][0]);
+}
+
+/* ---- the text report ------------------------------------------------------ */
+
+struct out {
+	char *buf;
+	size_t cap, len;
+	bool full;
+};
+
+static void emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static void emit(struct out *o, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (o->full)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	if (n < 0 || (size_t)n >= o->cap - o->len)
+		o->full = true;
+	else
+		o->len += (size_t)n;
+}
+
+/* HELP and TYPE of a family: names and help texts are constants here. */
+static void family(struct out *o, const char *name, const char *type, const char *help)
+{
+	emit(o, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void sample(struct out *o, const char *name, uint64_t v)
+{
+	emit(o, "%s %" PRIu64 "\n", name, v);
+}
+
+static void sample_f(struct out *o, const char *name, double v)
+{
+	emit(o, "%s %.3f\n", name, v);
+}
+
+/* A label value: \, " and newline escaped as the format wants. */
+static void label_value(char *dst, size_t cap, const char *s)
+{
+	size_t j = 0;
+
+	for (; s && *s && j + 3 < cap; s++) {
+		if (*s == '\\' || *s == '"') {
+			dst[j++] = '\\';
+			dst[j++] = *s;
+		} else if (*s == '\n') {
+			dst[j++] = '\\';
+			dst[j++] = 'n';
+		} else {
+			dst[j++] = *s;
+		}
+	}
+	dst[j] = '\0';
+}
+
+static void sample_l(struct out *o, const char *name, const char *label,
+		     const char *value, uint64_t v)
+{
+	char esc[128];
+
+	label_value(esc, sizeof esc, value);
+	emit(o, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label, esc, v);
+}
+
+static void render_state(struct out *o, const struct mp_metrics_info *info)
+{
+	char verify[64];
+
+	label_value(verify, sizeof verify, info->verify ? info->verify : "");
+	family(o, "moepackfs_info", "gauge",
+	       "Constant 1; labels: the package version, the -o verify mode and "
+	       "whether -o dequant is on.");
+	emit(o, "moepackfs_info{version=\"%s\",verify=\"%s\",dequant=\"%s\"} 1\n",
+	     PACKAGE_VERSION, verify, info->dequant ? "true" : "false");
+	family(o, "moepackfs_validation_ok", "gauge",
+	       "1 while the validation the mount was made on holds for the bytes "
+	       "served, 0 once it failed.");
+	sample(o, "moepackfs_validation_ok", info->validation_ok ? 1 : 0);
+	family(o, "moepackfs_pack_changed", "gauge",
+	       "1 once the pack file changed under the mount (every read of pack "
+	       "bytes then fails with EIO), else 0.");
+	sample(o, "moepackfs_pack_changed", info->pack_changed ? 1 : 0);
+	family(o, "moepackfs_pack_state_change_time_seconds", "gauge",
+	       "Unix time of the last change of the pack state: the mount, or "
+	       "when the change of the pack was detected.");
+	sample_f(o, "moepackfs_pack_state_change_time_seconds", info->state_changed_at);
+	family(o, "moepackfs_start_time_seconds", "gauge",
+	       "Unix time the pack was mounted.");
+	sample_f(o, "moepackfs_start_time_seconds", info->start_time);
+	family(o, "moepackfs_uptime_seconds", "gauge", "Seconds since the pack was mounted.");
+	sample_f(o, "moepackfs_uptime_seconds", info->uptime);
+	family(o, "moepackfs_resident_memory_bytes", "gauge",
+	       "Resident set size of the daemon (0: unknown).");
+	sample(o, "moepackfs_resident_memory_bytes", info->rss_bytes);
+}
+
+static void render_reads(struct out *o, const struct mp_metrics *m)
+{
+	static const char *const mode[2] = {"buffered", "direct"};
+
+	family(o, "moepackfs_reads_total", "counter",
+	       "Read requests, by kind of file and by mode: direct when the reader "
+	       "opened the file with O_DIRECT, else buffered (page cache fills, "
+	       "read-ahead, mmap faults).");
+	for (unsigned k = 0; k < MP_MF_COUNT; k++)
+		for (int d = 0; d < 2; d++)
+			emit(o, "moepackfs_reads_total{file=\"%s\",mode=\"%s\"} %" PRIu64
+			     "\n", file_names[k], mode[d], mp_metrics_reads(m, k, d));
+	family(o, "moepackfs_read_bytes_total", "counter",
+	       "Bytes asked for by read requests (the part inside the file), by "
+	       "kind of file and by mode.");
+	for (unsigned k = 0; k < MP_MF_COUNT; k++)
+		for (int d = 0; d < 2; d++)
+			emit(o, "moepackfs_read_bytes_total{file=\"%s\",mode=\"%s\"} %" PRIu64
+			     "\n", file_names[k], mode[d], mp_metrics_bytes(m, k, d));
+	family(o, "moepackfs_role_reads_total", "counter",
+	       "Read requests of role files (up, gate, down), by role.");
+	for (unsigned r = 0; r < MP_ROLE_COUNT; r++)
+		sample_l(o, "moepackfs_role_reads_total", "role", mp_role_name(r),
+			 SUM(m, role_reads[r]));
+	family(o, "moepackfs_role_read_bytes_total", "counter",
+	       "Bytes asked for by read requests of role files, by role.");
+	for (unsigned r = 0; r < MP_ROLE_COUNT; r++)
+		sample_l(o, "moepackfs_role_read_bytes_total", "role", mp_role_name(r),
+			 SUM(m, role_bytes[r]));
+}
+
+static void render_layers(struct out *o, const struct mp_stats *stats,
+			  const struct mp_metrics_info *info)
+{
+	family(o, "moepackfs_layer_reads_total", "counter",
+	       "Read requests of role, object and .f32 files, by layer id.");
+	for (uint64_t i = 0; i < stats->layer_count; i++)
+		emit(o, "moepackfs_layer_reads_total{layer=\"%" PRIu32 "\"} %" PRIu64 "\n",
+		     info->layer_ids[i], load(&stats->layer_reads[i]));
+	family(o, "moepackfs_layer_read_bytes_total", "counter",
+	       "Pack bytes read for role, object and .f32 files (for .f32, the "
+	       "quantized bytes decoded), by layer id.");
+	for (uint64_t i = 0; i < stats->layer_count; i++)
+		emit(o, "moepackfs_layer_read_bytes_total{layer=\"%" PRIu32 "\"} %" PRIu64
+		     "\n", info->layer_ids[i], load(&stats->layer_bytes[i]));
+}
+
+static const char *errno_name(int e, char *buf, size_t len)
+{
+	const char *name = e < MP_METRICS_ERRNO_MAX ? strerrorname_np(e) : NULL;
+
+	if (e >= MP_METRICS_ERRNO_MAX)
+		return "other";
+	if (!name) {
+		snprintf(buf, len, "%d", e);
+		return buf;
+	}
+	return name;
+}
+
+static void render_errors(struct out *o, const struct mp_stats *stats,
+			  const struct mp_metrics *m)
+{
+	family(o, "moepackfs_read_errors_total", "counter",
+	       "Read requests answered with an error, by errno name (EIO and "
+	       "ENOMEM always, others once seen).");
+	for (int e = 1; e <= MP_METRICS_ERRNO_MAX; e++) {
+		uint64_t v = load(&m->errors[e < MP_METRICS_ERRNO_MAX ? e
+						 : MP_METRICS_ERRNO_MAX]);
+		char num[16];
+
+		if (v || e == EIO || e == ENOMEM)
+			sample_l(o, "moepackfs_read_errors_total", "errno",
+				 errno_name(e, num, sizeof num), v);
+	}
+	family(o, "moepackfs_replies_total", "counter",
+	       "Replies with pack bytes: spliced from the pack's page cache, or "
+	       "copied (small reads, .f32 files).");
+	sample_l(o, "moepackfs_replies_total", "method", "splice",
+		 load(&stats->splice_replies));
+	sample_l(o, "moepackfs_replies_total", "method", "copy",
+		 load(&stats->copy_replies));
+}
+
+static void render_scan(struct out *o, const struct mp_metrics_scan *scan)
+{
+	struct mp_metrics_scan none = {0};
+
+	if (!scan)
+		scan = &none;
+	family(o, "moepackfs_payload_scan_enabled", "gauge",
+	       "1 when the payload scan (-o verify=payload) ran before mounting.");
+	sample(o, "moepackfs_payload_scan_enabled", scan->ran ? 1 : 0);
+	family(o, "moepackfs_payload_scan_experts_total", "counter",
+	       "Experts the payload scan checked.");
+	sample(o, "moepackfs_payload_scan_experts_total", scan->experts);
+	family(o, "moepackfs_payload_scan_roles_total", "counter",
+	       "Roles the payload scan checked.");
+	sample(o, "moepackfs_payload_scan_roles_total", scan->roles);
+	family(o, "moepackfs_payload_scan_blocks_total", "counter",
+	       "Super-blocks whose scales the payload scan decoded.");
+	sample(o, "moepackfs_payload_scan_blocks_total", scan->blocks);
+	family(o, "moepackfs_payload_scan_read_bytes_total", "counter",
+	       "Bytes the payload scan read.");
+	sample(o, "moepackfs_payload_scan_read_bytes_total", scan->bytes_read);
+	family(o, "moepackfs_payload_scan_problems_total", "counter",
+	       "Problems the payload scan found (a mount refuses any, so 0).");
+	sample(o, "moepackfs_payload_scan_problems_total", scan->problems);
+}
+
+/*
+ * The seal check's series (issue 12, -o verify=seal) go here, from the
+ * counters of struct mp_metrics_seal, named moepackfs_seal_* and documented
+ * in moepackfs(1) METRICS.  There are none yet.
+ */
+static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
+{
+	if (!seal->enabled)
+		return;
+	family(o, "moepackfs_seal_chunks", "gauge", "Chunks listed in the pack's seal.");
+	sample(o, "moepackfs_seal_chunks", seal->chunks);
+	family(o, "moepackfs_seal_chunks_checked_total", "counter",
+	       "Chunks hashed on their first read, good or bad.");
+	sample(o, "moepackfs_seal_chunks_checked_total", seal->checked);
+	family(o, "moepackfs_seal_chunks_checked_ahead_total", "counter",
+	       "Of those, chunks hashed ahead of a reader (-o seal_ahead).");
+	sample(o, "moepackfs_seal_chunks_checked_ahead_total", seal->checked_ahead);
+	family(o, "moepackfs_seal_chunks_failed_total", "counter",
+	       "Chunks whose bytes differ from their sealed digest.");
+	sample(o, "moepackfs_seal_chunks_failed_total", seal->failed);
+	family(o, "moepackfs_seal_hashed_bytes_total", "counter",
+	       "Bytes hashed to check chunks against the seal.");
+	sample(o, "moepackfs_seal_hashed_bytes_total", seal->bytes_hashed);
+}
+
+static void render_file(struct out *o, const struct mp_metrics_info *info)
+{
+	family(o, "moepackfs_metrics_file_writes_total", "counter",
+	       "Rewrites of the -o metrics_file file.");
+	sample(o, "moepackfs_metrics_file_writes_total", info->file_writes);
+	family(o, "moepackfs_metrics_file_write_errors_total", "counter",
+	       "Rewrites of the -o metrics_file file that failed.");
+	sample(o, "moepackfs_metrics_file_write_errors_total", info->file_write_errors);
+}
+
+enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metrics *m,
+			      const struct mp_metrics_info *info, char *buf, size_t cap,
+			      size_t *len, struct mp_error *err)
+{
+	struct out o = {.buf = buf, .cap = cap};
+
+	*len = 0;
+	if (cap == 0)
+		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in 0 bytes");
+	render_state(&o, info);
+	render_reads(&o, m);
+	render_layers(&o, stats, info);
+	render_errors(&o, stats, m);
+	render_scan(&o, info->scan);
+	render_seal(&o, &info->seal);
+	render_file(&o, info);
+	if (o.full)
+		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in %zu bytes", cap);
+	*len = o.len;
+	return MP_OK;
+}
+
+size_t mp_metrics_expert_reads(const struct mp_stats *stats, uint64_t layer_index,
+			       char *buf, size_t cap)
+{
+	struct out o = {.buf = buf, .cap = cap};
+
+	if (cap == 0 || layer_index >= stats->layer_count)
+		return 0;
+	buf[0] = '\0';
+	for (uint64_t e = 0; e < stats->num_experts; e++)
+		emit(&o, "%s%" PRIu64, e ? " " : "",
+		     load(&stats->object_reads[layer_index * stats->num_experts + e]));
+	return o.full ? 0 : o.len;
+}
+
+uint64_t mp_metrics_rss_bytes(void)
+{
+	unsigned long long size = 0, resident = 0;
+	long page = sysconf(_SC_PAGESIZE);
+	FILE *f = fopen("/proc/self/statm", "re");
+	int n;
+
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &size, &resident);
+	fclose(f);
+	if (n != 2 || page <= 0)
+		return 0;
+	return (uint64_t)resident * (uint64_t)page;
+}
+
+/* ---- -o metrics_file ------------------------------------------------------- */
+
+static enum mp_err write_all(int fd, const char *text, size_t len, const char *tmp,
+			     struct mp_error *err)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, text, len);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp,
+				       n < 0 ? strerror(errno) : "short write");
+		text += n;
+		len -= (size_t)n;
+	}
+	return MP_OK;
+}
+
+enum mp_err mp_metrics_write_file(const char *path, const char *text, size_t len,
+				  struct mp_error *err)
+{
+	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	char *tmp;
+	enum mp_err rc;
+	int fd;
+
+	if (asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0)
+		return mp_fail(err, MP_E_NOMEM, "out of memory: %s", path);
+	fd = open(tmp, flags, 0644);
+	if (fd < 0 && errno == EEXIST) {
+		/* ours, left by a daemon of this pid that died: never followed */
+		unlink(tmp);
+		fd = open(tmp, flags, 0644);
+	}
+	if (fd < 0) {
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot create %s: %s", tmp,
+			     strerror(errno));
+		free(tmp);
+		return rc;
+	}
+	rc = write_all(fd, text, len, tmp, err);
+	if (rc == MP_OK && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot fsync %s: %s", tmp, strerror(errno));
+	if (close(fd) != 0 && rc == MP_OK)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (rc == MP_OK && rename(tmp, path) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
+			     strerror(errno));
+	if (rc != MP_OK)
+		unlink(tmp);
+	free(tmp);
+	return rc;
+}

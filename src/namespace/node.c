@@ -1,0 +1,240 @@
+/* node.c - sizes, ranges and extended attributes of the tree's files. */
+#include "config.h"
+
+#include "namespace/node.h"
+
+#include "namespace/metrics.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "payload/dequant.h"
+#include "base/quant.h"
+
+static const char *const xattr_names[MP_XA_COUNT] = {
+	MP_XATTR_PREFIX "dtype",  MP_XATTR_PREFIX "dtype_id", MP_XATTR_PREFIX "shape",
+	MP_XATTR_PREFIX "offset", MP_XATTR_PREFIX "nbytes",   MP_XATTR_PREFIX "tensor",
+	MP_XATTR_PREFIX "expert", MP_XATTR_PREFIX "layer",    MP_XATTR_PREFIX "generation",
+	MP_XATTR_PREFIX "source_dtype", MP_XATTR_PREFIX "source_offset",
+	MP_XATTR_PREFIX "source_nbytes", MP_XATTR_PREFIX "expert_reads",
+};
+
+/*
+ * Role and object files carry the first nine; an .f32 file all but
+ * "offset" (its bytes are nowhere in the pack), with dtype F32 and its
+ * source's dtype, offset and size as source_*.
+ */
+bool mp_xattr_applies(enum mp_node_kind kind, enum mp_xattr id)
+{
+	switch (kind) {
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		return id < MP_XA_SOURCE_DTYPE;
+	case MP_NODE_F32:
+		return id != MP_XA_OFFSET && id != MP_XA_EXPERT_READS;
+	case MP_NODE_LAYER:
+		return id == MP_XA_EXPERT_READS;
+	default:
+		return false;
+	}
+}
+
+/* GGML's type id of F32. */
+#define GGML_TYPE_F32_ID 0
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+
+static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (*len >= cap)
+		return;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + *len, cap - *len, fmt, ap);
+	va_end(ap);
+	if (n > 0)
+		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap;
+}
+
+static void append_shape(char *buf, size_t cap, size_t *len,
+			 const struct mp_role_info *r)
+{
+	append(buf, cap, len, "[");
+	for (unsigned i = 0; i < r->shape_len; i++)
+		append(buf, cap, len, "%s%" PRIu64, i ? ", " : "", r->shape[i]);
+	append(buf, cap, len, "]");
+}
+
+/*
+ * The value of one attribute of a role or object file.  Role files carry
+ * their role's facts; object files the three roles' facts joined by ","
+ * in physical order (shape: a JSON list of the three shapes).
+ */
+size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
+		      enum mp_xattr id, char *buf, size_t cap)
+{
+	uint32_t layer = pack->m.layer_ids[n->layer_index];
+	bool one = n->kind == MP_NODE_ROLE || n->kind == MP_NODE_F32;
+	unsigned first = one ? n->role : 0;
+	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
+	bool f32 = n->kind == MP_NODE_F32;
+	uint64_t offset, nbytes;
+	size_t len = 0;
+	char tensor[MP_TREE_NAME_MAX];
+
+	buf[0] = '\0';
+	switch (id) {
+	case MP_XA_DTYPE:
+		if (f32) {
+			append(buf, cap, &len, "F32");
+			break;
+		}
+		for (unsigned r = first; r <= last; r++)
+			append(buf, cap, &len, "%s%s", r > first ? "," : "",
+			       pack->m.roles[r].dtype);
+		break;
+	case MP_XA_DTYPE_ID:
+		if (f32) {
+			append(buf, cap, &len, "%d", GGML_TYPE_F32_ID);
+			break;
+		}
+		for (unsigned r = first; r <= last; r++)
+			append(buf, cap, &len, "%s%d", r > first ? "," : "",
+			       pack->m.roles[r].dtype_id);
+		break;
+	case MP_XA_SHAPE:
+		if (first != last)
+			append(buf, cap, &len, "[");
+		for (unsigned r = first; r <= last; r++) {
+			append(buf, cap, &len, "%s", r > first ? ", " : "");
+			append_shape(buf, cap, &len, &pack->m.roles[r]);
+		}
+		if (first != last)
+			append(buf, cap, &len, "]");
+		break;
+	case MP_XA_OFFSET:
+		mp_node_payload_range(pack, n, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, offset);
+		break;
+	case MP_XA_NBYTES:
+		if (f32) {
+			append(buf, cap, &len, "%" PRIu64, mp_node_f32_size(pack, n->role));
+			break;
+		}
+		mp_node_payload_range(pack, n, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, nbytes);
+		break;
+	case MP_XA_SOURCE_DTYPE:
+		append(buf, cap, &len, "%s", pack->m.roles[n->role].dtype);
+		break;
+	case MP_XA_SOURCE_OFFSET:
+	case MP_XA_SOURCE_NBYTES:
+		mp_pack_role_range(pack, n->object, n->role, &offset, &nbytes);
+		append(buf, cap, &len, "%" PRIu64, id == MP_XA_SOURCE_OFFSET ? offset : nbytes);
+		break;
+	case MP_XA_TENSOR:
+		for (unsigned r = first; r <= last; r++) {
+			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
+			append(buf, cap, &len, "%s%s", r > first ? "," : "", tensor);
+		}
+		break;
+	case MP_XA_EXPERT:
+		append(buf, cap, &len, "%" PRIu64, n->expert);
+		break;
+	case MP_XA_LAYER:
+		append(buf, cap, &len, "%" PRIu32, layer);
+		break;
+	case MP_XA_GENERATION:
+		append(buf, cap, &len, "%" PRIu64,
+		       mp_object_generation(pack->m.index_sha256, layer, n->expert));
+		break;
+	case MP_XA_EXPERT_READS: /* counters: the FUSE layer answers it */
+	case MP_XA_COUNT:
+		break;
+	}
+	return len;
+}
+
+const char *mp_xattr_name(enum mp_xattr id)
+{
+	return (unsigned)id < MP_XA_COUNT ? xattr_names[id] : NULL;
+}
+
+enum mp_xattr mp_xattr_find(enum mp_node_kind kind, const char *name)
+{
+	for (int id = 0; id < MP_XA_COUNT; id++)
+		if (mp_xattr_applies(kind, (enum mp_xattr)id) &&
+		    strcmp(name, xattr_names[id]) == 0)
+			return (enum mp_xattr)id;
+	return MP_XA_COUNT;
+}
+
+size_t mp_xattr_list(enum mp_node_kind kind, char buf[MP_XATTR_LIST_MAX])
+{
+	size_t len = 0;
+
+	for (int id = 0; id < MP_XA_COUNT; id++) {
+		size_t l = strlen(xattr_names[id]) + 1;
+
+		if (!mp_xattr_applies(kind, (enum mp_xattr)id))
+			continue;
+		memcpy(buf + len, xattr_names[id], l);
+		len += l;
+	}
+	return len;
+}
+
+int mp_xattr_fit(size_t size, size_t len)
+{
+	if (size == 0)
+		return 0;
+	return size < len ? ERANGE : -1;
+}
+
+void mp_node_payload_range(const struct mp_pack *pack, const struct mp_node *n,
+			   uint64_t *offset, uint64_t *nbytes)
+{
+	if (n->kind == MP_NODE_ROLE)
+		mp_pack_role_range(pack, n->object, n->role, offset, nbytes);
+	else
+		mp_pack_object_range(pack, n->object, offset, nbytes);
+}
+
+uint64_t mp_node_f32_size(const struct mp_pack *pack, enum mp_role role)
+{
+	const struct mp_role_info *ri = &pack->m.roles[role];
+	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
+
+	return ri->expert_bytes / qt->block_bytes * MP_QK_K * sizeof(float);
+}
+
+uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
+		      uint64_t client_manifest_len)
+{
+	uint64_t offset, nbytes;
+
+	switch (n->kind) {
+	case MP_NODE_MANIFEST:
+		return pack->manifest_len;
+	case MP_NODE_PACK:
+		return pack->file_size;
+	case MP_NODE_CLIENT_MANIFEST:
+		return client_manifest_len;
+	case MP_NODE_ROLE:
+	case MP_NODE_OBJECT:
+		mp_node_payload_range(pack, n, &offset, &nbytes);
+		return nbytes;
+	case MP_NODE_F32:
+		return mp_node_f32_size(pack, n->role);
+	case MP_NODE_METRICS:
+		return MP_METRICS_FILE_SIZE;
+	default:
+		return MP_STATUS_FILE_SIZE;
+	}
+}

@@ -1,0 +1,42 @@
+/*
+ * digest.h - SHA-256 (OpenSSL EVP) over buffers, streams and whole files.
+ */
+#ifndef MOEPACK_DIGEST_H
+#define MOEPACK_DIGEST_H
+
+#include <stdint.h>
+#include <stddef.h>
+
+#include "base/errors.h"
+#include "pack/pack.h"
+
+#define MP_SHA256_LEN 32
+
+/* An incremental SHA-256.  Opaque; one per thread. */
+struct mp_sha256;
+
+struct mp_sha256 *mp_sha256_new(void); /* NULL on out-of-memory */
+void mp_sha256_update(struct mp_sha256 *h, const void *data, size_t len);
+/* Writes the digest and resets h for reuse. */
+void mp_sha256_final(struct mp_sha256 *h, unsigned char out[MP_SHA256_LEN]);
+void mp_sha256_free(struct mp_sha256 *h);
+
+/* One-shot digest of a buffer. */
+void mp_sha256_buf(const void *data, size_t len, unsigned char out[MP_SHA256_LEN]);
+
+/* Lowercase hex of a digest into out[MP_SHA256_HEX]. */
+void mp_sha256_hex(const unsigned char d[MP_SHA256_LEN], char out[MP_SHA256_HEX]);
+
+/* True when s is exactly 64 lowercase hex digits. */
+int mp_is_sha256_hex(const char *s);
+
+/*
+ * Digest bytes [0, size) of fd with large reads, calling progress (if not
+ * NULL) as it goes.  A short file or a read error gives MP_E_PACK_IO with a
+ * message naming `what` (a path).
+ */
+enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
+			 mp_progress_fn progress, void *arg,
+			 unsigned char out[MP_SHA256_LEN], struct mp_error *err);
+
+#endif

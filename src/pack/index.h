@@ -1,0 +1,77 @@
+/*
+ * index.h - the pack's binary header and index entries.
+ *
+ * Pure decoding and encoding of the little-endian on-disk records of
+ * moepack-pack(5); no I/O and no checks beyond the layout itself.
+ */
+#ifndef MOEPACK_INDEX_H
+#define MOEPACK_INDEX_H
+
+#include <stdint.h>
+#include <string.h>
+
+#include "pack/pack.h"
+
+struct mp_header {
+	unsigned char magic[MP_MAGIC_LEN];
+	uint32_t version;
+	uint32_t header_size;
+	uint64_t index_count;
+	uint64_t data_start;
+};
+
+struct mp_entry {
+	unsigned char name[MP_ENTRY_NAME_LEN]; /* raw, NUL-padded */
+	int32_t expert;
+	uint32_t reserved;
+	uint64_t offset;
+	uint64_t nbytes;
+};
+
+static inline uint32_t mp_le32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static inline uint64_t mp_le64(const unsigned char *p)
+{
+	return (uint64_t)mp_le32(p) | (uint64_t)mp_le32(p + 4) << 32;
+}
+
+static inline void mp_put_le32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static inline void mp_put_le64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h);
+/* A header with the format's magic, version and size and these fields. */
+void mp_header_encode(unsigned char raw[MP_HEADER_SIZE], uint64_t index_count,
+		      uint64_t data_start);
+
+/* Field offsets inside one 152-byte entry. */
+#define MP_ENTRY_EXPERT_AT 128
+#define MP_ENTRY_RESERVED_AT 132
+#define MP_ENTRY_OFFSET_AT 136
+#define MP_ENTRY_NBYTES_AT 144
+
+void mp_entry_decode(const unsigned char raw[MP_ENTRY_SIZE], struct mp_entry *e);
+/* name is NUL-padded to 128 bytes; it must be shorter than 128. */
+void mp_entry_encode(unsigned char raw[MP_ENTRY_SIZE], const char *name, int32_t expert,
+		     uint64_t offset, uint64_t nbytes);
+
+/*
+ * Print an untrusted name (up to the first NUL, at most 128 bytes) into buf
+ * as a C-like quoted string with non-printable bytes escaped, so error
+ * messages stay one clean line.
+ */
+void mp_quote_name(char *buf, size_t len, const unsigned char *name, size_t max);
+
+#endif

@@ -1,0 +1,430 @@
+/*
+ * validate.c - open a pack and run every check of moepack-pack(5), in the
+ * reference loader's order: manifest, header, entries, trailing bytes,
+ * index digest, full digest.
+ */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pack/digest.h"
+#include "base/file.h"
+#include "pack/index.h"
+#include "pack/manifest.h"
+#include "pack/pack.h"
+#include "base/quant.h"
+
+/* Entries read and checked per pread: about 600 KiB. */
+#define ENTRIES_PER_CHUNK 4096
+
+/* Expected tensor names, made once per (layer, role) rather than per entry. */
+struct expected_names {
+	char name[MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1][MP_ROLE_COUNT][48];
+	unsigned char len[MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1][MP_ROLE_COUNT];
+};
+
+static void expected_names_fill(struct expected_names *en, const struct mp_manifest *m)
+{
+	for (size_t l = 0; l < m->layer_count; l++)
+		for (int r = 0; r < MP_ROLE_COUNT; r++)
+			en->len[l][r] = (unsigned char)mp_tensor_name(
+				en->name[l][r], sizeof en->name[l][r], m->layer_ids[l], r);
+}
+
+static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *en,
+			       uint64_t i, const unsigned char *raw, uint64_t *prev_end,
+			       uint64_t *up_offset, struct mp_error *err)
+{
+	const struct mp_manifest *m = &p->m;
+	uint64_t object = i / 3, layer_index = object / m->num_experts;
+	uint64_t expert = object % m->num_experts;
+	enum mp_role role = (enum mp_role)(i % 3);
+	const char *want = en->name[layer_index][role];
+	size_t want_len = en->len[layer_index][role];
+	struct mp_entry e;
+	unsigned long long idx = (unsigned long long)i;
+
+	if (memcmp(raw, want, want_len) != 0 || raw[want_len] != '\0') {
+		char shown[MP_ENTRY_NAME_LEN * 4 + 8];
+		mp_quote_name(shown, sizeof shown, raw, MP_ENTRY_NAME_LEN);
+		return mp_fail(err, MP_E_ENTRY_NAME,
+			       "identity mismatch at index %llu: name %s%s, expected \"%s\"",
+			       idx, shown,
+			       memchr(raw, 0, MP_ENTRY_NAME_LEN) ? "" : " (not NUL-terminated)",
+			       want);
+	}
+	mp_entry_decode(raw, &e);
+	if (e.expert < 0 || (uint64_t)e.expert != expert)
+		return mp_fail(err, MP_E_ENTRY_EXPERT,
+			       "identity mismatch at index %llu (%s): expert is %d, expected %llu",
+			       idx, want, e.expert, (unsigned long long)expert);
+	if (e.reserved != 0)
+		return mp_fail(err, MP_E_ENTRY_RESERVED,
+			       "identity mismatch at index %llu (%s): reserved is %u, must be 0",
+			       idx, want, e.reserved);
+	if (e.nbytes != m->roles[role].expert_bytes)
+		return mp_fail(err, MP_E_ENTRY_NBYTES,
+			       "range mismatch at index %llu (%s expert %llu): nbytes is %llu, "
+			       "expert_pack.roles.%s.expert_bytes is %llu",
+			       idx, want, (unsigned long long)expert,
+			       (unsigned long long)e.nbytes, mp_role_name(role),
+			       (unsigned long long)m->roles[role].expert_bytes);
+	if (e.offset % m->alignment != 0)
+		return mp_fail(err, MP_E_ENTRY_ALIGNMENT,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
+			       "not a multiple of the alignment %llu",
+			       idx, want, (unsigned long long)expert,
+			       (unsigned long long)e.offset, (unsigned long long)m->alignment);
+	if (e.offset < *prev_end)
+		return mp_fail(err, MP_E_ENTRY_OVERLAP,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
+			       "before the end of the previous %s (%llu)",
+			       idx, want, (unsigned long long)expert,
+			       (unsigned long long)e.offset,
+			       i == 0 ? "index (data_start)" : "payload",
+			       (unsigned long long)*prev_end);
+	if (e.nbytes > p->file_size || e.offset > p->file_size - e.nbytes)
+		return mp_fail(err, MP_E_ENTRY_BOUNDS,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu + "
+			       "nbytes %llu runs past the end of the pack (%llu bytes)",
+			       idx, want, (unsigned long long)expert,
+			       (unsigned long long)e.offset, (unsigned long long)e.nbytes,
+			       (unsigned long long)p->file_size);
+	*prev_end = e.offset + e.nbytes;
+	if (role == MP_ROLE_UP) {
+		*up_offset = e.offset;
+		p->object_offset[object] = e.offset;
+	} else if (e.offset != *up_offset + m->roles[role].role_offset) {
+		return mp_fail(err, MP_E_ENTRY_CONTIGUITY,
+			       "not contiguous at index %llu (%s expert %llu): offset %llu, "
+			       "expected up offset %llu + %llu",
+			       idx, want, (unsigned long long)expert,
+			       (unsigned long long)e.offset, (unsigned long long)*up_offset,
+			       (unsigned long long)m->roles[role].role_offset);
+	}
+	return MP_OK;
+}
+
+static enum mp_err read_exact(struct mp_pack *p, void *buf, size_t len, uint64_t off,
+			      struct mp_error *err)
+{
+	size_t done = 0;
+	while (done < len) {
+		ssize_t got = pread(p->fd, (char *)buf + done, len - done, (off_t)(off + done));
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
+				       p->path, (unsigned long long)(off + done),
+				       got < 0 ? strerror(errno) : "unexpected end of file");
+		done += (size_t)got;
+	}
+	return MP_OK;
+}
+
+static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_SIZE],
+				struct mp_error *err)
+{
+	const struct mp_manifest *m = &p->m;
+	struct mp_header h;
+	uint64_t index_end;
+	enum mp_err rc;
+
+	if (p->file_size < MP_HEADER_SIZE)
+		return mp_fail(err, MP_E_HEADER_SHORT,
+			       "pack is shorter than its 40-byte header: %s has %llu bytes",
+			       p->path, (unsigned long long)p->file_size);
+	if ((rc = read_exact(p, raw, MP_HEADER_SIZE, 0, err)))
+		return rc;
+	mp_header_decode(raw, &h);
+	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
+		char shown[MP_MAGIC_LEN * 4 + 8];
+		mp_quote_name(shown, sizeof shown, h.magic, MP_MAGIC_LEN);
+		return mp_fail(err, MP_E_HEADER_MAGIC,
+			       "bad pack magic: header magic is %s, must be \"%s\" and three "
+			       "NUL bytes",
+			       shown, MP_MAGIC);
+	}
+	if (h.version != MP_VERSION)
+		return mp_fail(err, MP_E_HEADER_VERSION,
+			       "unsupported pack version: header version is %u, must be %d",
+			       h.version, MP_VERSION);
+	if (h.header_size != MP_HEADER_SIZE)
+		return mp_fail(err, MP_E_HEADER_SIZE,
+			       "header size must be 40: header header_size is %u", h.header_size);
+	p->object_count = m->layer_count * m->num_experts;
+	p->index_count = p->object_count * MP_ROLE_COUNT;
+	if (h.index_count != p->index_count)
+		return mp_fail(err, MP_E_INDEX_COUNT,
+			       "index count does not match the manifest: header index_count "
+			       "is %llu, %zu layers x %llu experts x 3 roles is %llu",
+			       (unsigned long long)h.index_count, m->layer_count,
+			       (unsigned long long)m->num_experts,
+			       (unsigned long long)p->index_count);
+	if (h.data_start != m->data_start)
+		return mp_fail(err, MP_E_DATA_START,
+			       "data start does not match manifest: header data_start is %llu, "
+			       "expert_pack.data_start is %llu",
+			       (unsigned long long)h.data_start,
+			       (unsigned long long)m->data_start);
+	/* index_count <= 92 * 65536 * 3 here, so this cannot overflow. */
+	index_end = MP_HEADER_SIZE + MP_ENTRY_SIZE * p->index_count;
+	if (index_end > p->file_size)
+		return mp_fail(err, MP_E_INDEX_TRUNCATED,
+			       "index runs past the end of the pack: %llu entries end at byte "
+			       "%llu, the pack has %llu bytes",
+			       (unsigned long long)p->index_count, (unsigned long long)index_end,
+			       (unsigned long long)p->file_size);
+	if (h.data_start < index_end)
+		return mp_fail(err, MP_E_DATA_OVERLAPS_INDEX,
+			       "data start lies inside the index: data_start is %llu, the "
+			       "index ends at byte %llu",
+			       (unsigned long long)h.data_start, (unsigned long long)index_end);
+	return MP_OK;
+}
+
+static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_HEADER_SIZE],
+			       struct mp_error *err)
+{
+	struct mp_sha256 *h = mp_sha256_new();
+	struct expected_names *en = malloc(sizeof *en);
+	unsigned char *buf = malloc((size_t)ENTRIES_PER_CHUNK * MP_ENTRY_SIZE);
+	uint64_t prev_end = p->m.data_start, up_offset = 0;
+	char computed[MP_SHA256_HEX];
+	enum mp_err rc = MP_OK;
+
+	/* Bounded by the file size, checked in check_header(). */
+	p->object_offset = malloc((size_t)p->object_count * sizeof *p->object_offset);
+	if (!h || !en || !buf || !p->object_offset) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s", p->path);
+		goto out;
+	}
+	expected_names_fill(en, &p->m);
+	mp_sha256_update(h, header, MP_HEADER_SIZE);
+	for (uint64_t i = 0; i < p->index_count; i += ENTRIES_PER_CHUNK) {
+		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
+								    : ENTRIES_PER_CHUNK;
+		rc = read_exact(p, buf, (size_t)n * MP_ENTRY_SIZE,
+				MP_HEADER_SIZE + i * MP_ENTRY_SIZE, err);
+		if (rc)
+			goto out;
+		for (uint64_t k = 0; k < n; k++) {
+			rc = check_entry(p, en, i + k, buf + k * MP_ENTRY_SIZE, &prev_end,
+					 &up_offset, err);
+			if (rc)
+				goto out;
+		}
+		mp_sha256_update(h, buf, (size_t)n * MP_ENTRY_SIZE);
+	}
+	if (prev_end != p->file_size) {
+		rc = mp_fail(err, MP_E_TRAILING_BYTES,
+			     "pack has bytes after the last payload: the last payload ends "
+			     "at byte %llu, the pack has %llu bytes",
+			     (unsigned long long)prev_end, (unsigned long long)p->file_size);
+		goto out;
+	}
+	mp_sha256_final(h, p->index_digest);
+	mp_sha256_hex(p->index_digest, computed);
+	if (strcmp(computed, p->m.index_sha256) != 0)
+		rc = mp_fail(err, MP_E_INDEX_DIGEST,
+			     "index SHA-256 does not match manifest: computed %s, "
+			     "expert_pack.index_sha256 %s",
+			     computed, p->m.index_sha256);
+out:
+	free(buf);
+	free(en);
+	mp_sha256_free(h);
+	return rc;
+}
+
+static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
+			      struct mp_error *err)
+{
+	unsigned char d[MP_SHA256_LEN];
+	char computed[MP_SHA256_HEX];
+	enum mp_err rc;
+
+	if (!p->m.sha256[0])
+		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
+			       "full SHA-256 requested but the manifest has no "
+			       "expert_pack.sha256: %s",
+			       p->manifest_path);
+	rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d, err);
+	if (rc)
+		return rc;
+	mp_sha256_hex(d, computed);
+	if (strcmp(computed, p->m.sha256) != 0)
+		return mp_fail(err, MP_E_FULL_DIGEST,
+			       "pack SHA-256 does not match manifest: computed %s, "
+			       "expert_pack.sha256 %s",
+			       computed, p->m.sha256);
+	p->full_checked = true;
+	return MP_OK;
+}
+
+/*
+ * A config file is small, but its size cannot be trusted: a sysfs or procfs
+ * file reports 4096 bytes whatever it holds.  So it is read to end of file,
+ * whatever st_size says, and hashed as read; more than MP_CONFIG_MAX bytes
+ * is not a model config.
+ */
+#define MP_CONFIG_MAX (16u << 20)
+
+static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
+				 struct mp_error *err)
+{
+	unsigned char d[MP_SHA256_LEN], buf[64 * 1024];
+	struct mp_sha256 *h;
+	uint64_t total = 0;
+	struct stat st;
+	enum mp_err rc = MP_OK;
+	int fd;
+
+	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
+		return rc;
+	h = mp_sha256_new();
+	if (!h) {
+		close(fd);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	for (;;) {
+		ssize_t got = read(fd, buf, sizeof buf);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0) {
+			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+				     strerror(errno));
+			break;
+		}
+		if (got == 0)
+			break;
+		total += (uint64_t)got;
+		if (total > MP_CONFIG_MAX) {
+			rc = mp_fail(err, MP_E_CONFIG_IO,
+				     "cannot read config file %s: larger than %u MiB", path,
+				     MP_CONFIG_MAX >> 20);
+			break;
+		}
+		mp_sha256_update(h, buf, (size_t)got);
+	}
+	close(fd);
+	mp_sha256_final(h, d);
+	mp_sha256_free(h);
+	if (!rc)
+		mp_sha256_hex(d, hex);
+	return rc;
+}
+
+static bool is_manifest_name(const char *path)
+{
+	static const char suffix[] = ".manifest.json";
+	size_t n = strlen(path);
+
+	return n >= sizeof suffix - 1 && strcmp(path + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
+			      const struct mp_open_opts *o, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc;
+
+	p->path = strdup(pack_path);
+	p->manifest_path = o->manifest_path ? strdup(o->manifest_path)
+					    : mp_pack_default_manifest_path(pack_path);
+	if (!p->path || !p->manifest_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
+		return rc;
+	p->file_size = (uint64_t)st.st_size;
+	p->file_mtime = st.st_mtim;
+	p->file_ctime = st.st_ctim;
+	p->file_nlink = (uint64_t)st.st_nlink;
+	p->real_path = realpath(pack_path, NULL);
+	if (!p->real_path)
+		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,
+			       strerror(errno));
+	rc = mp_manifest_read(p->manifest_path, &p->manifest_raw, &p->manifest_len, err);
+	if (rc == MP_E_MANIFEST_IO && !o->manifest_path && is_manifest_name(pack_path)) {
+		/* "PACK.manifest.json.manifest.json" alone leaves one guessing */
+		char first[MP_MSG_MAX];
+
+		snprintf(first, sizeof first, "%s", err->msg);
+		mp_fail(err, rc, "%s (%s is a manifest: pass the pack, not its manifest)", first,
+			pack_path);
+	}
+	return rc;
+}
+
+enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
+			 const struct mp_open_opts *opts, struct mp_error *err)
+{
+	static const struct mp_open_opts no_opts;
+	const struct mp_open_opts *o = opts ? opts : &no_opts;
+	struct mp_pack *p = calloc(1, sizeof *p);
+	char config_hex[MP_SHA256_HEX];
+	unsigned char header[MP_HEADER_SIZE];
+	json_t *root = NULL;
+	bool surrogates = false;
+	enum mp_err rc;
+
+	*out = NULL;
+	if (!p)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	p->fd = -1;
+	if ((rc = open_files(p, pack_path, o, err)))
+		goto fail;
+	if ((rc = mp_manifest_parse_ex(p->manifest_raw, p->manifest_len, p->manifest_path,
+				       &root, &surrogates, err)))
+		goto fail;
+	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err)))
+		goto fail;
+
+	struct mp_manifest_input in = {
+		.manifest_path = p->manifest_path,
+		.pack_real_path = p->real_path,
+		.pack_size = p->file_size,
+		.expect_layers = o->expect_layers,
+		.expect_experts = o->expect_experts,
+		.config_sha256 = o->config_path ? config_hex : NULL,
+		.surrogate_escapes = surrogates,
+	};
+	if ((rc = mp_manifest_check(root, &in, &p->m, p->warnings, &p->nwarnings, err)) ||
+	    (rc = check_header(p, header, err)) || (rc = check_index(p, header, err)) ||
+	    (rc = mp_manifest_check_recorded(root, &p->m, err)))
+		goto fail;
+	json_decref(root);
+	root = NULL;
+	if (o->full && (rc = check_full(p, o, err)))
+		goto fail;
+	p->page_aligned = p->m.alignment >= MP_PAGE;
+	*out = p;
+	return MP_OK;
+fail:
+	json_decref(root);
+	mp_pack_close(p);
+	return rc;
+}
+
+void mp_pack_close(struct mp_pack *p)
+{
+	if (!p)
+		return;
+	if (p->fd >= 0)
+		close(p->fd);
+	mp_manifest_free(&p->m);
+	free(p->object_offset);
+	free(p->manifest_raw);
+	free(p->manifest_path);
+	free(p->real_path);
+	free(p->path);
+	free(p);
+}

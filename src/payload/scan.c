@@ -1,0 +1,382 @@
+/*
+ * scan.c - the payload scan (see scan.h).
+ *
+ * Roles are visited in file order (objects are in increasing offset order
+ * once the index is valid, and an object's roles are contiguous), and fed
+ * whatever slices of the file cover them.  A block can straddle two reads,
+ * so each role keeps a partial block back until the rest arrives.
+ *
+ * Without hashing only the expert objects are read, and a role that lies
+ * wholly in a hole of the file (SEEK_DATA finds no data in it) is known to
+ * be zero without reading it: a sparse Kimi K3 pack scans in seconds.
+ * With hashing every byte is read once, front to back, by the reader
+ * thread of readahead.h, and each buffer goes to SHA-256 and to the scan.
+ */
+#include "config.h"
+
+#include "payload/scan.h"
+
+#include "payload/dequant.h"
+#include "base/quant.h"
+#include "pack/readahead.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SCAN_CHUNK (8u << 20)
+
+/* What is known about the role being fed. */
+struct role_state {
+	const struct mp_quant_type *qt;
+	uint64_t start, end;     /* absolute file range */
+	uint64_t block;          /* blocks seen so far */
+	bool zero;               /* every byte so far is zero */
+	bool scales_zero;        /* every scale so far is +-0 */
+	uint64_t nonfinite;
+	uint64_t first_block;
+	const char *first_scale;
+	uint16_t first_value;
+	unsigned carry_len;      /* bytes of a partial block kept back */
+	unsigned char carry[MP_Q3K_BYTES];
+};
+
+struct scan {
+	const struct mp_pack *pack;
+	mp_scan_fn fn;
+	void *arg;
+	struct mp_scan_summary *sum;
+	uint64_t object;         /* the object being fed */
+	int role;                /* its role being fed */
+	bool expert_scales_zero; /* every scale of the object so far is 0 */
+	struct role_state rs;
+};
+
+const char *mp_scan_kind_name(enum mp_scan_kind kind)
+{
+	switch (kind) {
+	case MP_SCAN_NONFINITE_SCALE:
+		return "non-finite scale";
+	case MP_SCAN_ZERO_ROLE:
+		return "all-zero role";
+	case MP_SCAN_ZERO_SCALES:
+		return "all-zero scales";
+	}
+	return "?";
+}
+
+static void role_begin(struct scan *s)
+{
+	const struct mp_pack *p = s->pack;
+	struct role_state *rs = &s->rs;
+	uint64_t nbytes;
+
+	memset(rs, 0, sizeof *rs);
+	rs->qt = mp_quant_by_id(p->m.roles[s->role].dtype_id);
+	mp_pack_role_range(p, s->object, s->role, &rs->start, &nbytes);
+	rs->end = rs->start + nbytes;
+	rs->zero = true;
+	rs->scales_zero = true;
+	if (s->role == 0)
+		s->expert_scales_zero = true;
+}
+
+/* Word-wise, eight words a step: on data already in memory this runs at
+ * memory speed, and a role with data stops at its first non-zero word. */
+static bool all_zero(const unsigned char *p, size_t n)
+{
+	size_t i = 0;
+
+	for (; i + 64 <= n; i += 64) {
+		uint64_t w[8];
+
+		memcpy(w, p + i, sizeof w);
+		if (w[0] | w[1] | w[2] | w[3] | w[4] | w[5] | w[6] | w[7])
+			return false;
+	}
+	for (; i < n; i++)
+		if (p[i])
+			return false;
+	return true;
+}
+
+static void check_scale(struct role_state *rs, uint16_t h, const char *name)
+{
+	if ((h & 0x7fff) != 0)
+		rs->scales_zero = false;
+	if ((h & 0x7c00) == 0x7c00) {
+		if (rs->nonfinite++ == 0) {
+			rs->first_block = rs->block;
+			rs->first_scale = name;
+			rs->first_value = h;
+		}
+	}
+}
+
+static void scan_blocks(struct role_state *rs, const unsigned char *p, size_t nblocks)
+{
+	size_t bb = rs->qt->block_bytes;
+
+	if (rs->qt->id == MP_GGML_Q2_K) {
+		for (size_t i = 0; i < nblocks; i++, p += bb, rs->block++) {
+			check_scale(rs, (uint16_t)(p[MP_Q2K_D] | p[MP_Q2K_D + 1] << 8), "d");
+			check_scale(rs, (uint16_t)(p[MP_Q2K_DMIN] | p[MP_Q2K_DMIN + 1] << 8),
+				    "dmin");
+		}
+	} else {
+		for (size_t i = 0; i < nblocks; i++, p += bb, rs->block++)
+			check_scale(rs, (uint16_t)(p[MP_Q3K_D] | p[MP_Q3K_D + 1] << 8), "d");
+	}
+}
+
+/* n bytes of the current role, in order. */
+static void role_feed(struct role_state *rs, const unsigned char *p, size_t n)
+{
+	size_t bb = rs->qt->block_bytes, whole;
+
+	if (rs->zero && !all_zero(p, n))
+		rs->zero = false;
+	if (rs->carry_len) {
+		size_t take = bb - rs->carry_len < n ? bb - rs->carry_len : n;
+
+		memcpy(rs->carry + rs->carry_len, p, take);
+		rs->carry_len += (unsigned)take;
+		p += take;
+		n -= take;
+		if (rs->carry_len < bb)
+			return;
+		scan_blocks(rs, rs->carry, 1);
+		rs->carry_len = 0;
+	}
+	whole = n / bb;
+	scan_blocks(rs, p, whole);
+	memcpy(rs->carry, p + whole * bb, n - whole * bb);
+	rs->carry_len = (unsigned)(n - whole * bb);
+}
+
+static void report(struct scan *s, struct mp_scan_problem *pr)
+{
+	pr->layer = s->pack->m.layer_ids[s->object / s->pack->m.num_experts];
+	pr->expert = s->object % s->pack->m.num_experts;
+	if (s->fn)
+		s->fn(pr, s->arg);
+}
+
+/* The role is complete: report it, and move on to the next role. */
+static void role_end(struct scan *s, bool hole)
+{
+	struct role_state *rs = &s->rs;
+	struct mp_scan_summary *sum = s->sum;
+
+	sum->roles++;
+	sum->blocks += rs->block;
+	if (rs->nonfinite) {
+		struct mp_scan_problem pr = {
+			.kind = MP_SCAN_NONFINITE_SCALE, .role = s->role,
+			.count = rs->nonfinite, .first_block = rs->first_block,
+			.first_scale = rs->first_scale, .first_value = rs->first_value};
+
+		sum->nonfinite_scales += rs->nonfinite;
+		sum->nonfinite_roles++;
+		report(s, &pr);
+	}
+	if (rs->zero) {
+		struct mp_scan_problem pr = {.kind = MP_SCAN_ZERO_ROLE, .role = s->role,
+					     .hole = hole};
+
+		sum->zero_roles++;
+		sum->hole_roles += hole;
+		report(s, &pr);
+	}
+	if (!rs->scales_zero)
+		s->expert_scales_zero = false;
+	if (++s->role == MP_ROLE_COUNT) {
+		sum->experts++;
+		if (s->expert_scales_zero) {
+			struct mp_scan_problem pr = {.kind = MP_SCAN_ZERO_SCALES,
+						     .role = MP_ROLE_COUNT};
+
+			sum->zero_scale_experts++;
+			report(s, &pr);
+		}
+		s->role = 0;
+		s->object++;
+	}
+	if (s->object < s->pack->object_count)
+		role_begin(s);
+}
+
+/* A role known to be zero without reading it. */
+static void role_hole(struct scan *s)
+{
+	struct role_state *rs = &s->rs;
+	uint64_t blocks = (rs->end - rs->start) / rs->qt->block_bytes;
+
+	rs->block = blocks;
+	role_end(s, true);
+}
+
+/* Bytes [pos, pos + n) of the file, read in order: hand each role its part. */
+static void feed(struct scan *s, uint64_t pos, const unsigned char *buf, size_t n)
+{
+	uint64_t end = pos + n;
+
+	while (s->object < s->pack->object_count && s->rs.start < end) {
+		struct role_state *rs = &s->rs;
+		uint64_t from = rs->start > pos ? rs->start : pos;
+		uint64_t to = rs->end < end ? rs->end : end;
+
+		/* from >= rs->start always: roles are only fed from their
+		 * start on, because reads go forward */
+		if (to > from)
+			role_feed(rs, buf + (from - pos), (size_t)(to - from));
+		if (rs->end > end)
+			break;
+		role_end(s, false);
+	}
+}
+
+static enum mp_err read_at(const struct mp_pack *p, unsigned char *buf, size_t n,
+			   uint64_t pos, struct mp_error *err)
+{
+	size_t done = 0;
+
+	while (done < n) {
+		ssize_t got = pread(p->fd, buf + done, n - done, (off_t)(pos + done));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got < 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
+				       p->path, (unsigned long long)(pos + done),
+				       strerror(errno));
+		if (got == 0)
+			return mp_fail(err, MP_E_PACK_IO,
+				       "cannot read pack %s: file ends at byte %llu, "
+				       "expected %llu",
+				       p->path, (unsigned long long)(pos + done),
+				       (unsigned long long)p->file_size);
+		done += (size_t)got;
+	}
+	return MP_OK;
+}
+
+/* True when [start, end) holds no data (a hole), as far as the file system
+ * says; false when it cannot tell. */
+static bool is_hole(int fd, uint64_t start, uint64_t end)
+{
+	off_t data = lseek(fd, (off_t)start, SEEK_DATA);
+
+	if (data < 0)
+		return errno == ENXIO; /* no data from start to the end of file */
+	return (uint64_t)data >= end;
+}
+
+struct hash_feed {
+	struct scan *s;
+	struct mp_sha256 *h;
+};
+
+/* Every byte of the file, in order, from the reader thread's ring: the
+ * digest and the scan see each buffer while it is still in the cache. */
+static enum mp_err hash_and_feed(const unsigned char *buf, size_t len, uint64_t pos,
+				 void *arg, struct mp_error *err)
+{
+	struct hash_feed *hf = arg;
+
+	mp_sha256_update(hf->h, buf, len);
+	feed(hf->s, pos, buf, len);
+	return MP_OK;
+}
+
+enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *opts,
+			 mp_scan_fn fn, void *arg, struct mp_scan_summary *sum,
+			 unsigned char sha256[MP_SHA256_LEN], struct mp_error *err)
+{
+	struct scan s = {.pack = pack, .fn = fn, .arg = arg, .sum = sum};
+	struct mp_sha256 *h = NULL;
+	/* with hashing the read goes through readahead.h's ring instead */
+	unsigned char *buf = opts->hash ? NULL : malloc(SCAN_CHUNK);
+	uint64_t total, done = 0;
+	enum mp_err rc = MP_OK;
+
+	memset(sum, 0, sizeof *sum);
+	if (opts->hash ? !(h = mp_sha256_new()) : !buf) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
+		goto out;
+	}
+	if (pack->object_count)
+		role_begin(&s);
+	posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+
+	if (opts->hash) {
+		struct mp_readahead_opts ro = {.progress = opts->progress,
+					       .progress_arg = opts->progress_arg};
+		struct hash_feed hf = {.s = &s, .h = h};
+		char what[MP_MSG_MAX];
+
+		snprintf(what, sizeof what, "pack %s", pack->path);
+		if ((rc = mp_readahead(pack->fd, 0, pack->file_size, what, &ro,
+				       hash_and_feed, &hf, err)))
+			goto out;
+		mp_sha256_final(h, sha256);
+	} else {
+		total = pack->object_count * pack->m.object_bytes;
+		for (uint64_t o = 0; o < pack->object_count; o++) {
+			uint64_t start = pack->object_offset[o];
+			uint64_t end = start + pack->m.object_bytes;
+
+			for (uint64_t pos = start; pos < end;) {
+				size_t n = end - pos < SCAN_CHUNK ? (size_t)(end - pos) : SCAN_CHUNK;
+
+				/* a role wholly in a hole needs no read */
+				if (pos == s.rs.start && is_hole(pack->fd, s.rs.start, s.rs.end)) {
+					pos = s.rs.end;
+					role_hole(&s);
+					continue;
+				}
+				/* read up to the end of the current role at most, so
+				 * the next role gets its own hole test */
+				if (s.rs.end - pos < n)
+					n = (size_t)(s.rs.end - pos);
+				if ((rc = read_at(pack, buf, n, pos, err)))
+					goto out;
+				sum->bytes_read += n;
+				feed(&s, pos, buf, n);
+				pos += n;
+			}
+			done += pack->m.object_bytes;
+			if (opts->progress)
+				opts->progress(done, total, opts->progress_arg);
+		}
+	}
+	if (opts->hash)
+		sum->bytes_read = pack->file_size;
+out:
+	free(buf);
+	mp_sha256_free(h);
+	return rc;
+}
+
+enum mp_err mp_scan_check_digest(const struct mp_pack *pack,
+				 const unsigned char sha256[MP_SHA256_LEN],
+				 struct mp_error *err)
+{
+	char computed[MP_SHA256_HEX];
+
+	if (!pack->m.sha256[0])
+		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
+			       "full SHA-256 requested but the manifest has no "
+			       "expert_pack.sha256: %s",
+			       pack->manifest_path);
+	mp_sha256_hex(sha256, computed);
+	if (strcmp(computed, pack->m.sha256) != 0)
+		return mp_fail(err, MP_E_FULL_DIGEST,
+			       "pack SHA-256 does not match manifest: computed %s, "
+			       "expert_pack.sha256 %s",
+			       computed, pack->m.sha256);
+	return MP_OK;
+}

@@ -1,0 +1,1172 @@
+/* seal.c - per-chunk SHA-256 digests of a pack file: layout, file, hashing. */
+#include "config.h"
+
+#include "seal/seal.h"
+
+#include "base/file.h"
+
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Bytes a hashing thread reads at once: a core's L2 here, as readahead.h. */
+#define SEAL_WINDOW (4u << 20)
+#define SEAL_MAX_JOBS 64u
+
+static uint64_t div_up(uint64_t a, uint64_t b)
+{
+	return a / b + (a % b != 0);
+}
+
+static bool chunk_size_ok(uint64_t c)
+{
+	return c >= MP_SEAL_MIN_CHUNK && c <= MP_SEAL_MAX_CHUNK && (c & (c - 1)) == 0;
+}
+
+static uint64_t object_bytes(const uint64_t role_bytes[MP_ROLE_COUNT])
+{
+	return role_bytes[MP_ROLE_UP] + role_bytes[MP_ROLE_GATE] + role_bytes[MP_ROLE_DOWN];
+}
+
+/* End of object i's region (start of the next object, or the file's end). */
+static uint64_t region_end(uint64_t file_size, uint64_t object_count,
+			   const uint64_t *object_offset, uint64_t i)
+{
+	return i + 1 < object_count ? object_offset[i + 1] : file_size;
+}
+
+/*
+ * Count the chunks of a geometry, stopping as soon as the count passes
+ * `limit`.  Returns false when the geometry is not one (an object past its
+ * successor or the file's end, offsets not ascending).
+ */
+static bool count_chunks(uint64_t file_size, uint64_t object_count,
+			 const uint64_t *object_offset,
+			 const uint64_t role_bytes[MP_ROLE_COUNT], uint64_t c,
+			 uint64_t limit, uint64_t *count)
+{
+	uint64_t ob = object_bytes(role_bytes), per = 0, n;
+
+	if (ob < role_bytes[MP_ROLE_UP] || ob < role_bytes[MP_ROLE_DOWN])
+		return false; /* the sum wrapped */
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		per += div_up(role_bytes[r], c);
+	n = div_up(object_count ? object_offset[0] : file_size, c);
+	if (object_count && object_offset[0] > file_size)
+		return false;
+	for (uint64_t i = 0; i < object_count; i++) {
+		uint64_t end = region_end(file_size, object_count, object_offset, i);
+		if (object_offset[i] > end || end - object_offset[i] < ob)
+			return false;
+		n += per + div_up(end - object_offset[i] - ob, c);
+		if (n > limit) {
+			*count = n;
+			return true;
+		}
+	}
+	*count = n;
+	return true;
+}
+
+enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
+				uint64_t object_count, const uint64_t *object_offset,
+				const uint64_t role_bytes[MP_ROLE_COUNT],
+				uint64_t chunk_size, struct mp_error *err)
+{
+	uint64_t count, c = chunk_size, per = 0, ob = object_bytes(role_bytes);
+
+	memset(l, 0, sizeof *l);
+	if (!chunk_size_ok(c))
+		return mp_fail(err, MP_E_USAGE,
+			       "invalid usage: chunk size %" PRIu64
+			       " is not a power of two from %u to %u",
+			       c, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK);
+	if (!count_chunks(file_size, object_count, object_offset, role_bytes, c,
+			  MP_SEAL_MAX_CHUNKS, &count))
+		return mp_fail(err, MP_E_USAGE,
+			       "invalid usage: object offsets do not fit the file");
+	if (count > MP_SEAL_MAX_CHUNKS)
+		return mp_fail(err, MP_E_SEAL_LIMIT,
+			       "seal would exceed its table limit: chunk size %" PRIu64
+			       " needs more than %u chunks (%u bytes of digests)",
+			       c, MP_SEAL_MAX_CHUNKS, MP_SEAL_MAX_TABLE);
+	if (count == 0)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: an empty file has no seal");
+	l->object_first = malloc((object_count + 1) * sizeof *l->object_first);
+	if (!l->object_first)
+		return mp_fail(err, MP_E_NOMEM, "out of memory for the seal layout");
+	l->file_size = file_size;
+	l->chunk_size = c;
+	l->object_count = object_count;
+	l->object_offset = object_offset;
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		l->role_bytes[r] = role_bytes[r];
+		l->role_chunks[r] = div_up(role_bytes[r], c);
+		per += l->role_chunks[r];
+	}
+	l->head_chunks = div_up(object_count ? object_offset[0] : file_size, c);
+	count = l->head_chunks;
+	for (uint64_t i = 0; i < object_count; i++) {
+		uint64_t end = region_end(file_size, object_count, object_offset, i);
+		l->object_first[i] = count;
+		count += per + div_up(end - object_offset[i] - ob, c);
+	}
+	l->object_first[object_count] = count;
+	l->chunk_count = count;
+	return MP_OK;
+}
+
+enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pack *pack,
+				   uint64_t chunk_size, struct mp_error *err)
+{
+	uint64_t rb[MP_ROLE_COUNT];
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		rb[r] = pack->m.roles[r].expert_bytes;
+	return mp_seal_layout_init(l, pack->file_size, pack->object_count, pack->object_offset,
+				   rb, chunk_size, err);
+}
+
+void mp_seal_layout_free(struct mp_seal_layout *l)
+{
+	if (!l)
+		return;
+	free(l->object_first);
+	l->object_first = NULL;
+}
+
+uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
+				 const uint64_t *object_offset,
+				 const uint64_t role_bytes[MP_ROLE_COUNT])
+{
+	for (uint64_t c = MP_SEAL_PREFERRED_CHUNK; c <= MP_SEAL_MAX_CHUNK; c <<= 1) {
+		uint64_t n;
+		if (!count_chunks(file_size, object_count, object_offset, role_bytes, c,
+				  MP_SEAL_MAX_CHUNKS, &n))
+			return 0;
+		if (n >= 1 && n <= MP_SEAL_MAX_CHUNKS)
+			return c;
+	}
+	return 0;
+}
+
+/* The object whose chunks hold `chunk` (head_chunks <= chunk < chunk_count). */
+static uint64_t object_of_chunk(const struct mp_seal_layout *l, uint64_t chunk)
+{
+	uint64_t lo = 0, hi = l->object_count; /* object_first[lo] <= chunk */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (l->object_first[mid] <= chunk)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
+		       struct mp_seal_chunk *out)
+{
+	uint64_t c = l->chunk_size, i, k, base;
+
+	memset(out, 0, sizeof *out);
+	if (chunk < l->head_chunks) {
+		uint64_t head = l->object_count ? l->object_offset[0] : l->file_size;
+		out->part = MP_SEAL_HEAD;
+		out->offset = chunk * c;
+		out->len = head - out->offset < c ? head - out->offset : c;
+		return;
+	}
+	i = object_of_chunk(l, chunk);
+	k = chunk - l->object_first[i];
+	base = l->object_offset[i];
+	out->object = i;
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		if (k < l->role_chunks[r]) {
+			out->part = MP_SEAL_ROLE;
+			out->role = (enum mp_role)r;
+			out->offset = base + k * c;
+			out->len = l->role_bytes[r] - k * c < c ? l->role_bytes[r] - k * c : c;
+			return;
+		}
+		k -= l->role_chunks[r];
+		base += l->role_bytes[r];
+	}
+	{
+		uint64_t end = region_end(l->file_size, l->object_count, l->object_offset, i);
+		out->part = MP_SEAL_GAP;
+		out->offset = base + k * c;
+		out->len = end - out->offset < c ? end - out->offset : c;
+	}
+}
+
+uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
+{
+	uint64_t c = l->chunk_size, lo, hi, rel, first;
+
+	if (l->object_count == 0 || pos < l->object_offset[0])
+		return pos / c;
+	lo = 0;
+	hi = l->object_count; /* object_offset[lo] <= pos */
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if (l->object_offset[mid] <= pos)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	rel = pos - l->object_offset[lo];
+	first = l->object_first[lo];
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		if (rel < l->role_bytes[r])
+			return first + rel / c;
+		rel -= l->role_bytes[r];
+		first += l->role_chunks[r];
+	}
+	return first + rel / c;
+}
+
+/* ---- the file ---- */
+
+static uint32_t get_u32(const unsigned char *p)
+{
+	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
+	       (uint32_t)p[3] << 24;
+}
+
+static uint64_t get_u64(const unsigned char *p)
+{
+	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
+}
+
+static void put_u32(unsigned char *p, uint32_t v)
+{
+	for (int i = 0; i < 4; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+static void put_u64(unsigned char *p, uint64_t v)
+{
+	for (int i = 0; i < 8; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
+/* Size of a seal file with n chunk digests (n <= MP_SEAL_MAX_CHUNKS). */
+static uint64_t seal_file_size(uint64_t n)
+{
+	return MP_SEAL_HEADER_SIZE + (uint64_t)MP_SHA256_LEN * n + MP_SHA256_LEN;
+}
+
+/*
+ * Check the header fields, in the documented order, from the first
+ * min(len, 128) bytes; file_size is the whole file's length.
+ */
+static enum mp_err parse_header(const unsigned char *b, uint64_t file_size, const char *what,
+				struct mp_error *err)
+{
+	static const unsigned char magic[MP_SEAL_MAGIC_LEN] = MP_SEAL_MAGIC;
+	uint64_t cs, n;
+	uint32_t v;
+
+	if (file_size < MP_SEAL_HEADER_SIZE)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s is %" PRIu64
+			       " bytes, shorter than the %u-byte header",
+			       what, file_size, MP_SEAL_HEADER_SIZE);
+	if (memcmp(b, magic, MP_SEAL_MAGIC_LEN) != 0)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: magic is not \"%s\"", what,
+			       MP_SEAL_MAGIC);
+	if ((v = get_u32(b + 16)) != MP_SEAL_VERSION)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: version is %" PRIu32 ", not %u",
+			       what, v, MP_SEAL_VERSION);
+	if ((v = get_u32(b + 20)) != MP_SEAL_HEADER_SIZE)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: header_size is %" PRIu32
+			       ", not %u", what, v, MP_SEAL_HEADER_SIZE);
+	if ((v = get_u32(b + 24)) & ~MP_SEAL_FLAG_UNANCHORED)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: flags 0x%" PRIx32
+			       " has unknown bits set", what, v);
+	if (get_u32(b + 28) != 0 || get_u64(b + 120) != 0)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: reserved field at offset %d is not 0",
+			       what, get_u32(b + 28) != 0 ? 28 : 120);
+	cs = get_u64(b + 32);
+	if (!chunk_size_ok(cs))
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: chunk_size %" PRIu64
+			       " is not a power of two from %u to %u",
+			       what, cs, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK);
+	n = get_u64(b + 40);
+	if (n < 1 || n > MP_SEAL_MAX_CHUNKS)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: chunk_count %" PRIu64
+			       " is not from 1 to %u", what, n, MP_SEAL_MAX_CHUNKS);
+	if (file_size != seal_file_size(n))
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s is %" PRIu64
+			       " bytes, but chunk_count %" PRIu64 " needs exactly %" PRIu64
+			       " (%s)",
+			       what, file_size, n, seal_file_size(n),
+			       file_size < seal_file_size(n) ? "truncated" : "extended");
+	return MP_OK;
+}
+
+enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t len,
+			  const char *what, struct mp_error *err)
+{
+	unsigned char d[MP_SHA256_LEN];
+	struct mp_seal *s;
+	enum mp_err rc;
+	uint64_t n;
+
+	*out = NULL;
+	rc = parse_header(buf, len, what, err);
+	if (rc != MP_OK)
+		return rc;
+	n = get_u64(buf + 40);
+	mp_sha256_buf(buf, len - MP_SHA256_LEN, d);
+	if (memcmp(d, buf + len - MP_SHA256_LEN, MP_SHA256_LEN) != 0)
+		return mp_fail(err, MP_E_SEAL_FORMAT,
+			       "seal file is malformed: %s: seal digest does not match its contents",
+			       what);
+	s = calloc(1, sizeof *s);
+	if (s)
+		s->digests = malloc(n * MP_SHA256_LEN);
+	if (!s || !s->digests) {
+		mp_seal_free(s);
+		return mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", what);
+	}
+	s->flags = get_u32(buf + 24);
+	s->chunk_size = get_u64(buf + 32);
+	s->chunk_count = n;
+	s->pack_size = get_u64(buf + 48);
+	memcpy(s->pack_sha256, buf + 56, MP_SHA256_LEN);
+	memcpy(s->index_sha256, buf + 88, MP_SHA256_LEN);
+	memcpy(s->digests, buf + MP_SEAL_HEADER_SIZE, n * MP_SHA256_LEN);
+	memcpy(s->seal_digest, d, MP_SHA256_LEN);
+	*out = s;
+	return MP_OK;
+}
+
+/* Read exactly len bytes at pos; false on error or early end (errno 0). */
+static bool read_full(int fd, void *buf, size_t len, uint64_t pos)
+{
+	unsigned char *p = buf;
+	while (len > 0) {
+		ssize_t got = pread(fd, p, len, (off_t)pos);
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			if (got == 0)
+				errno = 0;
+			return false;
+		}
+		p += got;
+		len -= (size_t)got;
+		pos += (uint64_t)got;
+	}
+	return true;
+}
+
+enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error *err)
+{
+	unsigned char head[MP_SEAL_HEADER_SIZE], extra;
+	unsigned char *buf = NULL;
+	struct stat st;
+	enum mp_err rc;
+	uint64_t size;
+	ssize_t got;
+	int fd;
+
+	*out = NULL;
+	rc = mp_open_regular(path, "seal", MP_E_SEAL_IO, &fd, &st, err);
+	if (rc != MP_OK)
+		return rc;
+	size = (uint64_t)st.st_size;
+	if (size >= MP_SEAL_HEADER_SIZE && !read_full(fd, head, sizeof head, 0)) {
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
+			     errno ? strerror(errno) : "file shrank while read");
+		goto out;
+	}
+	rc = parse_header(head, size, path, err);
+	if (rc != MP_OK)
+		goto out;
+	/* size is now 128 + 32 * chunk_count + 32 with chunk_count bounded */
+	buf = malloc((size_t)size);
+	if (!buf) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", path);
+		goto out;
+	}
+	if (!read_full(fd, buf, (size_t)size, 0)) {
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
+			     errno ? strerror(errno) : "file shrank while read");
+		goto out;
+	}
+	while ((got = pread(fd, &extra, 1, (off_t)size)) < 0 && errno == EINTR)
+		;
+	if (got != 0) {
+		rc = mp_fail(err, MP_E_SEAL_FORMAT,
+			     "seal file is malformed: %s grew while it was read", path);
+		goto out;
+	}
+	rc = mp_seal_parse(out, buf, (size_t)size, path, err);
+out:
+	free(buf);
+	close(fd);
+	return rc;
+}
+
+void mp_seal_free(struct mp_seal *s)
+{
+	if (!s)
+		return;
+	free(s->digests);
+	free(s);
+}
+
+enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
+			 const struct mp_seal_layout *l, struct mp_error *err)
+{
+	char have[MP_SHA256_HEX];
+
+	if (s->pack_size != pack->file_size)
+		return mp_fail(err, MP_E_SEAL_MISMATCH,
+			       "seal is not this pack's: it seals %" PRIu64
+			       " bytes, the pack is %" PRIu64,
+			       s->pack_size, pack->file_size);
+	if (memcmp(s->index_sha256, pack->index_digest, MP_SHA256_LEN) != 0) {
+		mp_sha256_hex(s->index_sha256, have);
+		return mp_fail(err, MP_E_SEAL_MISMATCH,
+			       "seal is not this pack's: its index_sha256 %s is not the pack's %s",
+			       have, pack->m.index_sha256);
+	}
+	if (pack->m.sha256[0]) {
+		if (mp_seal_unanchored(s))
+			return mp_fail(err, MP_E_SEAL_MISMATCH,
+				       "seal is not this pack's: the seal is unanchored but the "
+				       "manifest has expert_pack.sha256; reseal the pack");
+		mp_sha256_hex(s->pack_sha256, have);
+		if (strcmp(have, pack->m.sha256) != 0)
+			return mp_fail(err, MP_E_SEAL_MISMATCH,
+				       "seal is not this pack's: its pack_sha256 %s is not the "
+				       "manifest's expert_pack.sha256 %s",
+				       have, pack->m.sha256);
+	} else if (!mp_seal_unanchored(s)) {
+		return mp_fail(err, MP_E_SEAL_MISMATCH,
+			       "seal is not this pack's: the seal is anchored but the manifest "
+			       "has no expert_pack.sha256");
+	}
+	if (l->chunk_size != s->chunk_size || l->chunk_count != s->chunk_count) {
+		return mp_fail(err, MP_E_SEAL_MISMATCH,
+			       "seal is not this pack's: chunk_count %" PRIu64
+			       " is not the %" PRIu64 " chunks of %" PRIu64
+			       " bytes the pack's layout has",
+			       s->chunk_count, l->chunk_count, s->chunk_size);
+	}
+	return MP_OK;
+}
+
+bool mp_seal_chunk_ok(const struct mp_seal *s, uint64_t chunk, const void *buf, size_t len)
+{
+	unsigned char d[MP_SHA256_LEN];
+	if (chunk >= s->chunk_count)
+		return false;
+	mp_sha256_buf(buf, len, d);
+	return memcmp(d, s->digests[chunk], MP_SHA256_LEN) == 0;
+}
+
+/* ---- hashing a file on many threads ---- */
+
+static unsigned pick_jobs(unsigned jobs)
+{
+	if (jobs == 0) {
+		long n = sysconf(_SC_NPROCESSORS_ONLN);
+		jobs = n > 0 ? (unsigned)n : 1;
+	}
+	return jobs > SEAL_MAX_JOBS ? SEAL_MAX_JOBS : jobs;
+}
+
+/*
+ * Without the whole-file digest every thread reads and hashes its own
+ * chunks: threads claim runs of whole chunks (up to SEAL_WINDOW bytes, or
+ * one larger chunk read in SEAL_WINDOW pieces) from a shared counter.
+ */
+struct par {
+	int fd;
+	const char *what;
+	const struct mp_seal_layout *l;
+	const struct mp_seal *s;            /* checking, or NULL */
+	unsigned char (*digests)[MP_SHA256_LEN]; /* hashing, or NULL */
+	mp_seal_bad_fn bad;
+	void *bad_arg;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t next;       /* next chunk to claim */
+	uint64_t done_bytes;
+	uint64_t bad_count, first_bad;
+	unsigned running;    /* workers not yet finished */
+	bool stop;
+	bool io_failed;      /* a chunk could not be read */
+	struct mp_error err; /* the first failure */
+	enum mp_err rc;
+};
+
+static void par_fail(struct par *p, const struct mp_error *e)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->rc == MP_OK) {
+		p->rc = e->code;
+		p->err = *e;
+	}
+	p->stop = true;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+}
+
+static void par_bad(struct par *p, uint64_t chunk, bool io)
+{
+	pthread_mutex_lock(&p->lock);
+	if (p->bad_count == 0 || chunk < p->first_bad)
+		p->first_bad = chunk;
+	p->bad_count++;
+	if (io)
+		p->io_failed = true;
+	if (p->bad)
+		p->bad(chunk, p->bad_arg);
+	pthread_mutex_unlock(&p->lock);
+}
+
+/* Hash one chunk by pieces into d; false with errno on a failed read. */
+static bool hash_chunk_pieces(int fd, struct mp_sha256 *h, unsigned char *buf,
+			      const struct mp_seal_chunk *ch, unsigned char d[MP_SHA256_LEN],
+			      uint64_t *failed_at)
+{
+	for (uint64_t off = 0; off < ch->len;) {
+		size_t n = ch->len - off < SEAL_WINDOW ? (size_t)(ch->len - off) : SEAL_WINDOW;
+		if (!read_full(fd, buf, n, ch->offset + off)) {
+			*failed_at = ch->offset + off;
+			return false;
+		}
+		mp_sha256_update(h, buf, n);
+		off += n;
+	}
+	mp_sha256_final(h, d);
+	return true;
+}
+
+static void *par_worker(void *arg)
+{
+	struct par *p = arg;
+	const struct mp_seal_layout *l = p->l;
+	unsigned char *buf = malloc(SEAL_WINDOW);
+	struct mp_sha256 *h = mp_sha256_new();
+	struct mp_error e;
+
+	if (!buf || !h) {
+		mp_fail(&e, MP_E_NOMEM, "out of memory hashing %s", p->what);
+		par_fail(p, &e);
+		goto out;
+	}
+	for (;;) {
+		uint64_t first, last, start, end, bytes;
+		struct mp_seal_chunk ch;
+
+		/* claim a run of chunks totalling at most SEAL_WINDOW bytes */
+		pthread_mutex_lock(&p->lock);
+		if (p->stop || p->next >= l->chunk_count) {
+			pthread_mutex_unlock(&p->lock);
+			break;
+		}
+		first = p->next;
+		mp_seal_chunk_get(l, first, &ch);
+		start = ch.offset;
+		end = ch.offset + ch.len;
+		last = first + 1;
+		while (last < l->chunk_count && ch.len <= SEAL_WINDOW) {
+			struct mp_seal_chunk nx;
+			mp_seal_chunk_get(l, last, &nx);
+			if (nx.offset + nx.len - start > SEAL_WINDOW)
+				break;
+			end = nx.offset + nx.len;
+			last++;
+		}
+		p->next = last;
+		pthread_mutex_unlock(&p->lock);
+
+		bytes = end - start;
+		if (last - first == 1 && bytes > SEAL_WINDOW) {
+			unsigned char d[MP_SHA256_LEN];
+			uint64_t at;
+			if (!hash_chunk_pieces(p->fd, h, buf, &ch, d, &at)) {
+				if (p->s) {
+					par_bad(p, first, true);
+				} else {
+					mp_fail(&e, MP_E_PACK_IO,
+						"cannot read pack %s at byte %" PRIu64 ": %s",
+						p->what, at,
+						errno ? strerror(errno) : "file ends early");
+					par_fail(p, &e);
+					break;
+				}
+			} else if (p->s) {
+				if (memcmp(d, p->s->digests[first], MP_SHA256_LEN) != 0)
+					par_bad(p, first, false);
+			} else {
+				memcpy(p->digests[first], d, MP_SHA256_LEN);
+			}
+		} else if (!read_full(p->fd, buf, (size_t)bytes, start)) {
+			if (p->s) {
+				for (uint64_t c = first; c < last; c++)
+					par_bad(p, c, true);
+			} else {
+				mp_fail(&e, MP_E_PACK_IO,
+					"cannot read pack %s at byte %" PRIu64 ": %s", p->what,
+					start, errno ? strerror(errno) : "file ends early");
+				par_fail(p, &e);
+				break;
+			}
+		} else {
+			for (uint64_t c = first; c < last; c++) {
+				struct mp_seal_chunk cc;
+				unsigned char d[MP_SHA256_LEN];
+				mp_seal_chunk_get(l, c, &cc);
+				mp_sha256_buf(buf + (cc.offset - start), (size_t)cc.len, d);
+				if (!p->s)
+					memcpy(p->digests[c], d, MP_SHA256_LEN);
+				else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
+					par_bad(p, c, false);
+			}
+		}
+		pthread_mutex_lock(&p->lock);
+		p->done_bytes += bytes;
+		pthread_cond_broadcast(&p->cond);
+		pthread_mutex_unlock(&p->lock);
+	}
+out:
+	free(buf);
+	mp_sha256_free(h);
+	pthread_mutex_lock(&p->lock);
+	p->running--;
+	pthread_cond_broadcast(&p->cond);
+	pthread_mutex_unlock(&p->lock);
+	return NULL;
+}
+
+/*
+ * Run par_worker on `jobs` threads; the calling thread reports progress
+ * and, when no thread can be started, does the work itself.
+ */
+static void par_run(struct par *p, unsigned jobs, mp_progress_fn progress, void *parg)
+{
+	pthread_t tid[SEAL_MAX_JOBS];
+	unsigned started = 0;
+
+	pthread_mutex_lock(&p->lock);
+	for (unsigned i = 0; i < jobs; i++) {
+		if (pthread_create(&tid[i], NULL, par_worker, p) != 0)
+			break;
+		started++;
+		p->running++;
+	}
+	pthread_mutex_unlock(&p->lock);
+	if (started == 0) {
+		p->running = 1;
+		par_worker(p);
+	} else {
+		uint64_t last = UINT64_MAX;
+		pthread_mutex_lock(&p->lock);
+		while (p->running > 0) {
+			uint64_t now = p->done_bytes;
+			if (progress && now != last) {
+				pthread_mutex_unlock(&p->lock);
+				progress(now, p->l->file_size, parg);
+				pthread_mutex_lock(&p->lock);
+				last = now;
+				continue;
+			}
+			pthread_cond_wait(&p->cond, &p->lock);
+		}
+		pthread_mutex_unlock(&p->lock);
+		for (unsigned i = 0; i < started; i++)
+			pthread_join(tid[i], NULL);
+	}
+	if (progress && p->rc == MP_OK)
+		progress(p->l->file_size, p->l->file_size, parg);
+}
+
+/*
+ * With the whole-file digest: the calling thread reads the file front to
+ * back in windows of SEAL_WINDOW bytes into a ring; one thread feeds every
+ * window, in order, to the whole-file digest; `jobs` threads each take a
+ * window and hash the chunks in it.  A chunk that crosses a window's end is
+ * hashed in pieces, in order: the "carry" (the open chunk's digest state)
+ * passes from window k to window k + 1, and a worker touches it only when
+ * its window's turn has come (next_carry == k), which costs the next
+ * worker a wait of two partial chunks at most.
+ */
+struct win {
+	uint64_t k;          /* window number in this slot */
+	uint64_t start, len;
+	bool chunks_done, whole_done;
+};
+
+struct ring {
+	int fd;
+	const char *what;
+	const struct mp_seal_layout *l;
+	unsigned char (*digests)[MP_SHA256_LEN];
+	unsigned nslots;
+	unsigned char **buf;
+	struct win *w;
+	uint64_t nwin;
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	uint64_t filled;     /* windows read */
+	uint64_t claimed;    /* windows taken by chunk workers */
+	uint64_t next_carry; /* the window whose boundary pieces go next */
+	uint64_t done_bytes; /* bytes through both digests */
+	struct mp_sha256 *carry;
+	struct mp_sha256 *whole;
+	bool stop;
+	enum mp_err rc;
+	struct mp_error err;
+};
+
+static void ring_fail(struct ring *r, const struct mp_error *e)
+{
+	pthread_mutex_lock(&r->lock);
+	if (r->rc == MP_OK) {
+		r->rc = e->code;
+		r->err = *e;
+	}
+	r->stop = true;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void ring_release(struct ring *r, struct win *w, bool whole)
+{
+	pthread_mutex_lock(&r->lock);
+	if (whole)
+		w->whole_done = true;
+	else
+		w->chunks_done = true;
+	if (w->whole_done && w->chunks_done)
+		r->done_bytes += w->len;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+}
+
+static void *ring_whole(void *arg)
+{
+	struct ring *r = arg;
+	for (uint64_t k = 0; k < r->nwin; k++) {
+		struct win *w = &r->w[k % r->nslots];
+		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->filled <= k)
+			pthread_cond_wait(&r->cond, &r->lock);
+		pthread_mutex_unlock(&r->lock);
+		if (r->stop)
+			break;
+		mp_sha256_update(r->whole, r->buf[k % r->nslots], (size_t)w->len);
+		ring_release(r, w, true);
+	}
+	return NULL;
+}
+
+/* Chunks of window [start, end): hash them, carrying a crossing chunk. */
+static void ring_window(struct ring *r, uint64_t k, const unsigned char *buf,
+			uint64_t start, uint64_t end)
+{
+	const struct mp_seal_layout *l = r->l;
+	uint64_t c0 = mp_seal_chunk_at(l, start), c1 = mp_seal_chunk_at(l, end - 1);
+	struct mp_seal_chunk a, b;
+	uint64_t inner_first, inner_last; /* whole chunks [inner_first, inner_last) */
+
+	mp_seal_chunk_get(l, c0, &a);
+	mp_seal_chunk_get(l, c1, &b);
+	inner_first = a.offset < start ? c0 + 1 : c0;
+	inner_last = b.offset + b.len > end ? c1 : c1 + 1;
+
+	pthread_mutex_lock(&r->lock);
+	while (!r->stop && r->next_carry != k)
+		pthread_cond_wait(&r->cond, &r->lock);
+	pthread_mutex_unlock(&r->lock);
+	if (r->stop)
+		return;
+	if (a.offset < start) { /* the chunk carried in from window k - 1 */
+		uint64_t e = a.offset + a.len < end ? a.offset + a.len : end;
+		mp_sha256_update(r->carry, buf, (size_t)(e - start));
+		if (a.offset + a.len <= end)
+			mp_sha256_final(r->carry, r->digests[c0]);
+	}
+	if (b.offset + b.len > end && b.offset >= start) /* carried on to k + 1 */
+		mp_sha256_update(r->carry, buf + (b.offset - start), (size_t)(end - b.offset));
+	pthread_mutex_lock(&r->lock);
+	r->next_carry = k + 1;
+	pthread_cond_broadcast(&r->cond);
+	pthread_mutex_unlock(&r->lock);
+
+	for (uint64_t c = inner_first; c < inner_last; c++) {
+		struct mp_seal_chunk ch;
+		mp_seal_chunk_get(l, c, &ch);
+		mp_sha256_buf(buf + (ch.offset - start), (size_t)ch.len, r->digests[c]);
+	}
+}
+
+static void *ring_worker(void *arg)
+{
+	struct ring *r = arg;
+	for (;;) {
+		uint64_t k;
+		struct win *w;
+		pthread_mutex_lock(&r->lock);
+		while (!r->stop && r->claimed < r->nwin && r->filled <= r->claimed)
+			pthread_cond_wait(&r->cond, &r->lock);
+		if (r->stop || r->claimed >= r->nwin) {
+			pthread_mutex_unlock(&r->lock);
+			break;
+		}
+		k = r->claimed++;
+		pthread_mutex_unlock(&r->lock);
+		w = &r->w[k % r->nslots];
+		ring_window(r, k, r->buf[k % r->nslots], w->start, w->start + w->len);
+		ring_release(r, w, false);
+	}
+	return NULL;
+}
+
+static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_seal_layout *l,
+				   unsigned jobs, mp_progress_fn progress, void *parg,
+				   unsigned char (*digests)[MP_SHA256_LEN],
+				   unsigned char pack_sha256[MP_SHA256_LEN], struct mp_error *err)
+{
+	struct ring r = {.fd = fd, .what = what, .l = l, .digests = digests};
+	pthread_t tid[SEAL_MAX_JOBS], wtid;
+	unsigned started = 0;
+	bool whole_started = false;
+	uint64_t last_report = UINT64_MAX;
+	struct mp_error e;
+	enum mp_err rc = MP_OK;
+
+	r.nwin = div_up(l->file_size, SEAL_WINDOW);
+	r.nslots = jobs + 2;
+	r.buf = calloc(r.nslots, sizeof *r.buf);
+	r.w = calloc(r.nslots, sizeof *r.w);
+	r.carry = mp_sha256_new();
+	r.whole = mp_sha256_new();
+	pthread_mutex_init(&r.lock, NULL);
+	pthread_cond_init(&r.cond, NULL);
+	if (!r.buf || !r.w || !r.carry || !r.whole) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
+		goto out;
+	}
+	for (unsigned i = 0; i < r.nslots; i++) {
+		if (!(r.buf[i] = malloc(SEAL_WINDOW))) {
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
+			goto out;
+		}
+		r.w[i].chunks_done = r.w[i].whole_done = true;
+	}
+	if (pthread_create(&wtid, NULL, ring_whole, &r) == 0)
+		whole_started = true;
+	for (unsigned i = 0; whole_started && i < jobs; i++) {
+		if (pthread_create(&tid[i], NULL, ring_worker, &r) != 0)
+			break;
+		started++;
+	}
+	if (!whole_started || started == 0) {
+		/* no threads: stop what started, then do it all here in order */
+		ring_fail(&r, &(struct mp_error){.code = MP_E_NOMEM});
+		if (whole_started)
+			pthread_join(wtid, NULL);
+		whole_started = false;
+		r.stop = false;
+		r.rc = MP_OK;
+		for (uint64_t k = 0; k < r.nwin; k++) {
+			uint64_t start = k * SEAL_WINDOW;
+			uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
+									   : SEAL_WINDOW;
+			if (!read_full(fd, r.buf[0], (size_t)len, start)) {
+				rc = mp_fail(err, MP_E_PACK_IO,
+					     "cannot read pack %s at byte %" PRIu64 ": %s", what,
+					     start, errno ? strerror(errno) : "file ends early");
+				goto out;
+			}
+			mp_sha256_update(r.whole, r.buf[0], (size_t)len);
+			r.next_carry = k;
+			ring_window(&r, k, r.buf[0], start, start + len);
+			if (progress)
+				progress(start + len, l->file_size, parg);
+		}
+		mp_sha256_final(r.whole, pack_sha256);
+		goto out;
+	}
+	for (uint64_t k = 0; k < r.nwin; k++) {
+		unsigned slot = (unsigned)(k % r.nslots);
+		struct win *w = &r.w[slot];
+		uint64_t start = k * SEAL_WINDOW;
+		uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
+								   : SEAL_WINDOW;
+		pthread_mutex_lock(&r.lock);
+		for (;;) {
+			if (progress && r.done_bytes != last_report) {
+				uint64_t now = r.done_bytes;
+				last_report = now;
+				pthread_mutex_unlock(&r.lock);
+				progress(now, l->file_size, parg);
+				pthread_mutex_lock(&r.lock);
+				continue;
+			}
+			if (r.stop || (w->chunks_done && w->whole_done))
+				break;
+			pthread_cond_wait(&r.cond, &r.lock);
+		}
+		pthread_mutex_unlock(&r.lock);
+		if (r.stop)
+			break;
+		if (!read_full(fd, r.buf[slot], (size_t)len, start)) {
+			mp_fail(&e, MP_E_PACK_IO, "cannot read pack %s at byte %" PRIu64 ": %s",
+				what, start, errno ? strerror(errno) : "file ends early");
+			ring_fail(&r, &e);
+			break;
+		}
+		pthread_mutex_lock(&r.lock);
+		w->k = k;
+		w->start = start;
+		w->len = len;
+		w->chunks_done = w->whole_done = false;
+		r.filled = k + 1;
+		pthread_cond_broadcast(&r.cond);
+		pthread_mutex_unlock(&r.lock);
+	}
+	pthread_join(wtid, NULL);
+	whole_started = false;
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (r.rc != MP_OK) {
+		rc = r.rc;
+		if (err)
+			*err = r.err;
+		goto out;
+	}
+	mp_sha256_final(r.whole, pack_sha256);
+	if (progress)
+		progress(l->file_size, l->file_size, parg);
+out:
+	if (r.buf)
+		for (unsigned i = 0; i < r.nslots; i++)
+			free(r.buf[i]);
+	free(r.buf);
+	free(r.w);
+	mp_sha256_free(r.carry);
+	mp_sha256_free(r.whole);
+	pthread_mutex_destroy(&r.lock);
+	pthread_cond_destroy(&r.cond);
+	return rc;
+}
+
+enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_layout *l,
+			      unsigned jobs, mp_progress_fn progress, void *progress_arg,
+			      unsigned char (*digests)[MP_SHA256_LEN],
+			      unsigned char pack_sha256[MP_SHA256_LEN], struct mp_error *err)
+{
+	struct par p = {.fd = fd, .what = what, .l = l, .digests = digests};
+
+	jobs = pick_jobs(jobs);
+	if (pack_sha256)
+		return hash_with_whole(fd, what, l, jobs, progress, progress_arg, digests,
+				       pack_sha256, err);
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	par_run(&p, jobs, progress, progress_arg);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.cond);
+	if (p.rc != MP_OK && err)
+		*err = p.err;
+	return p.rc;
+}
+
+enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
+{
+	struct par p = {.fd = fd, .what = what, .l = l, .s = s, .bad = bad, .bad_arg = bad_arg};
+
+	if (s->chunk_count != l->chunk_count || s->chunk_size != l->chunk_size)
+		return mp_fail(err, MP_E_SEAL_MISMATCH,
+			       "seal is not this pack's: chunk_count %" PRIu64
+			       " is not the layout's %" PRIu64, s->chunk_count, l->chunk_count);
+	jobs = pick_jobs(jobs);
+	pthread_mutex_init(&p.lock, NULL);
+	pthread_cond_init(&p.cond, NULL);
+	par_run(&p, jobs, progress, progress_arg);
+	pthread_mutex_destroy(&p.lock);
+	pthread_cond_destroy(&p.cond);
+	if (p.rc != MP_OK) {
+		if (err)
+			*err = p.err;
+		return p.rc;
+	}
+	if (p.bad_count == l->chunk_count && p.io_failed)
+		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: no chunk could be read",
+			       what);
+	if (p.bad_count)
+		return mp_fail(err, MP_E_SEAL_CHUNK,
+			       "pack bytes differ from their sealed digest: %" PRIu64
+			       " of %" PRIu64 " chunks, the first is chunk %" PRIu64,
+			       p.bad_count, l->chunk_count, p.first_bad);
+	return MP_OK;
+}
+
+/* ---- writing ---- */
+
+static enum mp_err write_all(int fd, const unsigned char *p, size_t len, const char *path,
+			     struct mp_error *err)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, p, len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", path,
+				       n < 0 ? strerror(errno) : "short write");
+		p += n;
+		len -= (size_t)n;
+	}
+	return MP_OK;
+}
+
+enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
+				 struct mp_error *err)
+{
+	char *tmp = mp_path_with_suffix(path, ".tmp");
+	char *dir = NULL, *slash;
+	enum mp_err rc;
+	int fd, dfd;
+
+	if (!tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
+	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s%s", tmp, strerror(errno),
+			     errno == EEXIST ? " (a stale temporary file? remove it)" : "");
+		free(tmp);
+		return rc;
+	}
+	rc = write_all(fd, data, len, tmp, err);
+	if (rc == MP_OK && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: fsync: %s", tmp,
+			     strerror(errno));
+	if (close(fd) != 0 && rc == MP_OK)
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (rc == MP_OK && rename(tmp, path) != 0)
+		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: rename: %s", path,
+			     strerror(errno));
+	if (rc != MP_OK) {
+		unlink(tmp);
+		free(tmp);
+		return rc;
+	}
+	free(tmp);
+	dir = strdup(path);
+	if (!dir)
+		return MP_OK; /* the file is in place; only the directory sync is lost */
+	slash = strrchr(dir, '/');
+	if (slash == dir)
+		slash[1] = '\0';
+	else if (slash)
+		*slash = '\0';
+	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	free(dir);
+	return MP_OK;
+}
+
+unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len)
+{
+	static const unsigned char magic[MP_SEAL_MAGIC_LEN] = MP_SEAL_MAGIC;
+	size_t n;
+	unsigned char *b;
+
+	if (s->chunk_count < 1 || s->chunk_count > MP_SEAL_MAX_CHUNKS)
+		return NULL;
+	n = (size_t)seal_file_size(s->chunk_count);
+	b = calloc(1, n);
+	if (!b)
+		return NULL;
+	memcpy(b, magic, MP_SEAL_MAGIC_LEN);
+	put_u32(b + 16, MP_SEAL_VERSION);
+	put_u32(b + 20, MP_SEAL_HEADER_SIZE);
+	put_u32(b + 24, s->flags);
+	put_u64(b + 32, s->chunk_size);
+	put_u64(b + 40, s->chunk_count);
+	put_u64(b + 48, s->pack_size);
+	memcpy(b + 56, s->pack_sha256, MP_SHA256_LEN);
+	memcpy(b + 88, s->index_sha256, MP_SHA256_LEN);
+	memcpy(b + MP_SEAL_HEADER_SIZE, s->digests, s->chunk_count * MP_SHA256_LEN);
+	mp_sha256_buf(b, n - MP_SHA256_LEN, s->seal_digest);
+	memcpy(b + n - MP_SHA256_LEN, s->seal_digest, MP_SHA256_LEN);
+	*len = n;
+	return b;
+}
+
+enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *err)
+{
+	size_t len;
+	unsigned char *b;
+	enum mp_err rc;
+
+	if (s->chunk_count < 1 || s->chunk_count > MP_SEAL_MAX_CHUNKS ||
+	    !chunk_size_ok(s->chunk_size) || (s->flags & ~MP_SEAL_FLAG_UNANCHORED))
+		return mp_fail(err, MP_E_USAGE, "invalid usage: seal for %s has bad fields", path);
+	b = mp_seal_encode(s, &len);
+	if (!b)
+		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
+	rc = mp_seal_atomic_write(path, b, len, err);
+	free(b);
+	return rc;
+}
+
+void mp_seal_chunk_describe(const struct mp_pack *pack, const struct mp_seal_layout *l,
+			    uint64_t chunk, char *buf, size_t size)
+{
+	struct mp_seal_chunk ch;
+	uint64_t li, expert;
+
+	if (size == 0)
+		return;
+	if (chunk >= l->chunk_count) {
+		snprintf(buf, size, "chunk %" PRIu64 " (past the last)", chunk);
+		return;
+	}
+	mp_seal_chunk_get(l, chunk, &ch);
+	if (ch.part == MP_SEAL_HEAD) {
+		snprintf(buf, size, "header and index");
+		return;
+	}
+	li = pack->m.num_experts ? ch.object / pack->m.num_experts : 0;
+	expert = pack->m.num_experts ? ch.object % pack->m.num_experts : ch.object;
+	if (li >= pack->m.layer_count) {
+		snprintf(buf, size, "object %" PRIu64, ch.object);
+		return;
+	}
+	if (ch.part == MP_SEAL_ROLE)
+		snprintf(buf, size, "layer %" PRIu32 " expert %" PRIu64 " role %s",
+			 pack->m.layer_ids[li], expert, mp_role_name(ch.role));
+	else
+		snprintf(buf, size, "padding after layer %" PRIu32 " expert %" PRIu64,
+			 pack->m.layer_ids[li], expert);
+}

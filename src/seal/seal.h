@@ -1,0 +1,239 @@
+/*
+ * seal.h - per-chunk SHA-256 digests of a whole pack file (PACK.seal).
+ *
+ * A seal lets every byte a reader gets be checked when it is read, without
+ * hashing the pack at mount time.  It lists one SHA-256 for each chunk of
+ * the pack file, covering the header, the index, every payload byte and all
+ * padding: nothing is left out.  It is bound to one pack by the pack's size,
+ * its index digest and (unless unanchored) the manifest's expert_pack.sha256,
+ * and it carries its own digest, the "seal digest", which commands print and
+ * a signature covers (sign.h).
+ *
+ * Chunk layout.  Chunks follow the pack's structure, so that a chunk never
+ * holds bytes of two roles: a damaged byte fails the reads of one role of
+ * one expert and nothing else.  With a chunk size C (a power of two), the
+ * file is cut, in file order, into
+ *
+ *   head   [0, offset of the first object): header, index, padding
+ *   then for each object, in index order (which is file order):
+ *     up, gate, down   each role's payload, cut into pieces of C bytes
+ *                      from the role's first byte (the last may be shorter)
+ *     gap              the padding after the object, up to the next
+ *                      object or the end of the file (often empty)
+ *
+ * and every region is cut into pieces of C bytes from its own start.  An
+ * empty region has no chunk.  The layout is computed from the validated
+ * index; the seal stores only C and the chunk count, which must agree.
+ *
+ * The reference loader reads one Kimi-K3 object (11.96 MB: up and gate
+ * 3.61 MB, down 4.73 MB) as four O_DIRECT reads of about 3 MB.  With C =
+ * 2 MiB each of those reads touches chunks totalling at most 1.8 times its
+ * length, and a K3 pack has 7 chunks an object (577,024 in all, an 18.5 MB
+ * table).  1 MiB would need 13 chunks an object and a 34 MB table, over
+ * MP_SEAL_MAX_TABLE.  mp_seal_pick_chunk_size() makes that choice.
+ *
+ * File format (all integers little-endian):
+ *
+ *   0    16  magic          "MOEPACKSEALv1" and three NUL bytes
+ *   16   4   version        1
+ *   20   4   header_size    128
+ *   24   4   flags          bit 0: unanchored; other bits must be 0
+ *   28   4   reserved       0
+ *   32   8   chunk_size     power of two, MP_SEAL_MIN_CHUNK..MP_SEAL_MAX_CHUNK
+ *   40   8   chunk_count    1..MP_SEAL_MAX_TABLE / 32
+ *   48   8   pack_size      the pack file's size in bytes
+ *   56   32  pack_sha256    SHA-256 of the whole pack file (computed while
+ *                           sealing; when anchored it equals the manifest's
+ *                           expert_pack.sha256)
+ *   88   32  index_sha256   the pack's index digest
+ *   120  8   reserved       0
+ *   128  32 * chunk_count   the chunk digests, in chunk order
+ *   end  32  seal digest    SHA-256 of every byte before it
+ *
+ * A seal file's size is therefore exactly 128 + 32 * chunk_count + 32.
+ *
+ * Nothing here knows about FUSE.  Functions that can fail return an mp_err
+ * and fill an mp_error naming the field or chunk at fault; none prints.
+ */
+#ifndef MOEPACK_SEAL_H
+#define MOEPACK_SEAL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "pack/digest.h"
+#include "base/errors.h"
+#include "pack/pack.h"
+
+#define MP_SEAL_MAGIC "MOEPACKSEALv1" /* followed by three NUL bytes */
+#define MP_SEAL_MAGIC_LEN 16
+#define MP_SEAL_VERSION 1
+#define MP_SEAL_HEADER_SIZE 128
+#define MP_SEAL_SUFFIX ".seal"
+#define MP_SEAL_FLAG_UNANCHORED 1u
+#define MP_SEAL_MIN_CHUNK (64u << 10)
+#define MP_SEAL_MAX_CHUNK (1u << 30)
+#define MP_SEAL_PREFERRED_CHUNK (1u << 20) /* the smallest size tried first */
+#define MP_SEAL_MAX_TABLE (32u << 20)      /* bytes of chunk digests at most */
+#define MP_SEAL_MAX_CHUNKS (MP_SEAL_MAX_TABLE / MP_SHA256_LEN)
+
+/* Which part of the pack a chunk covers. */
+enum mp_seal_part { MP_SEAL_HEAD, MP_SEAL_ROLE, MP_SEAL_GAP };
+
+/* One chunk: its byte range and what it holds. */
+struct mp_seal_chunk {
+	uint64_t offset, len;
+	enum mp_seal_part part;
+	uint64_t object;    /* MP_SEAL_ROLE, MP_SEAL_GAP: the object (before which,
+	                       for the gap after it) */
+	enum mp_role role;  /* MP_SEAL_ROLE only */
+};
+
+/*
+ * The chunk layout of one pack.  Computed, never read from a file; the
+ * object offsets are borrowed from the caller (an mp_pack's object_offset,
+ * or a builder's layout) and must outlive the layout.
+ */
+struct mp_seal_layout {
+	uint64_t file_size;
+	uint64_t chunk_size;
+	uint64_t object_count;
+	const uint64_t *object_offset;       /* borrowed, ascending */
+	uint64_t role_bytes[MP_ROLE_COUNT];
+	uint64_t role_chunks[MP_ROLE_COUNT]; /* chunks of one role */
+	uint64_t *object_first;              /* object_count + 1 entries: first chunk
+	                                        of each object's up; the last is
+	                                        chunk_count */
+	uint64_t head_chunks;
+	uint64_t chunk_count;
+};
+
+/*
+ * Compute the layout for chunk size `chunk_size`.  object_offset holds
+ * object_count ascending offsets, each object being role_bytes[up] +
+ * role_bytes[gate] + role_bytes[down] bytes that end at or before the next
+ * object (or file_size).  MP_E_USAGE for a chunk size that is not a power
+ * of two in range; MP_E_SEAL_LIMIT when the table would pass
+ * MP_SEAL_MAX_TABLE; MP_E_NOMEM.
+ */
+enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
+				uint64_t object_count, const uint64_t *object_offset,
+				const uint64_t role_bytes[MP_ROLE_COUNT],
+				uint64_t chunk_size, struct mp_error *err);
+/* The same from a validated pack. */
+enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pack *pack,
+				   uint64_t chunk_size, struct mp_error *err);
+void mp_seal_layout_free(struct mp_seal_layout *l);
+
+/*
+ * The smallest power of two from MP_SEAL_PREFERRED_CHUNK up whose table
+ * fits MP_SEAL_MAX_TABLE for this pack (no allocation).  0 when none does.
+ */
+uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
+				 const uint64_t *object_offset,
+				 const uint64_t role_bytes[MP_ROLE_COUNT]);
+
+/* Chunk number `chunk` (< chunk_count).  O(log objects): a binary search
+ * of object_first, as gaps make the chunks of objects differ in number. */
+void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
+		       struct mp_seal_chunk *out);
+/* The chunk holding byte `pos` (< file_size).  O(log objects). */
+uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos);
+
+/* A seal file, parsed and checked against its own digest. */
+struct mp_seal {
+	uint32_t flags;
+	uint64_t chunk_size;
+	uint64_t chunk_count;
+	uint64_t pack_size;
+	unsigned char pack_sha256[MP_SHA256_LEN];
+	unsigned char index_sha256[MP_SHA256_LEN];
+	unsigned char (*digests)[MP_SHA256_LEN]; /* chunk_count entries */
+	unsigned char seal_digest[MP_SHA256_LEN];
+};
+
+static inline bool mp_seal_unanchored(const struct mp_seal *s)
+{
+	return (s->flags & MP_SEAL_FLAG_UNANCHORED) != 0;
+}
+
+/*
+ * Read and parse PATH (opened without blocking, regular file only, size
+ * checked against the header before anything is allocated).  Refusals
+ * (MP_E_SEAL_FORMAT) name the field: magic, version, header_size, flags,
+ * reserved, chunk_size, chunk_count, file size vs chunk_count, seal digest.
+ * MP_E_SEAL_IO when it cannot be opened or read.
+ */
+enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error *err);
+/* The same from bytes in memory (the fuzz target's entry point). */
+enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t len,
+			  const char *what, struct mp_error *err);
+void mp_seal_free(struct mp_seal *s);
+
+/*
+ * Is this seal the one for this pack?  Checks, in order: pack size, index
+ * digest, anchoring (a manifest with expert_pack.sha256 needs an anchored
+ * seal with that pack_sha256; one without needs an unanchored seal), then
+ * chunk count against the layout of `l` (computed with s->chunk_size).
+ * MP_E_SEAL_MISMATCH naming what differs.
+ */
+enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
+			 const struct mp_seal_layout *l, struct mp_error *err);
+
+/* True when buf (the chunk's bytes, len == its length) matches its digest. */
+bool mp_seal_chunk_ok(const struct mp_seal *s, uint64_t chunk, const void *buf, size_t len);
+
+/*
+ * Hash every chunk of fd on `jobs` threads (0: one per online CPU), and,
+ * when pack_sha256 is not NULL, the whole-file SHA-256 in the same pass
+ * over the bytes.  digests must hold l->chunk_count entries.  progress may
+ * be NULL.  MP_E_PACK_IO naming the byte on a short or failed read.
+ */
+enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_layout *l,
+			      unsigned jobs, mp_progress_fn progress, void *progress_arg,
+			      unsigned char (*digests)[MP_SHA256_LEN],
+			      unsigned char pack_sha256[MP_SHA256_LEN], struct mp_error *err);
+
+/*
+ * Check every chunk of fd against s on `jobs` threads.  For each chunk that
+ * differs (or cannot be read) bad(chunk, arg) is called, from one thread at
+ * a time, in no particular order.  Returns MP_OK when every chunk matched,
+ * MP_E_SEAL_CHUNK when one or more did not (err names the first and the
+ * count), MP_E_PACK_IO only when the file cannot be read at all.
+ */
+typedef void (*mp_seal_bad_fn)(uint64_t chunk, void *arg);
+enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
+
+/*
+ * Encode a seal (header, digests, trailer) and write it to PATH atomically:
+ * PATH.tmp created with O_CREAT|O_EXCL|O_NOFOLLOW, written, fsync'd, renamed
+ * over PATH, directory fsync'd.  Fills s->seal_digest.  MP_E_SEAL_IO.
+ */
+enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *err);
+
+/*
+ * The bytes of a seal file for s (fills s->seal_digest), malloc'd, with
+ * *len its size; NULL when out of memory or chunk_count is out of range.
+ */
+unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len);
+
+/*
+ * Write len bytes to PATH as mp_seal_write does (PATH.tmp with O_EXCL and
+ * O_NOFOLLOW, fsync, rename, directory fsync).  MP_E_SEAL_IO.  Also used
+ * for PACK.statement and PACK.sig.
+ */
+enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
+				 struct mp_error *err);
+
+/*
+ * "layer L expert E role R" / "header and index" / "padding after layer L
+ * expert E" for a chunk, into buf (for messages and the daemon's log).
+ */
+void mp_seal_chunk_describe(const struct mp_pack *pack, const struct mp_seal_layout *l,
+			    uint64_t chunk, char *buf, size_t size);
+
+#endif

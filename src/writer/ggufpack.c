@@ -1,0 +1,2017 @@
+/*
+ * ggufpack.c - the GGUF-to-pack builder of ggufpack.h.
+ *
+ * Safety: the pack is written as PACK.partial (O_EXCL) under an exclusive
+ * lock on PACK.lock, made durable (fsync), checked for size, renamed into
+ * place and the directory fsynced; the manifest the same way afterwards.
+ * The copy makes what it wrote durable at checkpoints and records how many
+ * objects are done in PACK.partial.state, so that --resume continues from
+ * there; the state also names the checkpoint's inventory digest and the
+ * layout size, so a state from other shards is never trusted.
+ *
+ * Trust: every byte goes through user space once, in 16 MiB pread()/
+ * pwrite() pieces, and is hashed from the buffer written into the chunk
+ * digests of the pack's seal (buildseal.h); they are recorded beside
+ * PACK.partial at each checkpoint, checked on --resume (a chunk that
+ * differs is copied again), and become PACK.seal at the end.  The state
+ * names every shard by identity, so a changed shard starts the build over.
+ * Outputs are checked against the inputs and each other first (outputs.h)
+ * and opened without following links (mp_open_output).
+ */
+#define _GNU_SOURCE /* memmem, sync_file_range */
+#include "config.h"
+
+#include "writer/ggufpack.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/time.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "pack/digest.h"
+#include "base/file.h"
+#include "pack/index.h"
+#include "base/jsonstr.h"
+#include "writer/outputs.h"
+#include "pack/manifest.h"
+#include "base/quant.h"
+#include "seal/seal.h"
+#include "base/text.h"
+#include "writer/buildseal.h"
+
+#define ALIGNMENT MP_PAGE
+#define NUM_HIDDEN_LAYERS (MP_ACTIVE_LAST + 1)
+#define CHUNK (16u << 20)                /* the reference's copy chunk */
+#define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
+#define STATE_MAGIC "moepack build state 2"
+/* Test hook: milliseconds to sleep after each object, so that a test can
+ * interrupt a small build deterministically.  Documented in moepack(1). */
+#define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
+/* Test hook: skip the free-space check, to reach a real ENOSPC. */
+#define NO_SPACE_CHECK_ENV "MOEPACK_TEST_NO_SPACE_CHECK"
+
+/*
+ * The one piece of global state: a signal handler has no other way to
+ * reach the copy loop.  Written only by mp_gguf_build_interrupt().
+ */
+static volatile sig_atomic_t interrupted_by;
+
+void mp_gguf_build_interrupt(int sig)
+{
+	interrupted_by = sig;
+}
+
+int mp_gguf_build_interrupted(void)
+{
+	return interrupted_by;
+}
+
+void mp_gguf_build_result_free(struct mp_gguf_build_result *res)
+{
+	free(res->pack_path);
+	free(res->manifest_path);
+	res->pack_path = res->manifest_path = NULL;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* ---- the expected bytes ------------------------------------------------- */
+
+struct build {
+	const struct mp_shard_set *set;
+	const struct mp_experts *ex;
+	const struct mp_model_config *cfg;
+	const struct mp_gguf_build_opts *o;
+	struct mp_gguf_build_result *res;
+	struct mp_layout l;
+	char *dir;             /* of the pack */
+	char *partial, *state, *lock_path, *seal_path, *digests_path;
+	struct stat partial_st, digests_st; /* identities of what this build wrote */
+	struct mp_build_seal seal;          /* chunk digests of what is written */
+	bool seal_ready;                    /* seal.digests cover every chunk */
+	bool hash_judged;                   /* judge_pack() feeds the seal */
+	unsigned char index_raw[MP_SHA256_LEN];
+	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
+	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
+	int lock_fd, mlock_fd;
+	unsigned char *buf;    /* CHUNK bytes */
+	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
+	bool all;              /* judge_pack(): compare every entry */
+};
+
+/* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
+ * entries, zeros. */
+static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out, size_t n)
+{
+	unsigned char raw[MP_ENTRY_SIZE > MP_HEADER_SIZE ? MP_ENTRY_SIZE : MP_HEADER_SIZE];
+
+	memset(out, 0, n);
+	if (pos < MP_HEADER_SIZE) {
+		size_t take = MP_HEADER_SIZE - pos < n ? MP_HEADER_SIZE - (size_t)pos : n;
+
+		mp_header_encode(raw, l->index_count, l->data_start);
+		memcpy(out, raw + pos, take);
+	}
+	for (uint64_t at = pos < MP_HEADER_SIZE ? MP_HEADER_SIZE : pos;
+	     at < pos + n && at < l->index_end;) {
+		uint64_t i = (at - MP_HEADER_SIZE) / MP_ENTRY_SIZE;
+		uint64_t start = MP_HEADER_SIZE + i * MP_ENTRY_SIZE;
+		uint64_t skip = at - start;
+		uint64_t take = MP_ENTRY_SIZE - skip;
+
+		if (take > pos + n - at)
+			take = pos + n - at;
+		mp_layout_entry(l, i, raw);
+		memcpy(out + (at - pos), raw + skip, (size_t)take);
+		at += take;
+	}
+}
+
+/* The GGUF slice entry i comes from. */
+static void entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
+			 uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
+{
+	uint64_t object = i / 3;
+	int role = (int)(i % 3);
+	uint64_t layer = MP_ACTIVE_FIRST + object / b->l.experts;
+	uint64_t expert = object % b->l.experts;
+	const struct mp_shard_tensor *t = b->ex->tensor[layer][role];
+
+	*shard = &b->set->shards[t->shard];
+	*nbytes = b->l.role_bytes[role];
+	*offset = t->data_offset + expert * *nbytes;
+	*pack_offset = mp_layout_object_offset(&b->l, object);
+	for (int r = 0; r < role; r++)
+		*pack_offset += b->l.role_bytes[r];
+}
+
+static enum mp_err read_full(int fd, void *buf, size_t n, uint64_t pos, const char *path,
+			     enum mp_err code, struct mp_error *err)
+{
+	unsigned char *p = buf;
+
+	while (n) {
+		ssize_t got = pread(fd, p, n, (off_t)pos);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			return mp_fail(err, code, "%s %s at byte %" PRIu64 ": %s",
+				       mp_err_summary(code), path, pos,
+				       got < 0 ? strerror(errno) : "the file is shorter");
+		p += got;
+		n -= (size_t)got;
+		pos += (uint64_t)got;
+	}
+	return MP_OK;
+}
+
+/* ---- the full-file digest ------------------------------------------------ */
+
+/*
+ * Everything the build hashes goes through here, in file order, so that the
+ * digest can move to a shared hashing engine without touching the copy.
+ */
+struct pack_hash {
+	struct mp_sha256 *sha; /* NULL: not wanted */
+};
+
+static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
+{
+	if (h->sha)
+		mp_sha256_update(h->sha, data, n);
+}
+
+/* ---- judging an existing pack ------------------------------------------ */
+
+static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
+
+static void sleep_ms(long ms);
+
+/* MP_E_INTERRUPTED when a signal asked the build to stop. */
+static enum mp_err stop_requested(const char *doing, struct mp_error *err)
+{
+	if (!interrupted_by)
+		return MP_OK;
+	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d while %s",
+		       mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by, doing);
+}
+
+/* The test hook's delay, slowing each object copied or entry compared. */
+static long test_delay_ms(void)
+{
+	const char *env = getenv(DELAY_ENV);
+
+	return env ? strtol(env, NULL, 10) : 0;
+}
+
+
+static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
+				  struct mp_error *err)
+{
+	for (uint64_t pos = 0; pos < b->l.data_start;) {
+		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
+		enum mp_err rc = stop_requested("comparing the pack's index", err);
+
+		if (!rc)
+			rc = read_full(fd, b->buf, n, pos, path, MP_E_PACK_IO, err);
+
+		if (rc)
+			return rc;
+		prefix_bytes(&b->l, pos, b->buf2, n);
+		if (b->hash_judged)
+			mp_build_seal_feed(&b->seal, b->buf, n);
+		if (memcmp(b->buf, b->buf2, n) != 0) {
+			size_t k = 0;
+
+			while (b->buf[k] == b->buf2[k])
+				k++;
+			pos += k;
+			if (pos < MP_HEADER_SIZE)
+				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s header differs at "
+					       "byte %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT),
+					       path, pos);
+			if (pos < b->l.index_end)
+				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s index entry %" PRIu64
+					       " differs at byte %" PRIu64,
+					       mp_err_summary(MP_E_PACK_LAYOUT), path,
+					       (pos - MP_HEADER_SIZE) / MP_ENTRY_SIZE, pos);
+			return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s padding before data_start "
+				       "is not zero at byte %" PRIu64,
+				       mp_err_summary(MP_E_PACK_LAYOUT), path, pos);
+		}
+		pos += n;
+	}
+	return MP_OK;
+}
+
+/* Payload of entry i against its GGUF slice. */
+static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint64_t i,
+				 struct mp_error *err)
+{
+	const struct mp_shard *s;
+	uint64_t src, n, dst;
+	long delay = test_delay_ms();
+
+	if (delay > 0)
+		sleep_ms(delay);
+	entry_source(b, i, &s, &src, &n, &dst);
+	for (uint64_t done = 0; done < n;) {
+		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
+		enum mp_err rc = stop_requested("comparing the pack with the shards", err);
+
+		if (!rc)
+			rc = read_full(fd, b->buf, k, dst + done, path, MP_E_PACK_IO, err);
+
+		if (!rc)
+			rc = read_full(s->fd, b->buf2, k, src + done, s->path, MP_E_GGUF_IO, err);
+		if (rc)
+			return rc;
+		if (b->hash_judged)
+			mp_build_seal_feed(&b->seal, b->buf, k);
+		if (memcmp(b->buf, b->buf2, k) != 0) {
+			char name[MP_ENTRY_NAME_LEN];
+			size_t at = 0;
+
+			while (b->buf[at] == b->buf2[at])
+				at++;
+			mp_tensor_name(name, sizeof name, MP_ACTIVE_FIRST + i / 3 / b->l.experts,
+				       (enum mp_role)(i % 3));
+			return mp_fail(err, MP_E_PAYLOAD_MISMATCH,
+				       "%s: entry %" PRIu64 " (%s expert %" PRIu64 ") at pack "
+				       "byte %" PRIu64 ", %s byte %" PRIu64,
+				       mp_err_summary(MP_E_PAYLOAD_MISMATCH), i, name,
+				       i / 3 % b->l.experts, dst + done + at, s->path,
+				       src + done + at);
+		}
+		done += k;
+	}
+	return MP_OK;
+}
+
+uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
+{
+	if (n < 2 || count == 0)
+		return 0;
+	return sample_index(i, count, n);
+}
+
+/* round(i * (count - 1) / (n - 1)) with Python's round-half-even. */
+static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n)
+{
+	unsigned __int128 x = (unsigned __int128)i * (count - 1);
+	uint64_t d = n - 1;
+	uint64_t q = (uint64_t)(x / d), r = (uint64_t)(x % d);
+
+	if (2 * (unsigned __int128)r > d || (2 * (unsigned __int128)r == d && (q & 1)))
+		q++;
+	return q;
+}
+
+/*
+ * The samples asked for, at most one per entry: past count, evenly spaced
+ * samples are every entry anyway, and a huge --samples must not loop.
+ */
+static uint64_t build_samples(const struct mp_gguf_build_opts *o, uint64_t count)
+{
+	if (o->compare_all)
+		return count;
+	return o->samples < count ? o->samples : count;
+}
+
+/* How many entries compare_payloads() will compare: duplicates removed. */
+static uint64_t planned_samples(const struct mp_gguf_build_opts *o, uint64_t count)
+{
+	uint64_t n = build_samples(o, count), distinct = 0, last = UINT64_MAX;
+
+	if (o->compare_all || n <= 1)
+		return n;
+	for (uint64_t s = 0; s < n; s++) {
+		uint64_t i = sample_index(s, count, n);
+
+		distinct += i != last;
+		last = i;
+	}
+	return distinct;
+}
+
+static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
+				    struct mp_error *err)
+{
+	uint64_t count = b->l.index_count, last = UINT64_MAX;
+	uint64_t samples = build_samples(b->o, count);
+
+	b->res->samples_compared = 0;
+	b->res->sampled = !b->all;
+	if (b->all) {
+		for (uint64_t i = 0; i < count; i++) {
+			enum mp_err rc = compare_entry(b, fd, path, i, err);
+
+			if (rc)
+				return rc;
+			b->res->samples_compared++;
+			if (b->o->progress)
+				b->o->progress(i + 1, count, b->o->progress_arg);
+		}
+		return MP_OK;
+	}
+	for (uint64_t s = 0; s < samples; s++) {
+		uint64_t i = samples == 1 ? 0 : sample_index(s, count, samples);
+		enum mp_err rc;
+
+		if (i == last) /* duplicates removed */
+			continue;
+		last = i;
+		rc = compare_entry(b, fd, path, i, err);
+		if (rc)
+			return rc;
+		b->res->samples_compared++;
+	}
+	return MP_OK;
+}
+
+/*
+ * The reference's validation of a pack by the shards: layout and samples,
+ * or with `all` every payload byte (what keeping an existing pack needs).
+ */
+static enum mp_err judge_pack(struct build *b, const char *path, bool all,
+			      struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc;
+	int fd;
+
+	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
+		return rc;
+	b->all = all || b->o->compare_all;
+	if (b->hash_judged)
+		mp_build_seal_seek(&b->seal, 0);
+	if ((uint64_t)st.st_size != b->l.size)
+		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
+			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
+			     (uint64_t)st.st_size, b->l.size);
+	if (!rc)
+		rc = compare_prefix(b, fd, path, err);
+	if (!rc)
+		rc = compare_payloads(b, fd, path, err);
+	close(fd);
+	return rc;
+}
+
+/* ---- durable files ------------------------------------------------------- */
+
+static enum mp_err fsync_dir(const char *dir, struct mp_error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return mp_fail(err, MP_E_PACK_IO, "cannot sync directory %s: %s", dir,
+			       strerror(e));
+	}
+	close(fd);
+	return MP_OK;
+}
+
+/* path written whole: PATH.tmp, fsync, rename, directory fsync. */
+static enum mp_err write_atomic(const char *path, const char *dir, const char *text,
+				size_t len, struct mp_error *err)
+{
+	char *tmp = mp_path_with_suffix(path, ".tmp");
+	enum mp_err rc;
+	int fd;
+
+	if (!tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	struct stat st;
+
+	/* the name is this build's own (PATH.tmp under the lock): whatever a
+	 * crash or a hand left there goes, a link without its target */
+	unlink(tmp);
+	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
+			    &st, err);
+	if (rc) {
+		free(tmp);
+		return rc;
+	}
+	rc = mp_pwrite_full(fd, text, len, 0, tmp, err);
+	if (!rc && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (close(fd) != 0 && !rc)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (!rc && rename(tmp, path) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
+			     strerror(errno));
+	if (rc)
+		unlink(tmp);
+	else
+		rc = fsync_dir(dir, err);
+	free(tmp);
+	return rc;
+}
+
+/* ---- resume state -------------------------------------------------------- */
+
+/*
+ * PACK.partial.state: what a resumed build must find unchanged before it
+ * trusts a byte of PACK.partial.  The layout (size, inventory digest, seal
+ * chunk size), PACK.partial and its chunk digests by identity (device,
+ * inode: the files this build created), every shard by identity (device,
+ * inode, size, mtime, ctime: a shard downloaded again or changed in place
+ * differs), and the objects done.  Text, rewritten atomically at each
+ * checkpoint after the pack and digests it vouches for are durable.
+ */
+#define STATE_LINE 160 /* bytes a shard line takes at most */
+
+static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error *err)
+{
+	size_t cap = 512 + b->set->count * STATE_LINE, len;
+	char *text = malloc(cap);
+	enum mp_err rc;
+
+	if (!text)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	len = (size_t)snprintf(text, cap, "%s\nsize %" PRIu64 "\ninventory %s\nchunk_size %" PRIu64
+			       "\npartial %llu %llu\ndigests %llu %llu\nshards %zu\n", STATE_MAGIC,
+			       b->l.size, b->res->inventory_sha256, b->seal.l.chunk_size,
+			       (unsigned long long)b->partial_st.st_dev,
+			       (unsigned long long)b->partial_st.st_ino,
+			       (unsigned long long)b->digests_st.st_dev,
+			       (unsigned long long)b->digests_st.st_ino, b->set->count);
+	for (size_t i = 0; i < b->set->count; i++) {
+		struct stat st;
+
+		if (fstat(b->set->shards[i].fd, &st) != 0) {
+			free(text);
+			return mp_fail(err, MP_E_GGUF_IO, "%s %s: %s", mp_err_summary(MP_E_GGUF_IO),
+				       b->set->shards[i].path, strerror(errno));
+		}
+		len += (size_t)snprintf(text + len, cap - len, "shard %zu %llu %llu %lld %lld.%09ld "
+					"%lld.%09ld\n", i, (unsigned long long)st.st_dev,
+					(unsigned long long)st.st_ino, (long long)st.st_size,
+					(long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
+					(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
+	}
+	len += (size_t)snprintf(text + len, cap - len, "objects %" PRIu64 "\n", objects);
+	rc = write_atomic(b->state, b->dir, text, len, err);
+	free(text);
+	return rc;
+}
+
+struct resume_point {
+	uint64_t objects;
+	struct stat partial, digests; /* st_dev and st_ino only */
+};
+
+/* One line of the state, or NULL at its end. */
+static char *state_line(char **cursor)
+{
+	char *line = *cursor, *nl;
+
+	if (!line || !*line)
+		return NULL;
+	nl = strchr(line, '\n');
+	if (nl) {
+		*nl = '\0';
+		*cursor = nl + 1;
+	} else {
+		*cursor = NULL;
+	}
+	return line;
+}
+
+/*
+ * What PACK.partial.state vouches for.  0 objects when there is no state;
+ * 0 with `why` filled when there is one that cannot be trusted any more.
+ */
+static enum mp_err load_state(const struct build *b, struct resume_point *rp, char *why,
+			      size_t why_len, struct mp_error *err)
+{
+	size_t cap = 512 + b->set->count * STATE_LINE;
+	char *text = NULL, *cursor, *line;
+	unsigned long long size, chunk, pdev, pino, ddev, dino, objects;
+	char inv[MP_SHA256_HEX];
+	size_t nshards, n = 0;
+	struct stat st;
+	int fd;
+
+	memset(rp, 0, sizeof *rp);
+	why[0] = '\0';
+	/* never through a link, never waiting on a FIFO */
+	fd = open(b->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno != ENOENT)
+			snprintf(why, why_len, "%s cannot be read (%s)", b->state, strerror(errno));
+		return MP_OK;
+	}
+	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= cap) {
+		close(fd);
+		snprintf(why, why_len, "%s is not a build state", b->state);
+		return MP_OK;
+	}
+	text = malloc(cap);
+	if (!text) {
+		close(fd);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	while (n < cap - 1) {
+		ssize_t got = read(fd, text + n, cap - 1 - n);
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0)
+			break;
+		n += (size_t)got;
+	}
+	close(fd);
+	text[n] = '\0';
+	cursor = text;
+#define BAD_STATE(...)                                   \
+	do {                                             \
+		snprintf(why, why_len, __VA_ARGS__);     \
+		free(text);                              \
+		return MP_OK;                            \
+	} while (0)
+	line = state_line(&cursor);
+	if (!line || strcmp(line, STATE_MAGIC) != 0)
+		BAD_STATE("%s is from another version of moepack", b->state);
+	if (!(line = state_line(&cursor)) || sscanf(line, "size %llu", &size) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "inventory %64s", inv) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "chunk_size %llu", &chunk) != 1 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "partial %llu %llu", &pdev, &pino) != 2 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "digests %llu %llu", &ddev, &dino) != 2 ||
+	    !(line = state_line(&cursor)) || sscanf(line, "shards %zu", &nshards) != 1)
+		BAD_STATE("%s is damaged", b->state);
+	if (size != b->l.size || strcmp(inv, b->res->inventory_sha256) != 0 ||
+	    chunk != b->seal.l.chunk_size || nshards != b->set->count)
+		BAD_STATE("the interrupted build was of another checkpoint or layout");
+	for (size_t i = 0; i < nshards; i++) {
+		unsigned long long dev, ino;
+		long long ssize, ms, cs;
+		long mns, cns;
+		size_t k;
+		const struct mp_shard *s = &b->set->shards[i];
+
+		if (!(line = state_line(&cursor)) ||
+		    sscanf(line, "shard %zu %llu %llu %lld %lld.%ld %lld.%ld", &k, &dev, &ino, &ssize,
+			   &ms, &mns, &cs, &cns) != 8 || k != i)
+			BAD_STATE("%s is damaged", b->state);
+		if (fstat(s->fd, &st) != 0)
+			BAD_STATE("%s cannot be read (%s)", s->path, strerror(errno));
+		if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+			BAD_STATE("shard %s is another file than the one the interrupted build read",
+				  s->path);
+		if (st.st_size != ssize)
+			BAD_STATE("shard %s changed size since the interrupted build", s->path);
+		if (st.st_mtim.tv_sec != ms || st.st_mtim.tv_nsec != mns ||
+		    st.st_ctim.tv_sec != cs || st.st_ctim.tv_nsec != cns)
+			BAD_STATE("shard %s was modified since the interrupted build (mtime or "
+				  "ctime)", s->path);
+	}
+	if (!(line = state_line(&cursor)) || sscanf(line, "objects %llu", &objects) != 1 ||
+	    objects > b->l.objects)
+		BAD_STATE("%s is damaged", b->state);
+#undef BAD_STATE
+	free(text);
+	rp->objects = objects;
+	rp->partial.st_dev = (dev_t)pdev;
+	rp->partial.st_ino = (ino_t)pino;
+	rp->digests.st_dev = (dev_t)ddev;
+	rp->digests.st_ino = (ino_t)dino;
+	return MP_OK;
+}
+
+/* ---- the copy ------------------------------------------------------------ */
+
+/*
+ * Every payload byte goes through b->buf: read from the shard, written to
+ * PACK.partial, and hashed into its seal chunk (and the whole-file digest)
+ * from that same buffer, so that the digests vouch for the bytes written.
+ * That is why copy_file_range() is not used: the kernel's copy would leave
+ * nothing to hash but a second read.
+ */
+static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_t src,
+			      int dst_fd, uint64_t dst, uint64_t n, struct pack_hash *h,
+			      struct mp_error *err)
+{
+	while (n) {
+		size_t k = n < CHUNK ? (size_t)n : CHUNK;
+		enum mp_err rc = read_full(s->fd, b->buf, k, src, s->path, MP_E_GGUF_IO, err);
+
+		if (!rc)
+			rc = mp_pwrite_full(dst_fd, b->buf, k, dst, b->partial, err);
+		if (rc)
+			return rc;
+		pack_hash_update(h, b->buf, k);
+		mp_build_seal_feed(&b->seal, b->buf, k);
+		src += k;
+		dst += k;
+		n -= k;
+	}
+	return MP_OK;
+}
+
+static void sleep_ms(long ms)
+{
+	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
+
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted_by)
+		;
+}
+
+/* The pack bytes, then the digests of their chunks, then the state that
+ * vouches for both: each durable before the next is written. */
+static enum mp_err checkpoint(struct build *b, int fd, uint64_t objects, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	if (fdatasync(fd) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			       strerror(errno));
+	rc = mp_build_seal_save(&b->seal, b->digests_path,
+				mp_build_seal_chunks_before(&b->seal, objects), err);
+	return rc ? rc : save_state(b, objects, err);
+}
+
+/* The chunks of a resumed PACK.partial that failed their check. */
+struct bad_chunks {
+	uint64_t *list;
+	size_t n, cap;
+	bool nomem;
+};
+
+static void note_bad_chunk(uint64_t chunk, void *arg)
+{
+	struct bad_chunks *bc = arg;
+
+	if (bc->n == bc->cap) {
+		size_t cap = bc->cap ? 2 * bc->cap : 64;
+		uint64_t *grown = realloc(bc->list, cap * sizeof *grown);
+
+		if (!grown) {
+			bc->nomem = true;
+			return;
+		}
+		bc->list = grown;
+		bc->cap = cap;
+	}
+	bc->list[bc->n++] = chunk;
+}
+
+/* Copy chunk c again from its GGUF slice, hashing what is written. */
+static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_error *err)
+{
+	struct mp_seal_chunk ch;
+	const struct mp_shard *s;
+	uint64_t src, n, dst;
+	struct mp_sha256 *h;
+	enum mp_err rc = MP_OK;
+
+	mp_seal_chunk_get(&b->seal.l, c, &ch);
+	if (ch.part != MP_SEAL_ROLE)
+		return MP_OK; /* the header and index are written anew anyway;
+				 the builder leaves no gaps */
+	entry_source(b, ch.object * 3 + (uint64_t)ch.role, &s, &src, &n, &dst);
+	src += ch.offset - dst;
+	h = mp_sha256_new();
+	if (!h)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (uint64_t done = 0; !rc && done < ch.len;) {
+		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
+
+		rc = read_full(s->fd, b->buf, k, src + done, s->path, MP_E_GGUF_IO, err);
+		if (!rc)
+			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
+		if (!rc)
+			mp_sha256_update(h, b->buf, k);
+		done += k;
+	}
+	if (!rc)
+		mp_sha256_final(h, b->seal.digests[c]);
+	mp_sha256_free(h);
+	return rc;
+}
+
+/*
+ * Before a resumed build goes on: every chunk of the done part of
+ * PACK.partial against the digest recorded when it was written, on all
+ * cores; the ones that differ are copied again (and counted).
+ */
+static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst,
+				 uint64_t start, struct mp_error *err)
+{
+	struct bad_chunks bc = {0};
+	struct stat rst;
+	enum mp_err rc;
+	int rfd;
+
+	rc = mp_build_seal_load(&b->seal, b->digests_path,
+				mp_build_seal_chunks_before(&b->seal, start), err);
+	if (rc)
+		return rc;
+	rc = mp_open_output(b->partial, O_RDONLY, pst, "partial pack", MP_E_PACK_IO, &rfd, &rst,
+			    err);
+	if (rc)
+		return rc;
+	b->res->chunks_checked = mp_build_seal_chunks_before(&b->seal, start);
+	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc, err);
+	close(rfd);
+	if (rc == MP_E_SEAL_CHUNK)
+		rc = MP_OK; /* the bad ones are in bc */
+	if (!rc && bc.nomem)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < bc.n; i++) {
+		rc = recopy_chunk(b, fd, bc.list[i], err);
+		mp_build_seal_unsave(&b->seal, bc.list[i]);
+	}
+	b->res->chunks_recopied = bc.n;
+	free(bc.list);
+	return rc;
+}
+
+static enum mp_err write_partial(struct build *b, uint64_t start, const struct resume_point *rp,
+				 struct mp_error *err)
+{
+	struct pack_hash h = {NULL};
+	long delay = test_delay_ms();
+	uint64_t since = 0;
+	double t0 = now();
+	enum mp_err rc = MP_OK;
+	int fd;
+	struct stat pst;
+
+	/* a resumed build writes only into the files it created before */
+	rc = mp_open_output(b->partial, start ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL,
+			    start ? &rp->partial : NULL, "partial pack", MP_E_PACK_IO, &fd, &pst,
+			    err);
+	if (rc)
+		return rc;
+	b->partial_st = pst;
+	rc = mp_build_seal_open_record(&b->seal, b->digests_path, start ? &rp->digests : NULL,
+				       &b->digests_st, err);
+	if (!rc && start)
+		rc = check_resumed(b, fd, &pst, start, err);
+	if (!rc && b->o->full_sha256) {
+		h.sha = mp_sha256_new();
+		if (!h.sha)
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	/* the prefix: written anew (it is cheap), and hashed */
+	mp_build_seal_seek(&b->seal, 0);
+	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
+		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
+
+		prefix_bytes(&b->l, pos, b->buf, n);
+		rc = mp_pwrite_full(fd, b->buf, n, pos, b->partial, err);
+		pack_hash_update(&h, b->buf, n);
+		mp_build_seal_feed(&b->seal, b->buf, n);
+		pos += n;
+	}
+	if (!rc && start) {
+		/* what an earlier run wrote: durable (the state says so),
+		 * checked against its digests above, and hashed for the whole-
+		 * file digest by reading it back */
+		uint64_t end = mp_layout_object_offset(&b->l, start);
+		int rfd = -1;
+		struct stat rst;
+
+		if (ftruncate(fd, (off_t)end) != 0)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+				     strerror(errno));
+		if (!rc && h.sha)
+			rc = mp_open_output(b->partial, O_RDONLY, &pst, "partial pack",
+					    MP_E_PACK_IO, &rfd, &rst, err);
+		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
+			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
+
+			rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
+			pack_hash_update(&h, b->buf, n);
+			pos += n;
+		}
+		if (rfd >= 0)
+			close(rfd);
+		mp_build_seal_seek(&b->seal, end);
+	}
+	if (!rc)
+		rc = checkpoint(b, fd, start, err);
+	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
+		if (interrupted_by) {
+			rc = checkpoint(b, fd, object, err);
+			if (!rc)
+				rc = mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64
+					     " of %" PRIu64 " objects: %s is kept, run again with "
+					     "--resume to continue it",
+					     mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by,
+					     object, b->l.objects, b->partial);
+			break;
+		}
+		for (uint64_t i = object * 3; !rc && i < object * 3 + 3; i++) {
+			const struct mp_shard *s;
+			uint64_t src, n, dst;
+
+			entry_source(b, i, &s, &src, &n, &dst);
+			rc = copy_slice(b, s, src, fd, dst, n, &h, err);
+			since += n;
+			if (!rc)
+				b->res->bytes_copied += n;
+		}
+		if (rc)
+			break;
+		/* start writing the object back now, so that the disk works
+		 * while the next objects are copied and a checkpoint's sync
+		 * has little left to wait for */
+		(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
+				      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
+		b->res->objects_copied++;
+		if (b->o->progress)
+			b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
+				       b->o->progress_arg);
+		if (since >= CHECKPOINT_BYTES) {
+			rc = checkpoint(b, fd, object + 1, err);
+			since = 0;
+		}
+		if (delay > 0)
+			sleep_ms(delay);
+	}
+	if (!rc && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			     strerror(errno));
+	if (!rc) {
+		struct stat st;
+
+		if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != b->l.size)
+			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: it is %lld bytes after "
+				     "the copy, the layout says %" PRIu64, b->partial,
+				     (long long)st.st_size, b->l.size);
+	}
+	if (close(fd) != 0 && !rc)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			     strerror(errno));
+	if (!rc && h.sha) {
+		mp_sha256_final(h.sha, b->pack_sha256);
+		mp_sha256_hex(b->pack_sha256, b->res->sha256);
+	}
+	if (h.sha)
+		mp_sha256_free(h.sha);
+	b->res->seconds = now() - t0;
+	return rc;
+}
+
+/* ---- the manifest -------------------------------------------------------- */
+
+static void put(json_t *obj, const char *key, json_t *val, int *bad)
+{
+	if (!obj || !val || json_object_set_new(obj, key, val) != 0)
+		*bad = 1;
+}
+
+static void append(json_t *arr, json_t *val, int *bad)
+{
+	if (!arr || !val || json_array_append_new(arr, val) != 0)
+		*bad = 1;
+}
+
+static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
+
+/* A path as a JSON string: jansson carries UTF-8 only. */
+static json_t *path_json(const char *path, const char **bad_path)
+{
+	json_t *s = json_string(path);
+
+	if (!s && !*bad_path)
+		*bad_path = path;
+	return s;
+}
+
+struct strbuf {
+	char *p;
+	size_t len, cap;
+	int bad;
+};
+
+static void sb_add(struct strbuf *sb, const char *s, size_t n)
+{
+	if (sb->bad)
+		return;
+	if (sb->len + n + 1 > sb->cap) {
+		size_t cap = sb->cap ? sb->cap : 4096;
+		char *grown;
+
+		while (cap < sb->len + n + 1)
+			cap *= 2;
+		grown = realloc(sb->p, cap);
+		if (!grown) {
+			sb->bad = 1;
+			return;
+		}
+		sb->p = grown;
+		sb->cap = cap;
+	}
+	memcpy(sb->p + sb->len, s, n);
+	sb->len += n;
+	sb->p[sb->len] = '\0';
+}
+
+static void sb_str(struct strbuf *sb, const char *s) { sb_add(sb, s, strlen(s)); }
+
+static void canonical_string(struct strbuf *sb, const char *s, size_t n)
+{
+	sb_add(sb, "\"", 1);
+	for (size_t i = 0; i < n; i++) {
+		unsigned char c = (unsigned char)s[i];
+		char esc[8];
+
+		switch (c) {
+		case '"': sb_str(sb, "\\\""); break;
+		case '\\': sb_str(sb, "\\\\"); break;
+		case '\n': sb_str(sb, "\\n"); break;
+		case '\r': sb_str(sb, "\\r"); break;
+		case '\t': sb_str(sb, "\\t"); break;
+		case '\b': sb_str(sb, "\\b"); break;
+		case '\f': sb_str(sb, "\\f"); break;
+		default:
+			if (c < 0x20) {
+				snprintf(esc, sizeof esc, "\\u%04x", c);
+				sb_str(sb, esc);
+			} else {
+				sb_add(sb, (const char *)&c, 1);
+			}
+		}
+	}
+	sb_add(sb, "\"", 1);
+}
+
+static int key_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/*
+ * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False) for the values a manifest holds: keys in code point
+ * order (byte order of UTF-8), lowercase \u00xx escapes, which jansson's
+ * compact output does not give (it writes uppercase hex).
+ */
+static void canonical(struct strbuf *sb, const json_t *v)
+{
+	char num[32];
+
+	switch (json_typeof(v)) {
+	case JSON_OBJECT: {
+		size_t n = json_object_size(v), k = 0;
+		const char **keys = malloc((n ? n : 1) * sizeof *keys);
+		const char *key;
+		json_t *val;
+
+		if (!keys) {
+			sb->bad = 1;
+			return;
+		}
+		json_object_foreach((json_t *)v, key, val)
+			keys[k++] = key;
+		qsort(keys, n, sizeof *keys, key_cmp);
+		sb_add(sb, "{", 1);
+		for (size_t i = 0; i < n; i++) {
+			if (i)
+				sb_add(sb, ",", 1);
+			canonical_string(sb, keys[i], strlen(keys[i]));
+			sb_add(sb, ":", 1);
+			canonical(sb, json_object_get(v, keys[i]));
+		}
+		sb_add(sb, "}", 1);
+		free(keys);
+		break;
+	}
+	case JSON_ARRAY:
+		sb_add(sb, "[", 1);
+		for (size_t i = 0; i < json_array_size(v); i++) {
+			if (i)
+				sb_add(sb, ",", 1);
+			canonical(sb, json_array_get(v, i));
+		}
+		sb_add(sb, "]", 1);
+		break;
+	case JSON_STRING:
+		canonical_string(sb, json_string_value(v), json_string_length(v));
+		break;
+	case JSON_INTEGER:
+		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		sb_str(sb, num);
+		break;
+	case JSON_TRUE: sb_str(sb, "true"); break;
+	case JSON_FALSE: sb_str(sb, "false"); break;
+	default: sb_str(sb, "null"); break;
+	}
+}
+
+char *mp_json_canonical(const json_t *v)
+{
+	struct strbuf sb = {0};
+
+	canonical(&sb, v);
+	if (sb.bad) {
+		free(sb.p);
+		return NULL;
+	}
+	return sb.p;
+}
+
+static int canonical_digest(const json_t *v, char hex[MP_SHA256_HEX])
+{
+	struct strbuf sb = {0};
+	unsigned char d[MP_SHA256_LEN];
+
+	canonical(&sb, v);
+	if (sb.bad || !sb.p) {
+		free(sb.p);
+		return -1;
+	}
+	mp_sha256_buf(sb.p, sb.len, d);
+	mp_sha256_hex(d, hex);
+	free(sb.p);
+	return 0;
+}
+
+static int tensor_name_cmp(const void *a, const void *b)
+{
+	const struct mp_shard_tensor *x = *(const struct mp_shard_tensor *const *)a;
+	const struct mp_shard_tensor *y = *(const struct mp_shard_tensor *const *)b;
+
+	return strcmp(x->name, y->name);
+}
+
+/* {summary, shards, tensors}: what source.inventory_sha256 covers. */
+static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp_error *err)
+{
+	const struct mp_shard_set *set = b->set;
+	json_t *inv = json_object(), *summary = json_object(), *shards = json_array(),
+	       *tensors = json_array();
+	const struct mp_shard_tensor **sorted = malloc((set->ntensors ? set->ntensors : 1) *
+						       sizeof *sorted);
+	const char *bad_path = NULL;
+	int bad = !sorted;
+	enum mp_err rc = MP_OK;
+
+	/* jansson carries UTF-8 only; say which name, not "out of memory" */
+	for (size_t i = 0; !rc && i < set->ntensors; i++)
+		if (!mp_text_is_utf8(set->tensors[i].name, strlen(set->tensors[i].name)))
+			rc = mp_fail(err, MP_E_USAGE, "invalid usage: tensor name %s in %s is "
+				     "not valid UTF-8, which a manifest cannot record",
+				     set->tensors[i].name,
+				     set->shards[set->tensors[i].shard].path);
+	put(summary, "architecture", json_string(set->architecture), &bad);
+	put(summary, "shard_count", u64(set->count), &bad);
+	put(summary, "tensor_count", u64(set->ntensors), &bad);
+	put(summary, "total_bytes", u64(set->total_bytes), &bad);
+	put(summary, "full_source_hashes", json_false(), &bad);
+	for (size_t i = 0; !rc && i < set->count; i++) {
+		const struct mp_shard *s = &set->shards[i];
+		unsigned char d[MP_SHA256_LEN];
+		char hex[MP_SHA256_HEX];
+		json_t *o = json_object();
+
+		rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, d, err);
+		if (rc) {
+			json_decref(o);
+			break;
+		}
+		mp_sha256_hex(d, hex);
+		put(o, "index", u64(i), &bad);
+		put(o, "path", path_json(s->real_path, &bad_path), &bad);
+		put(o, "size", u64(s->size), &bad);
+		put(o, "metadata_nbytes", u64(s->hdr.data_start), &bad);
+		put(o, "metadata_sha256", json_string(hex), &bad);
+		put(o, "tensor_count", u64(s->tensor_count), &bad);
+		append(shards, o, &bad);
+	}
+	for (size_t i = 0; sorted && i < set->ntensors; i++)
+		sorted[i] = &set->tensors[i];
+	if (sorted)
+		qsort(sorted, set->ntensors, sizeof *sorted, tensor_name_cmp);
+	for (size_t i = 0; !rc && sorted && i < set->ntensors; i++) {
+		const struct mp_shard_tensor *t = sorted[i];
+		json_t *o = json_object(), *shape = json_array();
+		const char *type = mp_gguf_type_name(t->type);
+
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			append(shape, u64(t->dims[d]), &bad);
+		put(o, "name", json_string(t->name), &bad);
+		put(o, "shape", shape, &bad);
+		put(o, "dtype", json_string(type ? type : "?"), &bad);
+		put(o, "dtype_id", u64(t->type), &bad);
+		put(o, "shard_index", u64(t->shard), &bad);
+		put(o, "data_offset", u64(t->data_offset), &bad);
+		put(o, "nbytes", u64(t->nbytes), &bad);
+		append(tensors, o, &bad);
+	}
+	free(sorted);
+	put(inv, "summary", summary, &bad);
+	put(inv, "shards", shards, &bad);
+	put(inv, "tensors", tensors, &bad);
+	if (!rc && bad_path)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
+			     "manifest cannot record", bad_path);
+	if (!rc && bad)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (rc) {
+		json_decref(inv);
+		return rc;
+	}
+	*out = inv;
+	return MP_OK;
+}
+
+static json_t *hard_constraints(int *bad)
+{
+	json_t *hc = json_object();
+
+	put(hc, "top_k", json_integer(MP_TOP_K), bad);
+	put(hc, "top_k_is_immutable", json_true(), bad);
+	put(hc, "all_selected_experts_must_execute", json_true(), bad);
+	put(hc, "expert_pruning_allowed", json_false(), bad);
+	put(hc, "requantization_allowed", json_false(), bad);
+	return hc;
+}
+
+static json_t *layer_ids(int *bad)
+{
+	json_t *ids = json_array();
+
+	for (int l = MP_ACTIVE_FIRST; l <= MP_ACTIVE_LAST; l++)
+		append(ids, json_integer(l), bad);
+	return ids;
+}
+
+/* Code point order, as Python's sorted(): not the locale's alphasort(). */
+static int name_order(const struct dirent **a, const struct dirent **b)
+{
+	return strcmp((*a)->d_name, (*b)->d_name);
+}
+
+static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
+				  struct mp_error *err)
+{
+	json_t *tok = json_object(), *files = json_array();
+	struct dirent **names = NULL;
+	char *real = realpath(dir, NULL);
+	char hex[MP_SHA256_HEX];
+	int bad = 0, n;
+	enum mp_err rc = MP_OK;
+
+	if (!real) {
+		json_decref(tok);
+		json_decref(files);
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
+			       strerror(errno));
+	}
+	/* named here: *bad_path must not point into memory freed below */
+	if (!mp_text_is_utf8(real, strlen(real))) {
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer directory %s is not "
+			     "valid UTF-8, which a manifest cannot record", real);
+		json_decref(tok);
+		json_decref(files);
+		free(real);
+		return rc;
+	}
+	n = scandir(real, &names, NULL, name_order);
+	if (n < 0)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
+			     strerror(errno));
+	for (int i = 0; i < n; i++) {
+		char *path = rc ? NULL : malloc(strlen(real) + strlen(names[i]->d_name) + 2);
+		struct stat st;
+
+		if (!rc && path) {
+			sprintf(path, "%s/%s", real, names[i]->d_name);
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
+			    !mp_text_is_utf8(names[i]->d_name, strlen(names[i]->d_name)))
+				rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer file %s is "
+					     "not valid UTF-8, which a manifest cannot record",
+					     path);
+			if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
+				unsigned char d[MP_SHA256_LEN];
+				int fd;
+				json_t *o = json_object();
+
+				rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd,
+						     &st, err);
+				if (!rc) {
+					rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL,
+							  d, err);
+					close(fd);
+				}
+				mp_sha256_hex(d, hex);
+				put(o, "name", path_json(names[i]->d_name, bad_path), &bad);
+				put(o, "size", u64((uint64_t)st.st_size), &bad);
+				put(o, "sha256", json_string(hex), &bad);
+				append(files, o, &bad);
+			}
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	if (!rc && canonical_digest(files, hex) != 0)
+		bad = 1;
+	put(tok, "path", path_json(real, bad_path), &bad);
+	put(tok, "files", files, &bad);
+	put(tok, "inventory_sha256", json_string(hex), &bad);
+	free(real);
+	if (!rc && bad && !*bad_path)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (rc) {
+		json_decref(tok);
+		return rc;
+	}
+	*out = tok;
+	return MP_OK;
+}
+
+static void iso_now(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+	char base[32];
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
+	/* datetime.isoformat() leaves out zero microseconds */
+	if (tv.tv_usec)
+		snprintf(buf, len, "%s.%06ld+00:00", base, (long)tv.tv_usec);
+	else
+		snprintf(buf, len, "%s+00:00", base);
+}
+
+/* What the manifest records that the copy and checks decide. */
+struct manifest_vals {
+	const char *created;     /* created_at */
+	const char *pack_real;   /* expert_pack.path */
+	uint64_t samples;        /* payload samples compared */
+	const char *sha256;      /* of the whole pack, with --full-sha256 */
+};
+
+/* The manifest's text, malloc'd into *out. */
+static enum mp_err manifest_text(struct build *b, json_t *inventory,
+				 const struct manifest_vals *v, char **out,
+				 struct mp_error *err)
+{
+	const struct mp_model_config *c = b->cfg;
+	json_t *root = json_object(), *model = json_object(), *pack = json_object(),
+	       *roles = json_object(), *order = json_array(), *verification = json_object(),
+	       *source;
+	const char *bad_path = NULL;
+	char *config_real = realpath(b->o->config_path, NULL);
+	int bad = 0;
+	enum mp_err rc = MP_OK;
+	char *text;
+
+	*out = NULL;
+	put(root, "complete", json_true(), &bad);
+	put(root, "format", json_string(MP_FORMAT), &bad);
+	put(root, "created_at", json_string(v->created), &bad);
+	put(root, "sglang_git_sha", json_string("unknown"), &bad);
+	put(root, "hard_constraints", hard_constraints(&bad), &bad);
+
+	put(model, "config_path", config_real ? path_json(config_real, &bad_path) : NULL, &bad);
+	put(model, "config_sha256", json_string(c->sha256), &bad);
+	put(model, "architecture", json_string("KimiLinearForCausalLM"), &bad);
+	put(model, "num_hidden_layers", u64(c->num_hidden_layers), &bad);
+	put(model, "active_moe_layer_ids", layer_ids(&bad), &bad);
+	put(model, "num_experts", u64(c->num_experts), &bad);
+	put(model, "num_experts_per_token", u64(c->top_k), &bad);
+	put(model, "num_shared_experts", u64(c->num_shared_experts), &bad);
+	put(model, "hidden_size", u64(c->hidden_size), &bad);
+	put(model, "routed_expert_hidden_size", u64(c->routed_expert_hidden_size), &bad);
+	put(model, "moe_intermediate_size", u64(c->moe_intermediate_size), &bad);
+	put(model, "hidden_act", json_string(c->hidden_act), &bad);
+	put(root, "model", model, &bad);
+
+	source = json_deep_copy(inventory);
+	put(source, "inventory_sha256", json_string(b->res->inventory_sha256), &bad);
+	put(root, "source", source, &bad);
+
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
+		json_t *role = json_object(), *shape = json_array();
+		uint64_t entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * b->l.experts;
+
+		append(order, json_string(mp_role_name((enum mp_role)r)), &bad);
+		append(shape, u64(b->l.role_shape[r][0]), &bad);
+		append(shape, u64(b->l.role_shape[r][1]), &bad);
+		put(role, "dtype", json_string(t->name), &bad);
+		put(role, "dtype_id", json_integer(t->id), &bad);
+		put(role, "logical_shape", shape, &bad);
+		put(role, "expert_bytes", u64(b->l.role_bytes[r]), &bad);
+		put(role, "entry_count", u64(entries), &bad);
+		put(role, "payload_bytes", u64(entries * b->l.role_bytes[r]), &bad);
+		put(roles, mp_role_name((enum mp_role)r), role, &bad);
+	}
+	put(pack, "path", json_null(), &bad); /* filled by the dump, may not be UTF-8 */
+	put(pack, "size", u64(b->l.size), &bad);
+	put(pack, "magic", json_string(MP_MAGIC), &bad);
+	put(pack, "version", json_integer(MP_VERSION), &bad);
+	put(pack, "header_bytes", json_integer(MP_HEADER_SIZE), &bad);
+	put(pack, "entry_bytes", json_integer(MP_ENTRY_SIZE), &bad);
+	put(pack, "index_count", u64(b->l.index_count), &bad);
+	put(pack, "data_start", u64(b->l.data_start), &bad);
+	put(pack, "alignment", json_integer(ALIGNMENT), &bad);
+	put(pack, "index_sha256", json_string(b->res->index_sha256), &bad);
+	put(pack, "physical_role_order", order, &bad);
+	put(pack, "active_moe_layer_ids", layer_ids(&bad), &bad);
+	put(pack, "num_experts", u64(b->l.experts), &bad);
+	put(pack, "top_k", json_integer(MP_TOP_K), &bad);
+	put(pack, "object_bytes", u64(b->l.object_bytes), &bad);
+	put(pack, "roles", roles, &bad);
+	put(pack, "payload_samples_verified", u64(v->samples), &bad);
+	put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
+	if (b->o->full_sha256)
+		put(pack, "sha256", json_string(v->sha256), &bad);
+	put(root, "expert_pack", pack, &bad);
+
+	if (b->o->tokenizer_dir) {
+		json_t *tok = NULL;
+
+		rc = tokenizer_json(b->o->tokenizer_dir, &tok, &bad_path, err);
+		if (!rc)
+			put(root, "tokenizer", tok, &bad);
+	}
+	put(verification, "structure", json_string("complete"), &bad);
+	put(verification, "payload_samples", u64(v->samples), &bad);
+	put(verification, "full_source_hashes", json_false(), &bad);
+	put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
+	put(root, "verification", verification, &bad);
+
+	if (!rc && (!config_real || !v->pack_real))
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
+			     config_real ? b->res->pack_path : b->o->config_path, strerror(errno));
+	if (!rc && bad_path)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
+			     "manifest cannot record", bad_path);
+	if (!rc && bad)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc) {
+		text = mp_json_dump_with_path(root, pack, "path", v->pack_real,
+					      JSON_INDENT(2) | JSON_SORT_KEYS);
+		if (!text)
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		*out = text;
+	}
+	json_decref(root);
+	free(config_real);
+	return rc;
+}
+
+static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_error *err)
+{
+	char created[64], *text = NULL;
+	char *pack_real = realpath(b->res->pack_path, NULL);
+	struct manifest_vals v = {created, pack_real, b->res->samples_compared, b->res->sha256};
+	enum mp_err rc;
+
+	iso_now(created, sizeof created);
+	rc = manifest_text(b, inventory, &v, &text, err);
+	if (!rc)
+		rc = write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
+	free(text);
+	free(pack_real);
+	return rc;
+}
+
+/*
+ * Before anything is copied: the manifest this build will write, with the
+ * values still to come at their longest (created_at with microseconds, a
+ * digest) or as they will be (the samples), must record every name and
+ * pass the limits a validator reads it with.  A checkpoint of 100,000
+ * tiny tensors is refused here, not after a terabyte is copied.
+ */
+static enum mp_err check_manifest_ahead(struct build *b, json_t *inventory,
+					struct mp_error *err)
+{
+	char zeros[MP_SHA256_HEX], *text = NULL, *dir_real = realpath(b->dir, NULL);
+	const char *slash = strrchr(b->res->pack_path, '/');
+	const char *base = slash ? slash + 1 : b->res->pack_path;
+	char *pack_real = dir_real ? malloc(strlen(dir_real) + strlen(base) + 2) : NULL;
+	struct manifest_vals v = {"0000-00-00T00:00:00.000000+00:00", NULL,
+				  planned_samples(b->o, b->l.index_count), zeros};
+	enum mp_err rc;
+
+	memset(zeros, '0', MP_SHA256_HEX - 1);
+	zeros[MP_SHA256_HEX - 1] = '\0';
+	if (pack_real)
+		sprintf(pack_real, "%s/%s", strcmp(dir_real, "/") ? dir_real : "", base);
+	/* a directory that cannot be resolved fails later, naming itself */
+	v.pack_real = pack_real ? pack_real : b->res->pack_path;
+	rc = manifest_text(b, inventory, &v, &text, err);
+	if (!rc && strlen(text) > MP_MANIFEST_MAX)
+		rc = mp_fail(err, MP_E_MANIFEST_LIMIT, "%s: the manifest of these %zu tensors "
+			     "would be %zu bytes, more than the %u MiB a manifest may have",
+			     mp_err_summary(MP_E_MANIFEST_LIMIT), b->set->ntensors, strlen(text),
+			     MP_MANIFEST_MAX >> 20);
+	if (!rc)
+		rc = mp_json_check_limits(text, strlen(text), "the manifest of these tensors",
+					  &mp_manifest_limits, err);
+	free(text);
+	free(pack_real);
+	free(dir_real);
+	return rc;
+}
+
+/* ---- the whole build ----------------------------------------------------- */
+
+static enum mp_err index_digest(struct build *b)
+{
+	struct mp_sha256 *h = mp_sha256_new();
+	unsigned char d[MP_SHA256_LEN];
+
+	if (!h)
+		return MP_E_NOMEM;
+	for (uint64_t pos = 0; pos < b->l.index_end;) {
+		size_t n = b->l.index_end - pos < CHUNK ? (size_t)(b->l.index_end - pos) : CHUNK;
+
+		prefix_bytes(&b->l, pos, b->buf, n);
+		mp_sha256_update(h, b->buf, n);
+		pos += n;
+	}
+	mp_sha256_final(h, d);
+	mp_sha256_hex(d, b->res->index_sha256);
+	memcpy(b->index_raw, d, sizeof d);
+	mp_sha256_free(h);
+	return MP_OK;
+}
+
+static enum mp_err lock_one(const char *path, int *fd, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc = mp_open_output(path, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO, fd,
+					&st, err);
+
+	if (rc)
+		return rc;
+	if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), path);
+	return MP_OK;
+}
+
+/*
+ * PACK.lock covers the pack and every file beside it (partial, state,
+ * seal, the default manifest); a manifest elsewhere has its own lock, so
+ * that two builds given one -m never write it at once.
+ */
+static enum mp_err take_lock(struct build *b, struct mp_error *err)
+{
+	enum mp_err rc = lock_one(b->lock_path, &b->lock_fd, err);
+
+	if (!rc && b->mlock_path)
+		rc = lock_one(b->mlock_path, &b->mlock_fd, err);
+	return rc;
+}
+
+/*
+ * --check-only writes nothing, not even PACK.lock: it takes a shared lock
+ * on the lock file if there is one (so that it does not judge a pack a
+ * build is writing) and none otherwise.
+ */
+static enum mp_err peek_lock(struct build *b, struct mp_error *err)
+{
+	struct stat st;
+
+	b->lock_fd = open(b->lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
+			  O_CLOEXEC);
+	if (b->lock_fd < 0)
+		return MP_OK;
+	if (fstat(b->lock_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+		close(b->lock_fd);
+		b->lock_fd = -1;
+		return MP_OK;
+	}
+	if (flock(b->lock_fd, LOCK_SH | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), b->lock_path);
+	return MP_OK;
+}
+
+static enum mp_err check_space(struct build *b, uint64_t have, struct mp_error *err)
+{
+	struct statvfs sv;
+	uint64_t free_bytes, need = b->l.size - have;
+
+	if (getenv(NO_SPACE_CHECK_ENV))
+		return MP_OK;
+	if (statvfs(b->dir, &sv) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot read free space of %s: %s", b->dir,
+			       strerror(errno));
+	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
+	if (free_bytes < need || free_bytes - need < b->o->margin)
+		return mp_fail(err, MP_E_NO_SPACE, "%s: %s has %" PRIu64 " bytes free, the pack "
+			       "needs %" PRIu64 " more and a margin of %" PRIu64 " (--margin)",
+			       mp_err_summary(MP_E_NO_SPACE), b->dir, free_bytes, need,
+			       b->o->margin);
+	return MP_OK;
+}
+
+static enum mp_err final_check(struct build *b, struct mp_error *err)
+{
+	struct mp_open_opts oo = {
+		.manifest_path = b->res->manifest_path,
+		.expect_layers = NUM_HIDDEN_LAYERS,
+		.expect_experts = b->l.experts,
+		.config_path = b->o->config_path,
+	};
+	struct mp_pack *pack = NULL;
+	enum mp_err rc = mp_pack_open(&pack, b->res->pack_path, &oo, err);
+
+	mp_pack_close(pack);
+	return rc;
+}
+
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err);
+
+static enum mp_err paths(struct build *b, struct mp_error *err)
+{
+	struct mp_gguf_build_result *res = b->res;
+	const char *slash;
+
+	if (b->o->out) {
+		res->pack_path = strdup(b->o->out);
+	} else {
+		size_t n = strlen(b->set->dir) + strlen(b->set->prefix) + 32;
+
+		res->pack_path = malloc(n);
+		if (res->pack_path)
+			snprintf(res->pack_path, n, "%s/%s.expert-major.pack", b->set->dir,
+				 b->set->prefix);
+	}
+	if (!res->pack_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	res->manifest_path = b->o->manifest ? strdup(b->o->manifest)
+					    : mp_pack_default_manifest_path(res->pack_path);
+	b->partial = mp_path_with_suffix(res->pack_path, ".partial");
+	b->state = mp_path_with_suffix(res->pack_path, ".partial.state");
+	b->lock_path = mp_path_with_suffix(res->pack_path, ".lock");
+	b->seal_path = mp_path_with_suffix(res->pack_path, MP_SEAL_SUFFIX);
+	b->digests_path = mp_path_with_suffix(res->pack_path, ".partial.digests");
+	slash = strrchr(res->pack_path, '/');
+	b->dir = !slash ? strdup(".")
+			: slash == res->pack_path ? strdup("/")
+						  : strndup(res->pack_path,
+							    (size_t)(slash - res->pack_path));
+	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir ||
+	    !b->seal_path || !b->digests_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	return manifest_lock_path(b, err);
+}
+
+/*
+ * The lock that covers the manifest: PACK.lock for PACK.manifest.json, and
+ * for any other NAME.manifest.json the lock of the pack NAME (the one whose
+ * default manifest it is), else MANIFEST.lock.  NULL when that is the
+ * pack's own lock.
+ */
+static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err)
+{
+	static const char suffix[] = ".manifest.json";
+	const char *m = b->res->manifest_path;
+	size_t len = strlen(m), slen = sizeof suffix - 1;
+	char *base;
+
+	if (len > slen && strcmp(m + len - slen, suffix) == 0)
+		base = strndup(m, len - slen);
+	else
+		base = strdup(m);
+	b->mlock_path = base ? mp_path_with_suffix(base, ".lock") : NULL;
+	free(base);
+	if (!b->mlock_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (strcmp(b->mlock_path, b->lock_path) == 0) {
+		free(b->mlock_path);
+		b->mlock_path = NULL;
+	}
+	return MP_OK;
+}
+
+/* Every output against every input and each other, before anything is written. */
+static enum mp_err check_outputs(struct build *b, struct mp_error *err)
+{
+	struct mp_path_set ps;
+	char *state_tmp = mp_path_with_suffix(b->state, ".tmp");
+	char *manifest_tmp = mp_path_with_suffix(b->res->manifest_path, ".tmp");
+	char *seal_tmp = mp_path_with_suffix(b->seal_path, ".tmp");
+	enum mp_err rc = MP_OK;
+
+	mp_path_set_init(&ps);
+	if (!state_tmp || !manifest_tmp || !seal_tmp)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (size_t i = 0; !rc && i < b->set->count; i++)
+		rc = mp_path_set_input_fd(&ps, b->set->shards[i].path, b->set->shards[i].fd,
+					  "shard", err);
+	if (!rc)
+		rc = mp_path_set_input(&ps, b->o->config_path, "config", err);
+	if (!rc && b->o->tokenizer_dir) {
+		struct dirent **names = NULL;
+		int n = scandir(b->o->tokenizer_dir, &names, NULL, NULL);
+
+		for (int i = 0; i < n; i++) {
+			size_t len = strlen(b->o->tokenizer_dir) + strlen(names[i]->d_name) + 2;
+			char *path = rc ? NULL : malloc(len);
+			struct stat st;
+
+			if (path) {
+				snprintf(path, len, "%s/%s", b->o->tokenizer_dir, names[i]->d_name);
+				if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+					rc = mp_path_set_input(&ps, path, "tokenizer file", err);
+			} else if (!rc) {
+				rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+			}
+			free(path);
+			free(names[i]);
+		}
+		free(names);
+	}
+	if (!b->o->check_only) {
+		const char *out[][2] = {
+			{b->res->pack_path, "the pack"},
+			{b->res->manifest_path, "the manifest"},
+			{b->partial, "the partial pack"},
+			{b->state, "the build state"},
+			{b->digests_path, "the partial pack's chunk digests"},
+			{state_tmp, "the build state's temporary file"},
+			{manifest_tmp, "the manifest's temporary file"},
+			{b->lock_path, "the lock"},
+			{b->mlock_path, "the manifest's lock"},
+			{b->seal_path, "the seal"},
+			{seal_tmp, "the seal's temporary file"},
+		};
+
+		for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
+			if (out[i][0])
+				rc = mp_path_set_output(&ps, out[i][0], out[i][1], err);
+	}
+	if (!rc)
+		rc = mp_path_set_check(&ps, err);
+	mp_path_set_free(&ps);
+	free(state_tmp);
+	free(manifest_tmp);
+	free(seal_tmp);
+	return rc;
+}
+
+/*
+ * What lies at an output's name.  A pack is a regular file that starts
+ * with the pack magic ("GGMLMOEPACKv1" and three NUL bytes); a seal one
+ * that starts with the seal magic; a manifest one that starts with '{'
+ * and holds the quoted manifest format string in its first 64 KiB.
+ * Anything else (another file, a link, a directory, a FIFO) is not ours to
+ * replace without --force.  Returns 0 when nothing is there, 1 when the
+ * file is of its kind, -1 (with *why) otherwise.
+ */
+enum output_kind { KIND_PACK, KIND_MANIFEST, KIND_SEAL };
+
+static int output_is(const char *path, enum output_kind kind, const char **why)
+{
+	static char buf[64 * 1024];
+	struct stat st;
+	ssize_t n;
+	int fd;
+
+	if (lstat(path, &st) != 0)
+		return errno == ENOENT ? 0 : (*why = strerror(errno), -1);
+	if (S_ISLNK(st.st_mode))
+		return *why = "a symbolic link", -1;
+	if (!S_ISREG(st.st_mode))
+		return *why = mp_file_kind(st.st_mode), -1;
+	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+	if (fd < 0)
+		return *why = strerror(errno), -1;
+	n = pread(fd, buf, sizeof buf, 0);
+	close(fd);
+	if (n < 0)
+		return *why = strerror(errno), -1;
+	switch (kind) {
+	case KIND_PACK:
+		if (n >= MP_MAGIC_LEN && memcmp(buf, MP_MAGIC "\0\0\0", MP_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the pack magic", -1;
+	case KIND_SEAL:
+		if (n >= MP_SEAL_MAGIC_LEN &&
+		    memcmp(buf, MP_SEAL_MAGIC "\0\0\0", MP_SEAL_MAGIC_LEN) == 0)
+			return 1;
+		return *why = "it does not start with the seal magic", -1;
+	case KIND_MANIFEST:
+		if (n > 0 && buf[0] == '{' && memmem(buf, (size_t)n, "\"" MP_FORMAT "\"",
+						    sizeof MP_FORMAT + 1))
+			return 1;
+		return *why = "it is not a moepack manifest", -1;
+	}
+	return -1;
+}
+
+/*
+ * Outputs that already exist must be of their kind, or --force must say
+ * they may go: a build never replaces a file it cannot tell is its own.
+ */
+static enum mp_err check_existing(struct build *b, struct mp_error *err)
+{
+	const struct {
+		const char *path, *what;
+		enum output_kind kind;
+	} out[] = {
+		{b->res->pack_path, "pack", KIND_PACK},
+		{b->res->manifest_path, "manifest", KIND_MANIFEST},
+		{b->seal_path, "seal", KIND_SEAL},
+	};
+
+	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
+		const char *why = NULL;
+
+		if (output_is(out[i].path, out[i].kind, &why) >= 0)
+			continue;
+		if (!b->o->force)
+			return mp_fail(err, MP_E_USAGE, "invalid usage: %s exists and is not a %s "
+				       "(%s): give --force to replace it", out[i].path, out[i].what,
+				       why);
+		if (unlink(out[i].path) != 0)
+			return mp_fail(err, MP_E_PACK_IO, "cannot remove %s: %s", out[i].path,
+				       strerror(errno));
+	}
+	return MP_OK;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+
+	return lstat(path, &st) == 0;
+}
+
+static void remove_partial(struct build *b)
+{
+	unlink(b->partial);
+	unlink(b->state);
+	unlink(b->digests_path);
+}
+
+static enum mp_err build_pack(struct build *b, struct mp_error *err)
+{
+	struct resume_point rp = {0};
+	uint64_t start = 0, have = 0;
+	enum mp_err rc;
+
+	if (exists(b->partial) && !b->o->resume)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
+			       "build: give --resume to continue it, or remove it", b->partial);
+	if (b->o->resume && exists(b->partial)) {
+		struct stat st;
+		char why[MP_MSG_MAX];
+
+		/* never written through a link, whatever the state says */
+		if (lstat(b->partial, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+			return mp_fail(err, MP_E_PACK_IO, "cannot write partial pack %s: %s, not "
+				       "the file an interrupted build wrote; remove it",
+				       b->partial, S_ISLNK(st.st_mode) ? "a symbolic link"
+				       : !S_ISREG(st.st_mode) ? mp_file_kind(st.st_mode)
+							      : "a file with more than one hard link");
+		rc = load_state(b, &rp, why, sizeof why, err);
+		if (rc)
+			return rc;
+		start = rp.objects;
+		if (start && (st.st_dev != rp.partial.st_dev || st.st_ino != rp.partial.st_ino)) {
+			snprintf(why, sizeof why, "%s is not the file the interrupted build wrote",
+				 b->partial);
+			start = 0;
+		}
+		/* a partial file shorter than its state says was cut since:
+		 * growing it back would put zeros in the pack */
+		if (start && (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)) {
+			snprintf(why, sizeof why, "%s is shorter than its state says", b->partial);
+			start = 0;
+		}
+		if (start == 0 && why[0])
+			snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why);
+		if (start)
+			have = mp_layout_object_offset(&b->l, start);
+	}
+	if (start == 0)
+		remove_partial(b); /* nothing durable to trust: start over */
+	b->res->resumed_at = start;
+	rc = check_space(b, have, err);
+	if (rc)
+		return rc;
+	rc = write_partial(b, start, &rp, err);
+	if (rc == MP_E_INTERRUPTED)
+		return rc; /* PACK.partial, its digests and state stay for --resume */
+	if (rc) {
+		remove_partial(b);
+		return rc;
+	}
+	b->seal_ready = true;
+	if (rename(b->partial, b->res->pack_path) != 0) {
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", b->partial,
+			     b->res->pack_path, strerror(errno));
+		remove_partial(b);
+		return rc;
+	}
+	unlink(b->state);
+	unlink(b->digests_path);
+	return fsync_dir(b->dir, err);
+}
+
+enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_experts *ex,
+			  const struct mp_model_config *cfg,
+			  const struct mp_gguf_build_opts *opts, struct mp_gguf_build_result *res,
+			  struct mp_error *err)
+{
+	struct build b = {.set = set, .ex = ex, .cfg = cfg, .o = opts, .res = res,
+			  .lock_fd = -1, .mlock_fd = -1, .seal = {.fd = -1}};
+	json_t *inventory = NULL;
+	enum mp_err rc;
+
+	memset(res, 0, sizeof *res);
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		b.l.role_bytes[r] = ex->role_bytes[r];
+		b.l.role_shape[r][0] = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
+		b.l.role_shape[r][1] = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
+	}
+	rc = mp_layout_compute(&b.l, ex->experts, ALIGNMENT, 0, err);
+	if (!rc)
+		rc = paths(&b, err);
+	if (!rc)
+		rc = check_outputs(&b, err);
+	if (!rc && !opts->check_only)
+		rc = mp_build_seal_init(&b.seal, &b.l, err);
+	if (rc)
+		goto out;
+	res->size = b.l.size;
+	res->entries = b.l.index_count;
+	b.buf = aligned_alloc(MP_PAGE, CHUNK);
+	b.buf2 = aligned_alloc(MP_PAGE, CHUNK);
+	if (!b.buf || !b.buf2) {
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		goto out;
+	}
+	rc = inventory_json(&b, &inventory, err);
+	if (!rc && canonical_digest(inventory, res->inventory_sha256) != 0)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc)
+		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
+	if (!rc)
+		rc = check_manifest_ahead(&b, inventory, err);
+	if (!rc)
+		rc = opts->check_only ? peek_lock(&b, err) : take_lock(&b, err);
+	if (rc)
+		goto out;
+
+	if (opts->check_only) {
+		rc = judge_pack(&b, res->pack_path, false, err);
+		goto out;
+	}
+	rc = check_existing(&b, err);
+	if (rc)
+		goto out;
+	if (exists(res->pack_path)) {
+		struct mp_error why = {0};
+
+		enum mp_err judged;
+
+		/* kept only when every byte is shown to be the shards'; the
+		 * comparison hashes the seal's chunks as it reads them */
+		b.hash_judged = true;
+		judged = judge_pack(&b, res->pack_path, true, &why);
+		if (judged == MP_OK) {
+			res->reused = true;
+			b.seal_ready = true;
+		} else if (judged == MP_E_INTERRUPTED) {
+			/* not judged: the pack is neither kept nor removed */
+			rc = mp_fail_escaped(err, judged, "%s", why.msg);
+			goto out;
+		} else {
+			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
+			if (unlink(res->pack_path) != 0) {
+				rc = mp_fail(err, MP_E_PACK_IO, "cannot remove the invalid %s: %s",
+					     res->pack_path, strerror(errno));
+				goto out;
+			}
+		}
+	}
+	b.hash_judged = false;
+	if (!res->reused) {
+		/* a seal of the pack being replaced must not outlive it */
+		unlink(b.seal_path);
+		rc = build_pack(&b, err);
+		if (rc)
+			goto out;
+		rc = judge_pack(&b, res->pack_path, false, err);
+	} else if (opts->full_sha256) {
+		/* the pack was not written now: hash what is there */
+		unsigned char d[MP_SHA256_LEN];
+		struct stat st;
+		int fd;
+
+		rc = mp_open_regular(res->pack_path, "pack", MP_E_PACK_IO, &fd, &st, err);
+		if (!rc) {
+			rc = mp_sha256_fd(fd, b.l.size, res->pack_path, opts->progress,
+					  opts->progress_arg, d, err);
+			close(fd);
+			mp_sha256_hex(d, res->sha256);
+			memcpy(b.pack_sha256, d, sizeof d);
+		}
+	}
+	if (!rc)
+		rc = write_manifest(&b, inventory, err);
+	if (!rc) {
+		rc = final_check(&b, err);
+		if (rc) /* a manifest that does not pass must not stay */
+			unlink(res->manifest_path);
+	}
+	/* a pack written now that fails its checks (a shard changed under
+	 * the build) must not stay under its name either */
+	if (rc && !res->reused && exists(res->pack_path))
+		unlink(res->pack_path);
+	/* the seal last, once pack and manifest are in place: anchored to
+	 * the manifest's expert_pack.sha256 when there is one */
+	if (!rc && b.seal_ready) {
+		res->seal_unanchored = !opts->full_sha256;
+		rc = mp_build_seal_write(&b.seal, b.seal_path, b.index_raw,
+					 opts->full_sha256 ? b.pack_sha256 : NULL,
+					 res->seal_digest, err);
+	}
+out:
+	json_decref(inventory);
+	if (b.lock_fd >= 0)
+		close(b.lock_fd);
+	if (b.mlock_fd >= 0)
+		close(b.mlock_fd);
+	free(b.buf);
+	free(b.buf2);
+	free(b.partial);
+	free(b.state);
+	free(b.lock_path);
+	free(b.mlock_path);
+	free(b.seal_path);
+	free(b.digests_path);
+	mp_build_seal_free(&b.seal);
+	free(b.dir);
+	return rc;
+}

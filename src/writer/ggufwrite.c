@@ -1,0 +1,598 @@
+/*
+ * ggufwrite.c - a GGUF writer and the demo checkpoint of `moepack mkdemo
+ * --gguf` (ggufwrite.h).
+ *
+ * The metadata is small (a few hundred tensor infos) and is built in memory;
+ * tensor data is generated and written in chunks, so a checkpoint of any
+ * size costs one buffer.
+ */
+#include "config.h"
+
+#include "writer/ggufwrite.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "pack/pack.h"
+#include "base/quant.h"
+
+#define ALIGNMENT 32u           /* ggml's default: no general.alignment key */
+#define CHUNK (4u << 20)        /* tensor data generated per write */
+#define GGUF_VERSION 3
+#define GGML_F32 0
+#define MAX_DIM 65536u
+#define MAX_EXPERTS 65536u
+#define QK 256u                 /* weights per k-quant super-block */
+#define PAGE_WEIGHTS (1u << 19) /* hidden x inter for whole pages of Q2_K and Q3_K */
+
+/* ---- the writer ------------------------------------------------------------ */
+
+struct meta {
+	unsigned char *p;
+	size_t len, cap;
+	bool oom;
+};
+
+static void put(struct meta *m, const void *data, size_t n)
+{
+	if (m->oom)
+		return;
+	if (m->cap - m->len < n) {
+		size_t cap = m->cap ? m->cap : 4096;
+		unsigned char *grown;
+
+		while (cap - m->len < n)
+			cap *= 2;
+		grown = realloc(m->p, cap);
+		if (!grown) {
+			m->oom = true;
+			return;
+		}
+		m->p = grown;
+		m->cap = cap;
+	}
+	memcpy(m->p + m->len, data, n);
+	m->len += n;
+}
+
+static void put_u32(struct meta *m, uint32_t v)
+{
+	unsigned char b[4];
+
+	for (int i = 0; i < 4; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(m, b, sizeof b);
+}
+
+static void put_u64(struct meta *m, uint64_t v)
+{
+	unsigned char b[8];
+
+	for (int i = 0; i < 8; i++)
+		b[i] = (unsigned char)(v >> (8 * i));
+	put(m, b, sizeof b);
+}
+
+static void put_str(struct meta *m, const char *s)
+{
+	size_t n = strlen(s);
+
+	put_u64(m, n);
+	put(m, s, n);
+}
+
+static uint64_t pad(uint64_t n)
+{
+	return (n + ALIGNMENT - 1) / ALIGNMENT * ALIGNMENT;
+}
+
+/* Weights and bytes per block of the types the writer encodes. */
+static bool block_of(uint32_t type, unsigned *weights, unsigned *bytes)
+{
+	const struct mp_quant_type *q;
+
+	if (type == GGML_F32) {
+		*weights = 1;
+		*bytes = 4;
+		return true;
+	}
+	q = mp_quant_by_id((int)type);
+	if (!q)
+		return false;
+	*weights = q->block_weights;
+	*bytes = q->block_bytes;
+	return true;
+}
+
+uint64_t mp_gguf_out_tensor_bytes(const struct mp_gguf_out_tensor *t)
+{
+	unsigned bw, bb;
+	uint64_t n;
+
+	if (!block_of(t->type, &bw, &bb) || t->n_dims < 1 || t->n_dims > MP_GGUF_MAX_DIMS ||
+	    t->dims[0] == 0 || t->dims[0] % bw)
+		return 0;
+	n = t->dims[0] / bw * bb;
+	for (uint32_t i = 1; i < t->n_dims; i++)
+		if (t->dims[i] == 0 || __builtin_mul_overflow(n, t->dims[i], &n))
+			return 0;
+	return n >> 62 ? 0 : n;
+}
+
+static enum mp_err write_at(int fd, const void *data, size_t len, uint64_t pos,
+			    const char *path, struct mp_error *err)
+{
+	const unsigned char *p = data;
+
+	while (len > 0) {
+		ssize_t n = pwrite(fd, p, len, (off_t)pos);
+
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n <= 0)
+			return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
+				       PRIu64 ": %s", path, pos,
+				       n < 0 ? strerror(errno) : "nothing written");
+		p += n;
+		len -= (size_t)n;
+		pos += (uint64_t)n;
+	}
+	return MP_OK;
+}
+
+/* One tensor's data and its padding, generated chunk by chunk. */
+static enum mp_err write_data(int fd, const char *path, const struct mp_gguf_out_tensor *t,
+			      uint64_t pos, unsigned char *buf, struct mp_error *err)
+{
+	const struct mp_quant_type *q = t->demo ? mp_quant_by_id((int)t->type) : NULL;
+	uint64_t nbytes = mp_gguf_out_tensor_bytes(t), total = pad(nbytes), done = 0;
+	size_t step = q ? CHUNK / q->block_bytes * q->block_bytes : CHUNK;
+	enum mp_err rc = MP_OK;
+
+	while (!rc && done < total) {
+		uint64_t left = (done < nbytes ? nbytes : total) - done;
+		size_t n = left < step ? (size_t)left : step;
+
+		if (done < nbytes && q) {
+			if (mp_quant_fill_demo(q, t->seed, done, buf, n) != 0)
+				return mp_fail(err, MP_E_USAGE, "invalid usage: %s: no demo blocks "
+					       "of type %u", t->name, t->type);
+		} else {
+			memset(buf, 0, n);
+		}
+		rc = write_at(fd, buf, n, pos + done, path, err);
+		done += n;
+	}
+	return rc;
+}
+
+enum mp_err mp_gguf_write(int fd, const char *path, const struct mp_gguf_out_kv *kv,
+			  size_t nkv, const struct mp_gguf_out_tensor *tensors, size_t ntensors,
+			  struct mp_error *err)
+{
+	struct meta m = {0};
+	uint64_t offset = 0, data_start;
+	unsigned char *buf = NULL;
+	enum mp_err rc = MP_OK;
+
+	put(&m, "GGUF", 4);
+	put_u32(&m, GGUF_VERSION);
+	put_u64(&m, ntensors);
+	put_u64(&m, nkv);
+	for (size_t i = 0; i < nkv; i++) {
+		put_str(&m, kv[i].key);
+		put_u32(&m, kv[i].type);
+		if (kv[i].type == MP_GGUF_STRING) {
+			put_str(&m, kv[i].str);
+		} else if (kv[i].type == MP_GGUF_U16) {
+			unsigned char b[2] = {(unsigned char)kv[i].num,
+					      (unsigned char)(kv[i].num >> 8)};
+
+			put(&m, b, 2);
+		} else {
+			put_u32(&m, kv[i].num);
+		}
+	}
+	for (size_t i = 0; i < ntensors; i++) {
+		const struct mp_gguf_out_tensor *t = &tensors[i];
+		uint64_t n = mp_gguf_out_tensor_bytes(t);
+
+		if (n == 0) {
+			free(m.p);
+			return mp_fail(err, MP_E_USAGE, "invalid usage: tensor %s cannot be "
+				       "written (type %u, %u dimensions)", t->name, t->type,
+				       t->n_dims);
+		}
+		put_str(&m, t->name);
+		put_u32(&m, t->n_dims);
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			put_u64(&m, t->dims[d]);
+		put_u32(&m, t->type);
+		put_u64(&m, offset);
+		offset += pad(n);
+	}
+	data_start = pad(m.len);
+	while (m.len < data_start)
+		put(&m, "", 1);
+	if (!m.oom)
+		buf = malloc(CHUNK);
+	if (m.oom || !buf) {
+		free(m.p);
+		free(buf);
+		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
+	}
+	rc = write_at(fd, m.p, m.len, 0, path, err);
+	offset = data_start;
+	for (size_t i = 0; !rc && i < ntensors; i++) {
+		rc = write_data(fd, path, &tensors[i], offset, buf, err);
+		offset += pad(mp_gguf_out_tensor_bytes(&tensors[i]));
+	}
+	free(buf);
+	free(m.p);
+	return rc;
+}
+
+/* ---- the demo checkpoint --------------------------------------------------- */
+
+enum mp_err mp_gguf_demo_resolve(struct mp_gguf_demo_opts *o, struct mp_error *err)
+{
+	if (!o->experts)
+		o->experts = 2;
+	if (!o->hidden)
+		o->hidden = 512;
+	if (!o->inter)
+		o->inter = 1024;
+	if (o->experts > MAX_EXPERTS)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --experts %" PRIu64
+			       " is too large (at most %u)", o->experts, MAX_EXPERTS);
+	if (o->hidden % QK || o->hidden > MAX_DIM)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --hidden %" PRIu64 " must be "
+			       "a multiple of 256 up to %u", o->hidden, MAX_DIM);
+	if (o->inter % QK || o->inter > MAX_DIM)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --inter %" PRIu64 " must be "
+			       "a multiple of 256 up to %u", o->inter, MAX_DIM);
+	if ((o->hidden * o->inter) % PAGE_WEIGHTS)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --hidden %" PRIu64
+			       " x --inter %" PRIu64 " must be a multiple of %u, so that one "
+			       "expert of every role is whole 4096-byte pages, as build needs "
+			       "(e.g. 512 x 1024)", o->hidden, o->inter, PAGE_WEIGHTS);
+	return MP_OK;
+}
+
+static void tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
+		   uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t seed)
+{
+	memset(t, 0, sizeof *t);
+	snprintf(t->name, sizeof t->name, "%s", name);
+	t->type = type;
+	t->n_dims = n_dims;
+	t->dims[0] = d0;
+	t->dims[1] = d1;
+	t->dims[2] = d2;
+	t->dims[3] = 1;
+	t->demo = type == MP_GGML_Q2_K || type == MP_GGML_Q3_K;
+	t->seed = mp_splitmix64(seed);
+}
+
+/* The tensors of shard s (layers 0..30, 31..61, 62..92): *n of them. */
+static struct mp_gguf_out_tensor *demo_tensors(const struct mp_gguf_demo_opts *o, int s,
+					       size_t *n)
+{
+	int first = s * 31, last = s == MP_GGUF_DEMO_SHARDS - 1 ? MP_ACTIVE_LAST : first + 30;
+	struct mp_gguf_out_tensor *t = calloc((size_t)(last - first + 1) * 5 + 2, sizeof *t);
+	char name[MP_GGUF_NAME_MAX + 1];
+	size_t k = 0;
+
+	if (!t)
+		return NULL;
+	if (s == 0)
+		tensor(&t[k++], "token_embd.weight", GGML_F32, 2, 64, 32, 1, o->seed);
+	for (int layer = first; layer <= last; layer++) {
+		uint64_t seed = o->seed ^ ((uint64_t)layer << 8);
+
+		snprintf(name, sizeof name, "blk.%d.attn_k_b.weight", layer);
+		tensor(&t[k++], name, MP_GGML_Q4_0, 2, 128, 64, 1, seed);
+		snprintf(name, sizeof name, "blk.%d.attn_v_b.weight", layer);
+		tensor(&t[k++], name, MP_GGML_Q2_K, 2, 256, 64, 1, seed + 1);
+		if (layer < MP_ACTIVE_FIRST)
+			continue;
+		/* llama.cpp's order (gate, up, down), not the pack's */
+		snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", layer);
+		tensor(&t[k++], name, MP_GGML_Q2_K, 3, o->hidden, o->inter, o->experts, seed + 2);
+		snprintf(name, sizeof name, "blk.%d.ffn_up_exps.weight", layer);
+		tensor(&t[k++], name, MP_GGML_Q2_K, 3, o->hidden, o->inter, o->experts, seed + 3);
+		snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", layer);
+		tensor(&t[k++], name, MP_GGML_Q3_K, 3, o->inter, o->hidden, o->experts, seed + 4);
+	}
+	if (s == MP_GGUF_DEMO_SHARDS - 1)
+		tensor(&t[k++], "output_norm.weight", GGML_F32, 1, 64, 1, 1, o->seed + 5);
+	*n = k;
+	return t;
+}
+
+static char *config_text(const struct mp_gguf_demo_opts *o)
+{
+	json_t *root = json_pack("{s:[s], s:s, s:{s:i, s:i, s:I, s:i, s:i, s:i, s:I, s:I, "
+				 "s:s, s:f, s:f}}",
+				 "architectures", "KimiK3LinearForCausalLM",
+				 "model_type", "kimi_linear",
+				 "text_config",
+				 "num_hidden_layers", MP_ACTIVE_LAST + 1,
+				 "first_k_dense_replace", MP_ACTIVE_FIRST,
+				 "num_experts", (json_int_t)o->experts,
+				 "num_experts_per_token", MP_TOP_K,
+				 "num_shared_experts", 2,
+				 "hidden_size", 7168,
+				 "routed_expert_hidden_size", (json_int_t)o->hidden,
+				 "moe_intermediate_size", (json_int_t)o->inter,
+				 "hidden_act", "situ",
+				 "activation_situ_beta", 4.0,
+				 "activation_situ_linear_beta", 25.0);
+	char *text = root ? json_dumps(root, JSON_INDENT(2) | JSON_SORT_KEYS) : NULL;
+	char *line = text ? malloc(strlen(text) + 2) : NULL;
+
+	if (line)
+		sprintf(line, "%s\n", text);
+	free(text);
+	json_decref(root);
+	return line;
+}
+
+struct target {
+	char *path, *tmp;
+	int fd;
+};
+
+static char *join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *s = malloc(n);
+
+	if (s)
+		snprintf(s, n, "%s/%s", dir, name);
+	return s;
+}
+
+/* An empty temporary sibling of t->path, opened without following links. */
+static enum mp_err target_open(struct target *t, const char *dir, const char *name,
+			       struct mp_error *err)
+{
+	size_t n = strlen(dir) + strlen(name) + 64;
+
+	t->fd = -1;
+	t->path = join(dir, name);
+	t->tmp = malloc(n);
+	if (!t->path || !t->tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (unsigned attempt = 0; attempt < 1000; attempt++) {
+		snprintf(t->tmp, n, "%s/.%s.tmp-%ld-%u", dir, name, (long)getpid(), attempt);
+		t->fd = open(t->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+		if (t->fd >= 0 || errno != EEXIST)
+			break;
+	}
+	if (t->fd < 0) {
+		enum mp_err rc = mp_fail(err, MP_E_GGUF_IO, "cannot write %s: %s", t->path,
+					 strerror(errno));
+
+		free(t->tmp);
+		t->tmp = NULL;
+		return rc;
+	}
+	return MP_OK;
+}
+
+static enum mp_err target_close(struct target *t, struct mp_error *err)
+{
+	int failed = fsync(t->fd) != 0;
+	int saved = failed ? errno : 0;
+
+	if (close(t->fd) != 0) {
+		failed = 1;
+		if (!saved)
+			saved = errno;
+	}
+	t->fd = -1;
+	if (failed)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot write %s: %s", t->path,
+			       strerror(saved));
+	return MP_OK;
+}
+
+static void target_discard(struct target *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	if (t->tmp)
+		unlink(t->tmp);
+	free(t->tmp);
+	free(t->path);
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+}
+
+/* No *.gguf (not hidden) in dir but the demo's own shards. */
+static enum mp_err check_directory(const char *dir, struct mp_error *err)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	enum mp_err rc = MP_OK;
+
+	if (!d)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot read directory %s: %s", dir,
+			       strerror(errno));
+	while (!rc && (e = readdir(d)) != NULL) {
+		size_t n = strlen(e->d_name);
+		bool ours = false;
+
+		if (e->d_name[0] == '.' || n < 5 || strcmp(e->d_name + n - 5, ".gguf") != 0)
+			continue;
+		for (int i = 1; i <= MP_GGUF_DEMO_SHARDS; i++) {
+			char name[64];
+
+			snprintf(name, sizeof name, MP_GGUF_DEMO_PREFIX "-%05d-of-%05d.gguf", i,
+				 MP_GGUF_DEMO_SHARDS);
+			ours |= strcmp(e->d_name, name) == 0;
+		}
+		if (ours)
+			continue;
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s holds %s, and build takes every "
+			     "*.gguf file of a directory as one checkpoint: use another "
+			     "directory", dir, e->d_name);
+	}
+	closedir(d);
+	return rc;
+}
+
+static enum mp_err prepare_directory(const struct mp_gguf_demo_opts *o, struct mp_error *err)
+{
+	struct stat st;
+
+	if (mkdir(o->dir, 0777) != 0 && errno != EEXIST)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot create directory %s: %s", o->dir,
+			       strerror(errno));
+	if (stat(o->dir, &st) != 0 || !S_ISDIR(st.st_mode))
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --gguf %s is not a directory",
+			       o->dir);
+	return check_directory(o->dir, err);
+}
+
+static enum mp_err refuse_existing(const char *dir, const char *name, struct mp_error *err)
+{
+	struct stat st;
+	char *path = join(dir, name);
+	enum mp_err rc = MP_OK;
+
+	if (!path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (lstat(path, &st) == 0)
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s exists: give --force to "
+			     "replace the demo checkpoint", path);
+	free(path);
+	return rc;
+}
+
+static enum mp_err write_shard(const struct mp_gguf_demo_opts *o, int s, size_t total,
+			       struct target *t, uint64_t *ntensors, struct mp_error *err)
+{
+	struct mp_gguf_out_kv kv[] = {
+		{"general.architecture", MP_GGUF_STRING, "kimi-k3", 0},
+		{"general.name", MP_GGUF_STRING, "moepack mkdemo --gguf checkpoint", 0},
+		{"split.no", MP_GGUF_U16, NULL, (uint32_t)s},
+		{"split.count", MP_GGUF_U16, NULL, MP_GGUF_DEMO_SHARDS},
+		{"split.tensors.count", MP_GGUF_I32, NULL, (uint32_t)total},
+	};
+	size_t n = 0;
+	struct mp_gguf_out_tensor *tensors = demo_tensors(o, s, &n);
+	enum mp_err rc;
+
+	if (!tensors)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = mp_gguf_write(t->fd, t->path, kv, sizeof kv / sizeof kv[0], tensors, n, err);
+	free(tensors);
+	*ntensors += n;
+	return rc ? rc : target_close(t, err);
+}
+
+static enum mp_err write_config(const struct mp_gguf_demo_opts *o, struct target *t,
+				struct mp_error *err)
+{
+	char *text = config_text(o);
+	enum mp_err rc;
+
+	if (!text)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = write_at(t->fd, text, strlen(text), 0, t->path, err);
+	free(text);
+	return rc ? rc : target_close(t, err);
+}
+
+enum mp_err mp_gguf_demo_write(const struct mp_gguf_demo_opts *o,
+			       struct mp_gguf_demo_result *res, struct mp_error *err)
+{
+	struct target t[MP_GGUF_DEMO_SHARDS + 1];
+	char names[MP_GGUF_DEMO_SHARDS + 1][64];
+	size_t total = 0;
+	enum mp_err rc;
+	int dfd;
+
+	memset(res, 0, sizeof *res);
+	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
+		memset(&t[i], 0, sizeof t[i]);
+		t[i].fd = -1;
+		if (i < MP_GGUF_DEMO_SHARDS)
+			snprintf(names[i], sizeof names[i], MP_GGUF_DEMO_PREFIX "-%05d-of-%05d.gguf",
+				 i + 1, MP_GGUF_DEMO_SHARDS);
+		else
+			snprintf(names[i], sizeof names[i], "config.json");
+	}
+	if ((rc = prepare_directory(o, err)))
+		return rc;
+	for (int i = 0; !o->force && i <= MP_GGUF_DEMO_SHARDS; i++)
+		if ((rc = refuse_existing(o->dir, names[i], err)))
+			return rc;
+	for (int s = 0; s < MP_GGUF_DEMO_SHARDS; s++) {
+		size_t n = 0;
+		struct mp_gguf_out_tensor *x = demo_tensors(o, s, &n);
+
+		if (!x)
+			return mp_fail(err, MP_E_NOMEM, "out of memory");
+		free(x);
+		total += n;
+	}
+	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
+		rc = target_open(&t[i], o->dir, names[i], err);
+		if (!rc)
+			rc = i < MP_GGUF_DEMO_SHARDS
+				     ? write_shard(o, i, total, &t[i], &res->tensors, err)
+				     : write_config(o, &t[i], err);
+		if (rc)
+			goto fail;
+	}
+	/* all written: into place, the config last */
+	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
+		struct stat st;
+
+		if (rename(t[i].tmp, t[i].path) != 0) {
+			rc = mp_fail(err, MP_E_GGUF_IO, "cannot rename %s to %s: %s", t[i].tmp,
+				     t[i].path, strerror(errno));
+			goto fail;
+		}
+		free(t[i].tmp);
+		t[i].tmp = NULL;
+		if (i < MP_GGUF_DEMO_SHARDS && lstat(t[i].path, &st) == 0)
+			res->bytes += (uint64_t)st.st_size;
+	}
+	dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd >= 0) {
+		fsync(dfd);
+		close(dfd);
+	}
+	for (int i = 0; i < MP_GGUF_DEMO_SHARDS; i++) {
+		res->shard[i] = t[i].path;
+		t[i].path = NULL;
+	}
+	res->config = t[MP_GGUF_DEMO_SHARDS].path;
+	t[MP_GGUF_DEMO_SHARDS].path = NULL;
+	return MP_OK;
+fail:
+	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++)
+		target_discard(&t[i]);
+	res->tensors = 0;
+	return rc;
+}
+
+void mp_gguf_demo_result_free(struct mp_gguf_demo_result *res)
+{
+	for (int i = 0; i < MP_GGUF_DEMO_SHARDS; i++)
+		free(res->shard[i]);
+	free(res->config);
+	memset(res, 0, sizeof *res);
+}

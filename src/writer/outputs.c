@@ -1,0 +1,169 @@
+/* outputs.c - outputs never alias an input or each other (outputs.h). */
+#include "config.h"
+
+#include "writer/outputs.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+void mp_path_set_init(struct mp_path_set *s)
+{
+	memset(s, 0, sizeof *s);
+}
+
+void mp_path_set_free(struct mp_path_set *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		free(s->ids[i].path);
+		free(s->ids[i].name);
+	}
+	free(s->ids);
+	memset(s, 0, sizeof *s);
+}
+
+static struct mp_path_id *add(struct mp_path_set *s, const char *path, const char *what,
+			      bool output, struct mp_error *err)
+{
+	struct mp_path_id *id;
+
+	if (s->n == s->cap) {
+		size_t cap = s->cap ? 2 * s->cap : 16;
+		struct mp_path_id *grown = realloc(s->ids, cap * sizeof *grown);
+
+		if (!grown) {
+			mp_fail(err, MP_E_NOMEM, "out of memory");
+			return NULL;
+		}
+		s->ids = grown;
+		s->cap = cap;
+	}
+	id = &s->ids[s->n];
+	memset(id, 0, sizeof *id);
+	id->path = strdup(path);
+	if (!id->path) {
+		mp_fail(err, MP_E_NOMEM, "out of memory");
+		return NULL;
+	}
+	id->what = what;
+	id->output = output;
+	s->n++;
+	return id;
+}
+
+enum mp_err mp_path_set_input(struct mp_path_set *s, const char *path, const char *what,
+			      struct mp_error *err)
+{
+	struct mp_path_id *id = add(s, path, what, false, err);
+	struct stat st;
+
+	if (!id)
+		return err->code;
+	if (stat(path, &st) == 0) {
+		id->have_id = true;
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	id->name = realpath(path, NULL);
+	return MP_OK;
+}
+
+enum mp_err mp_path_set_input_fd(struct mp_path_set *s, const char *path, int fd,
+				 const char *what, struct mp_error *err)
+{
+	struct mp_path_id *id = add(s, path, what, false, err);
+	struct stat st;
+
+	if (!id)
+		return err->code;
+	if (fstat(fd, &st) == 0) {
+		id->have_id = true;
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	id->name = realpath(path, NULL);
+	return MP_OK;
+}
+
+enum mp_err mp_path_set_output(struct mp_path_set *s, const char *path, const char *what,
+			       struct mp_error *err)
+{
+	struct mp_path_id *id = add(s, path, what, true, err);
+	const char *slash, *base;
+	char *dir, *real;
+	struct stat st;
+
+	if (!id)
+		return err->code;
+	slash = strrchr(path, '/');
+	if (!slash) {
+		dir = strdup(".");
+		base = path;
+	} else {
+		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+		base = slash + 1;
+	}
+	if (!dir)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	real = realpath(dir, NULL);
+	if (!real) {
+		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s %s: %s: %s", what,
+					 path, dir, strerror(errno));
+
+		free(dir);
+		return rc;
+	}
+	free(dir);
+	id->name = malloc(strlen(real) + strlen(base) + 2);
+	if (!id->name) {
+		free(real);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	strcpy(id->name, real);
+	if (strcmp(real, "/") != 0)
+		strcat(id->name, "/");
+	strcat(id->name, base);
+	free(real);
+	if (lstat(path, &st) == 0) {
+		id->have_id = true;
+		id->dev = st.st_dev;
+		id->ino = st.st_ino;
+	}
+	return MP_OK;
+}
+
+static bool same(const struct mp_path_id *a, const struct mp_path_id *b)
+{
+	if (a->have_id && b->have_id && a->dev == b->dev && a->ino == b->ino)
+		return true;
+	return a->name && b->name && strcmp(a->name, b->name) == 0;
+}
+
+enum mp_err mp_path_set_check(const struct mp_path_set *s, struct mp_error *err)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		const struct mp_path_id *o = &s->ids[i];
+
+		if (!o->output)
+			continue;
+		/* inputs first: destroying one is the worse outcome */
+		for (size_t j = 0; j < s->n; j++) {
+			const struct mp_path_id *in = &s->ids[j];
+
+			if (!in->output && same(o, in))
+				return mp_fail(err, MP_E_USAGE, "invalid usage: output %s (%s) "
+					       "is the same file as %s %s", o->path, o->what,
+					       in->what, in->path);
+		}
+		for (size_t j = i + 1; j < s->n; j++) {
+			const struct mp_path_id *p = &s->ids[j];
+
+			if (p->output && same(o, p))
+				return mp_fail(err, MP_E_USAGE, "invalid usage: output %s (%s) "
+					       "is the same file as output %s (%s)", o->path,
+					       o->what, p->path, p->what);
+		}
+	}
+	return MP_OK;
+}
