@@ -307,6 +307,7 @@ test-load)
 	# The whole suite three times in a row while stress-ng keeps both
 	# cores busy: what README's "Tests under load" reports.
 	install_missing
+	setup_ggml
 	build build --enable-werror
 	stress-ng --cpu "${STRESS_CPUS:-2}" >/dev/null 2>&1 &
 	stress=$!
