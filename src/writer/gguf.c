@@ -30,6 +30,7 @@
 #include "base/file.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "writer/k3names.h"
 
 /* Bytes fetched per pread: the metadata of a real checkpoint (a vocabulary
  * of ~160k strings, ~1500 tensor infos) takes a few MB. */
@@ -749,8 +750,7 @@ const char *mp_gguf_type_name(uint32_t type)
 	return type < GGML_TYPE_COUNT ? ggml_types[type].name : NULL;
 }
 
-/* "Q4_K (12)", "Q4_2 (4)" or "type 200" */
-static const char *type_text(char *buf, size_t len, uint32_t id)
+const char *mp_gguf_type_text(char *buf, size_t len, uint32_t id)
 {
 	if (id < GGML_TYPE_COUNT)
 		snprintf(buf, len, "%s (%u)", ggml_types[id].name, id);
@@ -802,7 +802,7 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 	q = &ggml_types[t->type];
 	if (q->block_weights == 0)
 		return corrupt(r, "tensor %s has type %s, which ggml no longer loads", t->name,
-			       type_text(type, sizeof type, t->type));
+			       mp_gguf_type_text(type, sizeof type, t->type));
 	if (t->dims[0] % q->block_weights)
 		return corrupt(r, "tensor %s row of %llu weights is not a whole number of "
 			       "%s blocks of %u", t->name, (unsigned long long)t->dims[0],
@@ -967,52 +967,15 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 	return rc;
 }
 
-/* ---- the Kimi-K3 type rules --------------------------------------------- */
-
-struct type_rule {
-	const char *role;    /* the name after "blk.N." */
-	int type;            /* the GGML type it must have */
-	enum mp_err code;
-	int say_required;    /* the summary does not name the required type */
-};
-
-static const struct type_rule type_rules[] = {
-	{"attn_k_b.weight", MP_GGML_Q4_0, MP_E_GGUF_MLA_K, 0},
-	{"attn_v_b.weight", MP_GGML_Q2_K, MP_E_GGUF_MLA_V, 0},
-	{"ffn_up_exps.weight", MP_GGML_Q2_K, MP_E_GGUF_EXPERT_TYPE, 1},
-	{"ffn_gate_exps.weight", MP_GGML_Q2_K, MP_E_GGUF_EXPERT_TYPE, 1},
-	{"ffn_down_exps.weight", MP_GGML_Q3_K, MP_E_GGUF_EXPERT_TYPE, 1},
-};
-
-#define TYPE_RULE_COUNT (sizeof type_rules / sizeof type_rules[0])
-
-/* The rule for a tensor named "blk.<decimal>.<role>", or NULL. */
-static const struct type_rule *rule_for(const struct mp_gguf_tensor *t)
-{
-	/* the name as ggml sees it, up to a NUL inside the string: that is
-	 * the name the loader looks the tensor up by */
-	const char *p = t->name;
-
-	if (strncmp(p, "blk.", 4) != 0)
-		return NULL;
-	p += 4;
-	if (*p < '0' || *p > '9')
-		return NULL;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p++ != '.')
-		return NULL;
-	for (size_t i = 0; i < TYPE_RULE_COUNT; i++)
-		if (strcmp(p, type_rules[i].role) == 0)
-			return &type_rules[i];
-	return NULL;
-}
+/* ---- the Kimi-K3 type rules (k3names.h) ------------------------------- */
 
 static enum mp_err check_tensor(const struct mp_gguf_tensor *t, void *ctx,
 				struct mp_error *err)
 {
 	struct mp_gguf_check_result *res = ctx;
-	const struct type_rule *rule = rule_for(t);
+	/* the name as ggml sees it, up to a NUL inside the string: that is
+	 * the name the loader looks the tensor up by */
+	const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, NULL);
 	char have[32], want[32];
 
 	if (!rule)
@@ -1020,8 +983,8 @@ static enum mp_err check_tensor(const struct mp_gguf_tensor *t, void *ctx,
 	res->tensors_checked++;
 	if (t->type == (uint32_t)rule->type)
 		return MP_OK;
-	type_text(have, sizeof have, t->type);
-	type_text(want, sizeof want, (uint32_t)rule->type);
+	mp_gguf_type_text(have, sizeof have, t->type);
+	mp_gguf_type_text(want, sizeof want, (uint32_t)rule->type);
 	return mp_fail(err, rule->code, "%s: %s is %s%s%s", mp_err_summary(rule->code),
 		       t->name, have, rule->say_required ? ", must be " : "",
 		       rule->say_required ? want : "");

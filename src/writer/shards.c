@@ -30,6 +30,7 @@
 #include "pack/manifest.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "writer/k3names.h"
 
 #define KIMI_ARCH "kimi-k3"
 #define CONFIG_MAX (16u << 20)
@@ -532,38 +533,6 @@ const struct mp_shard_tensor *mp_shards_find(const struct mp_shard_set *set, con
 
 /* ---- experts --------------------------------------------------------------- */
 
-/* "blk.<N>.<rest>": N (no leading zeros but "0"), and rest; -1 otherwise. */
-static long layer_of(const char *name, const char **rest)
-{
-	const char *p = name + 4;
-	long n = 0;
-
-	if (strncmp(name, "blk.", 4) != 0 || *p < '0' || *p > '9')
-		return -1;
-	if (p[0] == '0' && p[1] != '.')
-		return -1;
-	while (*p >= '0' && *p <= '9') {
-		if (n > 1000000)
-			return -1;
-		n = n * 10 + (*p++ - '0');
-	}
-	if (*p++ != '.')
-		return -1;
-	*rest = p;
-	return n;
-}
-
-static const char *type_text(char *buf, size_t len, uint32_t type)
-{
-	const char *name = mp_gguf_type_name(type);
-
-	if (name)
-		snprintf(buf, len, "%s (%u)", name, type);
-	else
-		snprintf(buf, len, "type %u", type);
-	return buf;
-}
-
 static enum mp_err check_mla(struct mp_shard_set *set)
 {
 	enum mp_err first = MP_OK;
@@ -571,21 +540,14 @@ static enum mp_err check_mla(struct mp_shard_set *set)
 
 	for (size_t i = 0; i < set->ntensors; i++) {
 		const struct mp_shard_tensor *t = &set->tensors[i];
-		const char *rest;
-		enum mp_err code;
+		const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, NULL);
 
-		if (layer_of(t->name, &rest) < 0)
+		if (!rule || rule->expert_role >= 0 || t->type == (uint32_t)rule->type)
 			continue;
-		if (strcmp(rest, "attn_k_b.weight") == 0 && t->type != MP_GGML_Q4_0)
-			code = MP_E_GGUF_MLA_K;
-		else if (strcmp(rest, "attn_v_b.weight") == 0 && t->type != MP_GGML_Q2_K)
-			code = MP_E_GGUF_MLA_V;
-		else
-			continue;
-		mp_shards_problem(set, code, "%s: %s is %s", mp_err_summary(code), t->name,
-				  type_text(have, sizeof have, t->type));
+		mp_shards_problem(set, rule->code, "%s: %s is %s", mp_err_summary(rule->code),
+				  t->name, mp_gguf_type_text(have, sizeof have, t->type));
 		if (!first)
-			first = code;
+			first = rule->code;
 	}
 	return first;
 }
@@ -599,32 +561,16 @@ static bool expert_dims(const struct mp_shard_tensor *t)
 	return t->n_dims == 3 || t->n_dims == 2;
 }
 
-enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex)
+/* ex->tensor[][] from the names; an expert tensor outside the MoE layers
+ * is a problem. */
+static void find_experts(struct mp_shard_set *set, struct mp_experts *ex)
 {
-	size_t before = set->nproblems;
-	enum mp_err first = MP_OK;
-	const struct mp_shard_tensor *ref = NULL;
-	char have[32], want[32], name[MP_ENTRY_NAME_LEN];
-
-	memset(ex, 0, sizeof *ex);
-	first = check_mla(set);
 	for (size_t i = 0; i < set->ntensors; i++) {
 		const struct mp_shard_tensor *t = &set->tensors[i];
-		const char *rest;
-		long layer = layer_of(t->name, &rest);
-		int role = -1;
+		long layer;
+		const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, &layer);
 
-		if (layer < 0)
-			continue;
-		for (int r = 0; r < MP_ROLE_COUNT; r++) {
-			char want_rest[32];
-
-			snprintf(want_rest, sizeof want_rest, "ffn_%s_exps.weight",
-				 mp_role_name((enum mp_role)r));
-			if (strcmp(rest, want_rest) == 0)
-				role = r;
-		}
-		if (role < 0)
+		if (!rule || rule->expert_role < 0)
 			continue;
 		if (layer < MP_ACTIVE_FIRST || layer > MP_ACTIVE_LAST) {
 			mp_shards_problem(set, MP_E_GGUF_EXPERTS,
@@ -634,9 +580,15 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 			continue;
 		}
 		/* duplicates were refused with the set; keep the first */
-		if (!ex->tensor[layer][role])
-			ex->tensor[layer][role] = t;
+		if (!ex->tensor[layer][rule->expert_role])
+			ex->tensor[layer][rule->expert_role] = t;
 	}
+}
+
+static void report_missing_experts(struct mp_shard_set *set, const struct mp_experts *ex)
+{
+	char name[MP_ENTRY_NAME_LEN];
+
 	for (int layer = MP_ACTIVE_FIRST; layer <= MP_ACTIVE_LAST; layer++)
 		for (int r = 0; r < MP_ROLE_COUNT; r++)
 			if (!ex->tensor[layer][r]) {
@@ -644,8 +596,12 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 				mp_shards_problem(set, MP_E_GGUF_EXPERTS, "%s: %s is missing",
 						  mp_err_summary(MP_E_GGUF_EXPERTS), name);
 			}
-	/* types first: a re-quantized tensor is named as such, not as a
-	 * size mismatch */
+}
+
+static void check_expert_types(struct mp_shard_set *set, const struct mp_experts *ex)
+{
+	char have[32], want[32];
+
 	for (int layer = MP_ACTIVE_FIRST; layer <= MP_ACTIVE_LAST; layer++)
 		for (int r = 0; r < MP_ROLE_COUNT; r++) {
 			const struct mp_shard_tensor *t = ex->tensor[layer][r];
@@ -656,20 +612,25 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 					  "%s: %s is %s, must be %s (moepack copies expert "
 					  "data as it is and never re-quantizes)",
 					  mp_err_summary(MP_E_GGUF_EXPERT_TYPE), t->name,
-					  type_text(have, sizeof have, t->type),
-					  type_text(want, sizeof want, (uint32_t)mp_role_dtype[r]));
+					  mp_gguf_type_text(have, sizeof have, t->type),
+					  mp_gguf_type_text(want, sizeof want,
+							    (uint32_t)mp_role_dtype[r]));
 		}
-	if (set->nproblems > before)
-		return first ? first : set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+}
 
-	/* shapes: up [hidden, inter, experts], gate the same, down [inter,
-	 * hidden, experts], in every layer as in blk.1's up */
-	ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP];
+/*
+ * Shapes: up [hidden, inter, experts], gate the same, down [inter, hidden,
+ * experts], in every layer as in blk.1's up, which sets ex's geometry.
+ */
+static void check_expert_shapes(struct mp_shard_set *set, struct mp_experts *ex)
+{
+	const struct mp_shard_tensor *ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP];
+
 	if (!expert_dims(ref)) {
 		mp_shards_problem(set, MP_E_GGUF_EXPERTS, "%s: %s has %u dimensions, must be 3 "
 				  "(row, rows, experts), or 2 for one expert",
 				  mp_err_summary(MP_E_GGUF_EXPERTS), ref->name, ref->n_dims);
-		return first ? first : MP_E_GGUF_EXPERTS;
+		return;
 	}
 	ex->hidden = ref->dims[0];
 	ex->inter = ref->dims[1];
@@ -691,36 +652,65 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 					  expert_dims(t) ? "" : " (not 3 dimensions)", w0, w1,
 					  ex->experts, ref->name);
 		}
-	if (set->nproblems > before)
-		return first ? first : MP_E_GGUF_EXPERTS;
+}
+
+/* The geometry against Kimi-K3's (with kimi) and what a pack can hold. */
+static void check_geometry(struct mp_shard_set *set, bool kimi, const struct mp_experts *ex)
+{
+	const char *ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP]->name;
 
 	if (kimi && (ex->experts != MP_K3_EXPERTS || ex->hidden != MP_K3_HIDDEN ||
 		     ex->inter != MP_K3_INTER))
 		mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 				  "%s: %s is [%" PRIu64 ", %" PRIu64 ", %" PRIu64 "], must be "
 				  "[%d, %d, %d] (--any-geometry accepts other sizes)",
-				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref->name, ex->hidden,
+				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref, ex->hidden,
 				  ex->inter, ex->experts, MP_K3_HIDDEN, MP_K3_INTER,
 				  MP_K3_EXPERTS);
 	if (ex->experts == 0 || ex->experts > MP_MAX_EXPERTS)
 		mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 				  "%s: %s holds %" PRIu64 " experts, a pack holds 1 to %u",
-				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref->name, ex->experts,
+				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref, ex->experts,
 				  MP_MAX_EXPERTS);
-	if (set->nproblems > before)
-		return first ? first : MP_E_GGUF_GEOMETRY;
+}
+
+/* One expert's bytes of each role: whole pages, or the objects of the
+ * pack could not be read with direct I/O back to back. */
+static void split_roles(struct mp_shard_set *set, struct mp_experts *ex)
+{
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
 		const struct mp_shard_tensor *t = ex->tensor[MP_ACTIVE_FIRST][r];
 
 		ex->role_bytes[r] = t->nbytes / ex->experts;
-		/* the runtime reads objects with direct I/O: every slice
-		 * must be whole pages for the objects to be contiguous */
 		if (t->nbytes % ex->experts || ex->role_bytes[r] % MP_PAGE)
 			mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 					  "%s: one expert of %s is %" PRIu64 " bytes, not a "
 					  "multiple of %d", mp_err_summary(MP_E_GGUF_GEOMETRY),
 					  t->name, t->nbytes / ex->experts, MP_PAGE);
 	}
+}
+
+enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex)
+{
+	size_t before = set->nproblems;
+	enum mp_err first;
+
+	memset(ex, 0, sizeof *ex);
+	first = check_mla(set);
+	find_experts(set, ex);
+	report_missing_experts(set, ex);
+	/* types first: a re-quantized tensor is named as such, not as a
+	 * size mismatch */
+	check_expert_types(set, ex);
+	if (set->nproblems > before)
+		return first ? first : set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+	check_expert_shapes(set, ex);
+	if (set->nproblems > before)
+		return first ? first : MP_E_GGUF_EXPERTS;
+	check_geometry(set, kimi, ex);
+	if (set->nproblems > before)
+		return first ? first : MP_E_GGUF_GEOMETRY;
+	split_roles(set, ex);
 	if (set->nproblems > before)
 		return first ? first : MP_E_GGUF_GEOMETRY;
 	return first;
