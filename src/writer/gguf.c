@@ -783,17 +783,13 @@ static int64_t overlapped(const struct reader *r, uint64_t count, uint64_t offse
 	return -1;
 }
 
-/*
- * The checks ggml makes of a tensor's type, size and offset, then fold its
- * end into *ext.  ggml wants tensor i's data exactly at the sum of the sizes
- * of tensors 0..i-1, each padded to the alignment: that also rules out
- * overlaps, gaps and data out of file order.
- */
-static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
-				     struct data_extent *ext)
+/* Tensor t's type and size as ggml checks them: t->nbytes, and the bytes
+ * it takes padded to the alignment into *padded. */
+static enum mp_err check_tensor_size(struct reader *r, struct mp_gguf_tensor *t,
+				     uint64_t *padded)
 {
 	const struct ggml_type_info *q;
-	uint64_t elements = 1, nbytes, padded, end;
+	uint64_t elements = 1, nbytes;
 	char type[48];
 
 	if (t->type >= GGML_TYPE_COUNT)
@@ -812,32 +808,56 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 		elements *= t->dims[d];
 	if (__builtin_mul_overflow(elements / q->block_weights, (uint64_t)q->block_bytes,
 				   &nbytes) ||
-	    __builtin_add_overflow(nbytes, (uint64_t)r->alignment - 1, &padded))
+	    __builtin_add_overflow(nbytes, (uint64_t)r->alignment - 1, padded))
 		return corrupt(r, "tensor %s of %llu elements has a size in bytes that "
 			       "overflows 64 bits", t->name, (unsigned long long)elements);
-	padded = padded / r->alignment * r->alignment;
+	*padded = *padded / r->alignment * r->alignment;
 	t->nbytes = nbytes;
+	return MP_OK;
+}
+
+/* A data offset before the expected one: name the tensor it overlaps, if
+ * any (else the caller's message on the offset says enough). */
+static enum mp_err check_overlap(struct reader *r, const struct mp_gguf_tensor *t)
+{
+	int64_t other = overlapped(r, t->index, t->offset);
+	const struct name_ref *o;
+	const struct tensor_span *span;
+	char name[MP_GGUF_NAME_MAX + 1];
+
+	if (other < 0)
+		return MP_OK;
+	o = &r->names.refs[other];
+	span = &r->spans[other];
+	memcpy(name, r->names.arena + o->off, o->len);
+	name[o->len] = '\0';
+	return corrupt(r, "tensor %s data at offset %llu overlaps the data of "
+		       "tensor %s (tensor info %lld, offsets %llu to %llu)",
+		       t->name, (unsigned long long)t->offset, name,
+		       (long long)other, (unsigned long long)span->offset,
+		       (unsigned long long)(span->offset + span->nbytes));
+}
+
+/*
+ * The checks ggml makes of a tensor's type, size and offset, then fold its
+ * end into *ext.  ggml wants tensor i's data exactly at the sum of the sizes
+ * of tensors 0..i-1, each padded to the alignment: that also rules out
+ * overlaps, gaps and data out of file order.
+ */
+static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
+				     struct data_extent *ext)
+{
+	uint64_t padded = 0, end;
+	enum mp_err rc = check_tensor_size(r, t, &padded);
+
+	if (rc)
+		return rc;
 	if (t->offset % r->alignment)
 		return corrupt(r, "tensor %s data offset %llu is not a multiple of the "
 			       "alignment %u", t->name, (unsigned long long)t->offset,
 			       r->alignment);
-	if (t->offset < r->expected_offset) {
-		int64_t other = overlapped(r, t->index, t->offset);
-
-		if (other >= 0) {
-			const struct name_ref *o = &r->names.refs[other];
-			const struct tensor_span *span = &r->spans[other];
-			char name[MP_GGUF_NAME_MAX + 1];
-
-			memcpy(name, r->names.arena + o->off, o->len);
-			name[o->len] = '\0';
-			return corrupt(r, "tensor %s data at offset %llu overlaps the data of "
-				       "tensor %s (tensor info %lld, offsets %llu to %llu)",
-				       t->name, (unsigned long long)t->offset, name,
-				       (long long)other, (unsigned long long)span->offset,
-				       (unsigned long long)(span->offset + span->nbytes));
-		}
-	}
+	if (t->offset < r->expected_offset && (rc = check_overlap(r, t)))
+		return rc;
 	if (t->offset != r->expected_offset)
 		return corrupt(r, "tensor %s data offset %llu is not the %llu ggml expects "
 			       "(the sizes of the tensors before it, each padded to %u bytes)",
@@ -845,9 +865,9 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 			       (unsigned long long)r->expected_offset, r->alignment);
 	if (__builtin_add_overflow(r->expected_offset, padded, &r->expected_offset))
 		return corrupt(r, "tensor %s data ends past 2^64 bytes", t->name);
-	r->spans[t->index] = (struct tensor_span){t->offset, nbytes};
-	end = t->offset + nbytes;
-	if (nbytes && (!ext->any || end > ext->max_end)) {
+	r->spans[t->index] = (struct tensor_span){t->offset, t->nbytes};
+	end = t->offset + t->nbytes;
+	if (t->nbytes && (!ext->any || end > ext->max_end)) {
 		ext->any = 1;
 		ext->max_end = end;
 		memcpy(ext->name, t->name, t->name_len + 1);
