@@ -1960,7 +1960,7 @@ static void remove_partial(struct build *b)
  * when PACK.partial is still the file it names and as long as it says,
  * else 0 with the reason in res->notice.
  */
-static enum mp_err resume_point(struct build *b, struct resume_point *rp, uint64_t *start,
+static enum mp_err find_resume_point(struct build *b, struct resume_point *rp, uint64_t *start,
 				struct mp_error *err)
 {
 	struct stat st;
@@ -2003,7 +2003,7 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 	if (exists(b->partial) && !b->o->resume)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
 			       "build: give --resume to continue it, or remove it", b->partial);
-	if (b->o->resume && exists(b->partial) && (rc = resume_point(b, &rp, &start, err)))
+	if (b->o->resume && exists(b->partial) && (rc = find_resume_point(b, &rp, &start, err)))
 		return rc;
 	if (start == 0)
 		remove_partial(b); /* nothing durable to trust: start over */
