@@ -1,5 +1,6 @@
 /*
- * check_gguf.c - the GGUF reader and the Kimi-K3 quant type check (src/writer/gguf.c).
+ * check_gguf.c - the GGUF reader, the Kimi-K3 quant type check (src/writer/gguf.c)
+ * and the Kimi-K3 names both it and the builder read (src/writer/k3names.c).
  *
  * The fixtures in tests/data/gguf were written by ggml's own GGUF writer
  * (tests/data/gguf/README), so what the reader must find there comes from
@@ -24,6 +25,8 @@
 #include "base/errors.h"
 #include "writer/gguf.h"
 #include "writer/ggufwrite.h"
+#include "writer/k3names.h"
+#include "writer/shards.h"
 #include "base/quant.h"
 
 #define HUGE_COUNT (UINT64_C(1) << 62)
@@ -32,6 +35,7 @@
 #define GGML_F32 0
 #define GGML_Q4_0 2
 #define GGML_Q2_K 10
+#define GGML_Q3_K 11
 #define GGML_Q4_K 12
 
 /* ---- helpers -------------------------------------------------------------- */
@@ -584,6 +588,10 @@ START_TEST(test_rule_names)
 	static const char *const unjudged[] = {
 		"blk.attn_v_b.weight", "blk.x.attn_v_b.weight", "blk.1.attn_v_b.weight.bak",
 		"xblk.1.attn_v_b.weight", "blk.1.attn_v_b", "blk.-1.attn_v_b.weight",
+		/* names "blk.%d." never formats: no layer's, never looked up */
+		"blk.017.attn_v_b.weight", "blk.00.attn_v_b.weight", "blk.+1.attn_v_b.weight",
+		"blk.1x.attn_v_b.weight", "blk..attn_v_b.weight",
+		"blk.99999999999999999999.attn_v_b.weight", "blk.2147483648.attn_v_b.weight",
 	};
 	unsigned char buf[512];
 
@@ -1249,6 +1257,135 @@ START_TEST(test_writer_refuses_partial_blocks)
 }
 END_TEST
 
+
+/* ---- Kimi-K3 names (k3names.h) -------------------------------------------- */
+
+START_TEST(test_k3_layer)
+{
+	static const struct {
+		const char *name;
+		long layer;
+		const char *rest;
+	} cases[] = {
+		{"blk.17.x", 17, "x"},
+		{"blk.0.attn_k_b.weight", 0, "attn_k_b.weight"},
+		{"blk.92.ffn_up_exps.weight", 92, "ffn_up_exps.weight"},
+		{"blk.2147483647.x", 2147483647, "x"},
+		{"blk.1.", 1, ""},
+		{"blk.017.x", -1, NULL},
+		{"blk.00.x", -1, NULL},
+		{"blk.-1.x", -1, NULL},
+		{"blk.+1.x", -1, NULL},
+		{"blk. 1.x", -1, NULL},
+		{"blk.1x.", -1, NULL},
+		{"blk.1", -1, NULL},
+		{"blk..x", -1, NULL},
+		{"blk.99999999999999999999.x", -1, NULL},
+		{"blk.2147483648.x", -1, NULL},
+		{"blk.", -1, NULL},
+		{"blk", -1, NULL},
+		{"", -1, NULL},
+		{"Blk.1.x", -1, NULL},
+		{"token_embd.weight", -1, NULL},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *rest = NULL;
+		long got = mp_k3_layer(cases[i].name, &rest);
+
+		ck_assert_msg(got == cases[i].layer, "%s: layer %ld, want %ld", cases[i].name, got,
+			      cases[i].layer);
+		if (cases[i].rest)
+			ck_assert_str_eq(rest, cases[i].rest);
+		else
+			ck_assert_ptr_null(rest);
+	}
+}
+END_TEST
+
+START_TEST(test_k3_rules)
+{
+	long layer = -1;
+	const struct mp_k3_rule *r = mp_k3_rule_for("blk.17.ffn_down_exps.weight", &layer);
+
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(layer, 17);
+	ck_assert_int_eq(r->type, GGML_Q3_K);
+	ck_assert_int_eq(r->expert_role, MP_ROLE_DOWN);
+	ck_assert_ptr_null(mp_k3_rule_for("blk.017.ffn_down_exps.weight", NULL));
+	ck_assert_ptr_null(mp_k3_rule_for("blk.17.ffn_down_exps.weight.1", NULL));
+	ck_assert_ptr_null(mp_k3_rule_for("blk.17.attn_norm.weight", NULL));
+	r = mp_k3_rule_for("blk.3.attn_k_b.weight", NULL);
+	ck_assert_ptr_nonnull(r);
+	ck_assert_int_eq(r->expert_role, -1);
+	ck_assert_int_eq(r->code, MP_E_GGUF_MLA_K);
+	/* the expert rules are the pack's roles: names and dtypes */
+	for (unsigned i = 0; i < mp_k3_rule_count; i++) {
+		char want[64];
+
+		r = &mp_k3_rules[i];
+		if (r->expert_role < 0)
+			continue;
+		snprintf(want, sizeof want, "ffn_%s_exps.weight",
+			 mp_role_name((enum mp_role)r->expert_role));
+		ck_assert_str_eq(r->rest, want);
+		ck_assert_int_eq(r->type, mp_role_dtype[r->expert_role]);
+	}
+}
+END_TEST
+
+/*
+ * check-gguf (mp_gguf_check_fd) and build (mp_shards_experts) judge the
+ * same tensors: a K projection of the wrong type under each name is
+ * refused by both or by neither.
+ */
+static const struct {
+	const char *name;
+	bool judged;
+} agree_cases[] = {
+	{"blk.17.attn_k_b.weight", true},
+	{"blk.0.attn_k_b.weight", true},
+	{"blk.017.attn_k_b.weight", false},
+	{"blk.-1.attn_k_b.weight", false},
+	{"blk.1x.attn_k_b.weight", false},
+	{"blk.99999999999999999999.attn_k_b.weight", false},
+	{"blk..attn_k_b.weight", false},
+};
+
+START_TEST(test_check_and_build_agree)
+{
+	char dir[] = "/tmp/check_gguf_agree.XXXXXX", path[PATH_MAX];
+	struct mp_gguf_out_kv kv[] = {{"general.architecture", MP_GGUF_STRING, "kimi-k3", 0}};
+	struct mp_gguf_out_tensor t;
+	struct mp_gguf_check_result res;
+	struct mp_error err = {0};
+	struct mp_shard_set *set = NULL;
+	struct mp_experts ex;
+	enum mp_err checked, built;
+	int fd;
+
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/one.gguf", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	/* Q2_K where Q4_0 is required */
+	out_tensor(&t, agree_cases[_i].name, GGML_Q2_K, 1, 256, 1, false);
+	ck_assert_int_eq(mp_gguf_write(fd, path, kv, 1, &t, 1, &err), MP_OK);
+	checked = mp_gguf_check_fd(fd, path, &res, &err);
+	close(fd);
+	ck_assert_int_eq(mp_shards_open(path, &set, &err), MP_OK);
+	built = mp_shards_experts(set, false, &ex);
+	mp_shards_close(set);
+	unlink(path);
+	rmdir(dir);
+	ck_assert_msg((checked == MP_E_GGUF_MLA_K) == agree_cases[_i].judged,
+		      "check-gguf on %s: %s", agree_cases[_i].name, mp_err_name(checked));
+	ck_assert_uint_eq(res.tensors_checked, agree_cases[_i].judged);
+	ck_assert_msg((built == MP_E_GGUF_MLA_K) == agree_cases[_i].judged,
+		      "build on %s: %s", agree_cases[_i].name, mp_err_name(built));
+}
+END_TEST
+
 static Suite *gguf_suite(void)
 {
 	Suite *s = suite_create("gguf");
@@ -1300,6 +1437,13 @@ static Suite *gguf_suite(void)
 	tcase_add_test(writer, test_writer_round_trip);
 	tcase_add_test(writer, test_writer_refuses_partial_blocks);
 	suite_add_tcase(s, writer);
+
+	TCase *names = tcase_create("k3names");
+	tcase_add_test(names, test_k3_layer);
+	tcase_add_test(names, test_k3_rules);
+	tcase_add_loop_test(names, test_check_and_build_agree, 0,
+			    (int)(sizeof agree_cases / sizeof agree_cases[0]));
+	suite_add_tcase(s, names);
 	return s;
 }
 

@@ -30,6 +30,7 @@
 #include "base/file.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "writer/k3names.h"
 
 /* Bytes fetched per pread: the metadata of a real checkpoint (a vocabulary
  * of ~160k strings, ~1500 tensor infos) takes a few MB. */
@@ -749,8 +750,7 @@ const char *mp_gguf_type_name(uint32_t type)
 	return type < GGML_TYPE_COUNT ? ggml_types[type].name : NULL;
 }
 
-/* "Q4_K (12)", "Q4_2 (4)" or "type 200" */
-static const char *type_text(char *buf, size_t len, uint32_t id)
+const char *mp_gguf_type_text(char *buf, size_t len, uint32_t id)
 {
 	if (id < GGML_TYPE_COUNT)
 		snprintf(buf, len, "%s (%u)", ggml_types[id].name, id);
@@ -783,17 +783,13 @@ static int64_t overlapped(const struct reader *r, uint64_t count, uint64_t offse
 	return -1;
 }
 
-/*
- * The checks ggml makes of a tensor's type, size and offset, then fold its
- * end into *ext.  ggml wants tensor i's data exactly at the sum of the sizes
- * of tensors 0..i-1, each padded to the alignment: that also rules out
- * overlaps, gaps and data out of file order.
- */
-static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
-				     struct data_extent *ext)
+/* Tensor t's type and size as ggml checks them: t->nbytes, and the bytes
+ * it takes padded to the alignment into *padded. */
+static enum mp_err check_tensor_size(struct reader *r, struct mp_gguf_tensor *t,
+				     uint64_t *padded)
 {
 	const struct ggml_type_info *q;
-	uint64_t elements = 1, nbytes, padded, end;
+	uint64_t elements = 1, nbytes;
 	char type[48];
 
 	if (t->type >= GGML_TYPE_COUNT)
@@ -802,7 +798,7 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 	q = &ggml_types[t->type];
 	if (q->block_weights == 0)
 		return corrupt(r, "tensor %s has type %s, which ggml no longer loads", t->name,
-			       type_text(type, sizeof type, t->type));
+			       mp_gguf_type_text(type, sizeof type, t->type));
 	if (t->dims[0] % q->block_weights)
 		return corrupt(r, "tensor %s row of %llu weights is not a whole number of "
 			       "%s blocks of %u", t->name, (unsigned long long)t->dims[0],
@@ -812,32 +808,56 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 		elements *= t->dims[d];
 	if (__builtin_mul_overflow(elements / q->block_weights, (uint64_t)q->block_bytes,
 				   &nbytes) ||
-	    __builtin_add_overflow(nbytes, (uint64_t)r->alignment - 1, &padded))
+	    __builtin_add_overflow(nbytes, (uint64_t)r->alignment - 1, padded))
 		return corrupt(r, "tensor %s of %llu elements has a size in bytes that "
 			       "overflows 64 bits", t->name, (unsigned long long)elements);
-	padded = padded / r->alignment * r->alignment;
+	*padded = *padded / r->alignment * r->alignment;
 	t->nbytes = nbytes;
+	return MP_OK;
+}
+
+/* A data offset before the expected one: name the tensor it overlaps, if
+ * any (else the caller's message on the offset says enough). */
+static enum mp_err check_overlap(struct reader *r, const struct mp_gguf_tensor *t)
+{
+	int64_t other = overlapped(r, t->index, t->offset);
+	const struct name_ref *o;
+	const struct tensor_span *span;
+	char name[MP_GGUF_NAME_MAX + 1];
+
+	if (other < 0)
+		return MP_OK;
+	o = &r->names.refs[other];
+	span = &r->spans[other];
+	memcpy(name, r->names.arena + o->off, o->len);
+	name[o->len] = '\0';
+	return corrupt(r, "tensor %s data at offset %llu overlaps the data of "
+		       "tensor %s (tensor info %lld, offsets %llu to %llu)",
+		       t->name, (unsigned long long)t->offset, name,
+		       (long long)other, (unsigned long long)span->offset,
+		       (unsigned long long)(span->offset + span->nbytes));
+}
+
+/*
+ * The checks ggml makes of a tensor's type, size and offset, then fold its
+ * end into *ext.  ggml wants tensor i's data exactly at the sum of the sizes
+ * of tensors 0..i-1, each padded to the alignment: that also rules out
+ * overlaps, gaps and data out of file order.
+ */
+static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
+				     struct data_extent *ext)
+{
+	uint64_t padded = 0, end;
+	enum mp_err rc = check_tensor_size(r, t, &padded);
+
+	if (rc)
+		return rc;
 	if (t->offset % r->alignment)
 		return corrupt(r, "tensor %s data offset %llu is not a multiple of the "
 			       "alignment %u", t->name, (unsigned long long)t->offset,
 			       r->alignment);
-	if (t->offset < r->expected_offset) {
-		int64_t other = overlapped(r, t->index, t->offset);
-
-		if (other >= 0) {
-			const struct name_ref *o = &r->names.refs[other];
-			const struct tensor_span *span = &r->spans[other];
-			char name[MP_GGUF_NAME_MAX + 1];
-
-			memcpy(name, r->names.arena + o->off, o->len);
-			name[o->len] = '\0';
-			return corrupt(r, "tensor %s data at offset %llu overlaps the data of "
-				       "tensor %s (tensor info %lld, offsets %llu to %llu)",
-				       t->name, (unsigned long long)t->offset, name,
-				       (long long)other, (unsigned long long)span->offset,
-				       (unsigned long long)(span->offset + span->nbytes));
-		}
-	}
+	if (t->offset < r->expected_offset && (rc = check_overlap(r, t)))
+		return rc;
 	if (t->offset != r->expected_offset)
 		return corrupt(r, "tensor %s data offset %llu is not the %llu ggml expects "
 			       "(the sizes of the tensors before it, each padded to %u bytes)",
@@ -845,9 +865,9 @@ static enum mp_err check_tensor_data(struct reader *r, struct mp_gguf_tensor *t,
 			       (unsigned long long)r->expected_offset, r->alignment);
 	if (__builtin_add_overflow(r->expected_offset, padded, &r->expected_offset))
 		return corrupt(r, "tensor %s data ends past 2^64 bytes", t->name);
-	r->spans[t->index] = (struct tensor_span){t->offset, nbytes};
-	end = t->offset + nbytes;
-	if (nbytes && (!ext->any || end > ext->max_end)) {
+	r->spans[t->index] = (struct tensor_span){t->offset, t->nbytes};
+	end = t->offset + t->nbytes;
+	if (t->nbytes && (!ext->any || end > ext->max_end)) {
 		ext->any = 1;
 		ext->max_end = end;
 		memcpy(ext->name, t->name, t->name_len + 1);
@@ -967,52 +987,15 @@ enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 	return rc;
 }
 
-/* ---- the Kimi-K3 type rules --------------------------------------------- */
-
-struct type_rule {
-	const char *role;    /* the name after "blk.N." */
-	int type;            /* the GGML type it must have */
-	enum mp_err code;
-	int say_required;    /* the summary does not name the required type */
-};
-
-static const struct type_rule type_rules[] = {
-	{"attn_k_b.weight", MP_GGML_Q4_0, MP_E_GGUF_MLA_K, 0},
-	{"attn_v_b.weight", MP_GGML_Q2_K, MP_E_GGUF_MLA_V, 0},
-	{"ffn_up_exps.weight", MP_GGML_Q2_K, MP_E_GGUF_EXPERT_TYPE, 1},
-	{"ffn_gate_exps.weight", MP_GGML_Q2_K, MP_E_GGUF_EXPERT_TYPE, 1},
-	{"ffn_down_exps.weight", MP_GGML_Q3_K, MP_E_GGUF_EXPERT_TYPE, 1},
-};
-
-#define TYPE_RULE_COUNT (sizeof type_rules / sizeof type_rules[0])
-
-/* The rule for a tensor named "blk.<decimal>.<role>", or NULL. */
-static const struct type_rule *rule_for(const struct mp_gguf_tensor *t)
-{
-	/* the name as ggml sees it, up to a NUL inside the string: that is
-	 * the name the loader looks the tensor up by */
-	const char *p = t->name;
-
-	if (strncmp(p, "blk.", 4) != 0)
-		return NULL;
-	p += 4;
-	if (*p < '0' || *p > '9')
-		return NULL;
-	while (*p >= '0' && *p <= '9')
-		p++;
-	if (*p++ != '.')
-		return NULL;
-	for (size_t i = 0; i < TYPE_RULE_COUNT; i++)
-		if (strcmp(p, type_rules[i].role) == 0)
-			return &type_rules[i];
-	return NULL;
-}
+/* ---- the Kimi-K3 type rules (k3names.h) ------------------------------- */
 
 static enum mp_err check_tensor(const struct mp_gguf_tensor *t, void *ctx,
 				struct mp_error *err)
 {
 	struct mp_gguf_check_result *res = ctx;
-	const struct type_rule *rule = rule_for(t);
+	/* the name as ggml sees it, up to a NUL inside the string: that is
+	 * the name the loader looks the tensor up by */
+	const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, NULL);
 	char have[32], want[32];
 
 	if (!rule)
@@ -1020,8 +1003,8 @@ static enum mp_err check_tensor(const struct mp_gguf_tensor *t, void *ctx,
 	res->tensors_checked++;
 	if (t->type == (uint32_t)rule->type)
 		return MP_OK;
-	type_text(have, sizeof have, t->type);
-	type_text(want, sizeof want, (uint32_t)rule->type);
+	mp_gguf_type_text(have, sizeof have, t->type);
+	mp_gguf_type_text(want, sizeof want, (uint32_t)rule->type);
 	return mp_fail(err, rule->code, "%s: %s is %s%s%s", mp_err_summary(rule->code),
 		       t->name, have, rule->say_required ? ", must be " : "",
 		       rule->say_required ? want : "");

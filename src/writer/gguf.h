@@ -63,6 +63,8 @@ struct mp_gguf_header {
 
 /* ggml's name of a type id ("Q2_K", "BF16"), NULL for an unknown id. */
 const char *mp_gguf_type_name(uint32_t type);
+/* A type id for messages, into buf: "Q4_K (12)", "Q4_2 (4)" or "type 200". */
+const char *mp_gguf_type_text(char *buf, size_t len, uint32_t type);
 
 struct mp_gguf_tensor {
 	uint64_t index;        /* position among the tensor infos */
@@ -108,7 +110,8 @@ struct mp_gguf_check_result {
 };
 
 /*
- * The Kimi-K3 rules on tensor quant types: blk.N.attn_k_b.weight Q4_0,
+ * The Kimi-K3 rules on tensor quant types (k3names.h, which also says
+ * which names are blk.N.): blk.N.attn_k_b.weight Q4_0,
  * blk.N.attn_v_b.weight Q2_K, blk.N.ffn_{up,gate}_exps.weight Q2_K,
  * blk.N.ffn_down_exps.weight Q3_K.  Stops at the first violation with
  * MP_E_GGUF_MLA_K, MP_E_GGUF_MLA_V or MP_E_GGUF_EXPERT_TYPE and a message

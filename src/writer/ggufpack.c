@@ -30,6 +30,8 @@
 #include <jansson.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -541,25 +543,33 @@ static char *state_line(char **cursor)
 	return line;
 }
 
-/*
- * What PACK.partial.state vouches for.  0 objects when there is no state;
- * 0 with `why` filled when there is one that cannot be trusted any more.
- */
-static enum mp_err load_state(const struct build *b, struct resume_point *rp, char *why,
-			      size_t why_len, struct mp_error *err)
-{
-	size_t cap = 512 + b->set->count * STATE_LINE;
-	char *text = NULL, *cursor, *line;
-	unsigned long long size, chunk, pdev, pino, ddev, dino, objects;
-	char inv[MP_SHA256_HEX];
-	size_t nshards, n = 0;
-	struct stat st;
-	int fd;
+/* Why a state cannot be trusted, into why: false, for the caller to return. */
+static bool state_bad(char *why, size_t why_len, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
 
-	memset(rp, 0, sizeof *rp);
-	why[0] = '\0';
-	/* never through a link, never waiting on a FIFO */
-	fd = open(b->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+static bool state_bad(char *why, size_t why_len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, why_len, fmt, ap);
+	va_end(ap);
+	return false;
+}
+
+/*
+ * The text of PACK.partial.state into *text (malloc'd), NULL when there is
+ * none or it is no build state (`why` says which).  Never through a link,
+ * never waiting on a FIFO, and never more than a state of this set takes.
+ */
+static enum mp_err read_state(const struct build *b, char **text, char *why, size_t why_len,
+			      struct mp_error *err)
+{
+	size_t cap = 512 + b->set->count * STATE_LINE, n = 0;
+	struct stat st;
+	int fd = open(b->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
+
+	*text = NULL;
 	if (fd < 0) {
 		if (errno != ENOENT)
 			snprintf(why, why_len, "%s cannot be read (%s)", b->state, strerror(errno));
@@ -570,13 +580,13 @@ static enum mp_err load_state(const struct build *b, struct resume_point *rp, ch
 		snprintf(why, why_len, "%s is not a build state", b->state);
 		return MP_OK;
 	}
-	text = malloc(cap);
-	if (!text) {
+	*text = malloc(cap);
+	if (!*text) {
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
 	while (n < cap - 1) {
-		ssize_t got = read(fd, text + n, cap - 1 - n);
+		ssize_t got = read(fd, *text + n, cap - 1 - n);
 
 		if (got < 0 && errno == EINTR)
 			continue;
@@ -585,60 +595,105 @@ static enum mp_err load_state(const struct build *b, struct resume_point *rp, ch
 		n += (size_t)got;
 	}
 	close(fd);
-	text[n] = '\0';
-	cursor = text;
-#define BAD_STATE(...)                                   \
-	do {                                             \
-		snprintf(why, why_len, __VA_ARGS__);     \
-		free(text);                              \
-		return MP_OK;                            \
-	} while (0)
-	line = state_line(&cursor);
+	(*text)[n] = '\0';
+	return MP_OK;
+}
+
+/* The state's lines before the shards: this build's layout, and the files
+ * the interrupted build wrote into rp. */
+static bool state_head(const struct build *b, char **cursor, struct resume_point *rp,
+		       char *why, size_t why_len)
+{
+	unsigned long long size, chunk, pdev, pino, ddev, dino;
+	char inv[MP_SHA256_HEX], *line = state_line(cursor);
+	size_t nshards;
+
 	if (!line || strcmp(line, STATE_MAGIC) != 0)
-		BAD_STATE("%s is from another version of moepack", b->state);
-	if (!(line = state_line(&cursor)) || sscanf(line, "size %llu", &size) != 1 ||
-	    !(line = state_line(&cursor)) || sscanf(line, "inventory %64s", inv) != 1 ||
-	    !(line = state_line(&cursor)) || sscanf(line, "chunk_size %llu", &chunk) != 1 ||
-	    !(line = state_line(&cursor)) || sscanf(line, "partial %llu %llu", &pdev, &pino) != 2 ||
-	    !(line = state_line(&cursor)) || sscanf(line, "digests %llu %llu", &ddev, &dino) != 2 ||
-	    !(line = state_line(&cursor)) || sscanf(line, "shards %zu", &nshards) != 1)
-		BAD_STATE("%s is damaged", b->state);
+		return state_bad(why, why_len, "%s is from another version of moepack", b->state);
+	if (!(line = state_line(cursor)) || sscanf(line, "size %llu", &size) != 1 ||
+	    !(line = state_line(cursor)) || sscanf(line, "inventory %64s", inv) != 1 ||
+	    !(line = state_line(cursor)) || sscanf(line, "chunk_size %llu", &chunk) != 1 ||
+	    !(line = state_line(cursor)) || sscanf(line, "partial %llu %llu", &pdev, &pino) != 2 ||
+	    !(line = state_line(cursor)) || sscanf(line, "digests %llu %llu", &ddev, &dino) != 2 ||
+	    !(line = state_line(cursor)) || sscanf(line, "shards %zu", &nshards) != 1)
+		return state_bad(why, why_len, "%s is damaged", b->state);
 	if (size != b->l.size || strcmp(inv, b->res->inventory_sha256) != 0 ||
 	    chunk != b->seal.l.chunk_size || nshards != b->set->count)
-		BAD_STATE("the interrupted build was of another checkpoint or layout");
-	for (size_t i = 0; i < nshards; i++) {
-		unsigned long long dev, ino;
-		long long ssize, ms, cs;
-		long mns, cns;
-		size_t k;
-		const struct mp_shard *s = &b->set->shards[i];
-
-		if (!(line = state_line(&cursor)) ||
-		    sscanf(line, "shard %zu %llu %llu %lld %lld.%ld %lld.%ld", &k, &dev, &ino, &ssize,
-			   &ms, &mns, &cs, &cns) != 8 || k != i)
-			BAD_STATE("%s is damaged", b->state);
-		if (fstat(s->fd, &st) != 0)
-			BAD_STATE("%s cannot be read (%s)", s->path, strerror(errno));
-		if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
-			BAD_STATE("shard %s is another file than the one the interrupted build read",
-				  s->path);
-		if (st.st_size != ssize)
-			BAD_STATE("shard %s changed size since the interrupted build", s->path);
-		if (st.st_mtim.tv_sec != ms || st.st_mtim.tv_nsec != mns ||
-		    st.st_ctim.tv_sec != cs || st.st_ctim.tv_nsec != cns)
-			BAD_STATE("shard %s was modified since the interrupted build (mtime or "
-				  "ctime)", s->path);
-	}
-	if (!(line = state_line(&cursor)) || sscanf(line, "objects %llu", &objects) != 1 ||
-	    objects > b->l.objects)
-		BAD_STATE("%s is damaged", b->state);
-#undef BAD_STATE
-	free(text);
-	rp->objects = objects;
+		return state_bad(why, why_len,
+				 "the interrupted build was of another checkpoint or layout");
 	rp->partial.st_dev = (dev_t)pdev;
 	rp->partial.st_ino = (ino_t)pino;
 	rp->digests.st_dev = (dev_t)ddev;
 	rp->digests.st_ino = (ino_t)dino;
+	return true;
+}
+
+/* Shard i as the state's line names it, against the file read now. */
+static bool state_shard(const struct build *b, size_t i, const char *line, char *why,
+			size_t why_len)
+{
+	const struct mp_shard *s = &b->set->shards[i];
+	unsigned long long dev, ino;
+	long long ssize, ms, cs;
+	long mns, cns;
+	struct stat st;
+	size_t k;
+
+	if (!line || sscanf(line, "shard %zu %llu %llu %lld %lld.%ld %lld.%ld", &k, &dev, &ino,
+			    &ssize, &ms, &mns, &cs, &cns) != 8 || k != i)
+		return state_bad(why, why_len, "%s is damaged", b->state);
+	if (fstat(s->fd, &st) != 0)
+		return state_bad(why, why_len, "%s cannot be read (%s)", s->path, strerror(errno));
+	if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
+		return state_bad(why, why_len, "shard %s is another file than the one the "
+				 "interrupted build read", s->path);
+	if (st.st_size != ssize)
+		return state_bad(why, why_len, "shard %s changed size since the interrupted "
+				 "build", s->path);
+	if (st.st_mtim.tv_sec != ms || st.st_mtim.tv_nsec != mns ||
+	    st.st_ctim.tv_sec != cs || st.st_ctim.tv_nsec != cns)
+		return state_bad(why, why_len, "shard %s was modified since the interrupted "
+				 "build (mtime or ctime)", s->path);
+	return true;
+}
+
+/* The shards' lines and the objects done, into rp->objects. */
+static bool state_tail(const struct build *b, char **cursor, struct resume_point *rp,
+		       char *why, size_t why_len)
+{
+	unsigned long long objects;
+	char *line;
+
+	for (size_t i = 0; i < b->set->count; i++)
+		if (!state_shard(b, i, state_line(cursor), why, why_len))
+			return false;
+	if (!(line = state_line(cursor)) || sscanf(line, "objects %llu", &objects) != 1 ||
+	    objects > b->l.objects)
+		return state_bad(why, why_len, "%s is damaged", b->state);
+	rp->objects = objects;
+	return true;
+}
+
+/*
+ * What PACK.partial.state vouches for.  0 objects when there is no state;
+ * 0 with `why` filled when there is one that cannot be trusted any more.
+ */
+static enum mp_err load_state(const struct build *b, struct resume_point *rp, char *why,
+			      size_t why_len, struct mp_error *err)
+{
+	char *text, *cursor;
+	enum mp_err rc;
+
+	memset(rp, 0, sizeof *rp);
+	why[0] = '\0';
+	rc = read_state(b, &text, why, why_len, err);
+	if (rc || !text)
+		return rc;
+	cursor = text;
+	if (!state_head(b, &cursor, rp, why, why_len) ||
+	    !state_tail(b, &cursor, rp, why, why_len))
+		memset(rp, 0, sizeof *rp);
+	free(text);
 	return MP_OK;
 }
 
@@ -790,103 +845,142 @@ static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst
 	return rc;
 }
 
-static enum mp_err write_partial(struct build *b, uint64_t start, const struct resume_point *rp,
-				 struct mp_error *err)
+/*
+ * PACK.partial opened for writing: created now, or the one the interrupted
+ * build created (a resumed build writes only into the files it created
+ * before), with the record of its chunk digests; a resumed one's done part
+ * checked against them.  *fd is -1 when the pack could not be opened.
+ */
+static enum mp_err open_partial(struct build *b, uint64_t start, const struct resume_point *rp,
+				int *fd, struct stat *pst, struct mp_error *err)
 {
-	struct pack_hash h = {NULL};
-	long delay = test_delay_ms();
-	uint64_t since = 0;
-	double t0 = now();
-	enum mp_err rc = MP_OK;
-	int fd;
-	struct stat pst;
+	enum mp_err rc;
 
-	/* a resumed build writes only into the files it created before */
 	rc = mp_open_output(b->partial, start ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL,
-			    start ? &rp->partial : NULL, "partial pack", MP_E_PACK_IO, &fd, &pst,
+			    start ? &rp->partial : NULL, "partial pack", MP_E_PACK_IO, fd, pst,
 			    err);
-	if (rc)
+	if (rc) {
+		*fd = -1;
 		return rc;
-	b->partial_st = pst;
+	}
+	b->partial_st = *pst;
 	rc = mp_build_seal_open_record(&b->seal, b->digests_path, start ? &rp->digests : NULL,
 				       &b->digests_st, err);
 	if (!rc && start)
-		rc = check_resumed(b, fd, &pst, start, err);
-	if (!rc && b->o->full_sha256) {
-		h.sha = mp_sha256_new();
-		if (!h.sha)
-			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	/* the prefix: written anew (it is cheap), and hashed */
+		rc = check_resumed(b, *fd, pst, start, err);
+	return rc;
+}
+
+/* The header, index and padding: written anew (it is cheap), and hashed. */
+static enum mp_err write_prefix(struct build *b, int fd, struct pack_hash *h,
+				struct mp_error *err)
+{
+	enum mp_err rc = MP_OK;
+
 	mp_build_seal_seek(&b->seal, 0);
 	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
 
 		prefix_bytes(&b->l, pos, b->buf, n);
 		rc = mp_pwrite_full(fd, b->buf, n, pos, b->partial, err);
-		pack_hash_update(&h, b->buf, n);
+		pack_hash_update(h, b->buf, n);
 		mp_build_seal_feed(&b->seal, b->buf, n);
 		pos += n;
 	}
-	if (!rc && start) {
-		/* what an earlier run wrote: durable (the state says so),
-		 * checked against its digests above, and hashed for the whole-
-		 * file digest by reading it back */
-		uint64_t end = mp_layout_object_offset(&b->l, start);
-		int rfd = -1;
-		struct stat rst;
+	return rc;
+}
 
-		if (ftruncate(fd, (off_t)end) != 0)
-			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-				     strerror(errno));
-		if (!rc && h.sha)
-			rc = mp_open_output(b->partial, O_RDONLY, &pst, "partial pack",
-					    MP_E_PACK_IO, &rfd, &rst, err);
-		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
-			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
+/*
+ * What an earlier run wrote: durable (the state says so), checked against
+ * its digests already, cut to the objects done, and hashed for the whole-
+ * file digest by reading it back.
+ */
+static enum mp_err take_done_part(struct build *b, int fd, const struct stat *pst,
+				  uint64_t start, struct pack_hash *h, struct mp_error *err)
+{
+	uint64_t end = mp_layout_object_offset(&b->l, start);
+	enum mp_err rc = MP_OK;
+	int rfd = -1;
+	struct stat rst;
 
-			rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
-			pack_hash_update(&h, b->buf, n);
-			pos += n;
-		}
-		if (rfd >= 0)
-			close(rfd);
-		mp_build_seal_seek(&b->seal, end);
+	if (ftruncate(fd, (off_t)end) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			     strerror(errno));
+	if (!rc && h->sha)
+		rc = mp_open_output(b->partial, O_RDONLY, pst, "partial pack", MP_E_PACK_IO, &rfd,
+				    &rst, err);
+	for (uint64_t pos = b->l.data_start; !rc && h->sha && pos < end;) {
+		size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
+
+		rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
+		pack_hash_update(h, b->buf, n);
+		pos += n;
 	}
-	if (!rc)
-		rc = checkpoint(b, fd, start, err);
-	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
-		if (interrupted_by) {
-			rc = checkpoint(b, fd, object, err);
-			if (!rc)
-				rc = mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64
-					     " of %" PRIu64 " objects: %s is kept, run again with "
-					     "--resume to continue it",
-					     mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by,
-					     object, b->l.objects, b->partial);
-			break;
-		}
-		for (uint64_t i = object * 3; !rc && i < object * 3 + 3; i++) {
-			const struct mp_shard *s;
-			uint64_t src, n, dst;
+	if (rfd >= 0)
+		close(rfd);
+	mp_build_seal_seek(&b->seal, end);
+	return rc;
+}
 
-			entry_source(b, i, &s, &src, &n, &dst);
-			rc = copy_slice(b, s, src, fd, dst, n, &h, err);
-			since += n;
-			if (!rc)
-				b->res->bytes_copied += n;
-		}
+/* A signal asked the build to stop before `object`: what is done is made
+ * durable for --resume. */
+static enum mp_err stop_copy(struct build *b, int fd, uint64_t object, struct mp_error *err)
+{
+	enum mp_err rc = checkpoint(b, fd, object, err);
+
+	if (rc)
+		return rc;
+	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64 " of %" PRIu64
+		       " objects: %s is kept, run again with --resume to continue it",
+		       mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by, object,
+		       b->l.objects, b->partial);
+}
+
+/* The three slices of one object; *since counts the bytes since the last
+ * checkpoint. */
+static enum mp_err copy_object(struct build *b, int fd, uint64_t object, struct pack_hash *h,
+			       uint64_t *since, struct mp_error *err)
+{
+	enum mp_err rc = MP_OK;
+
+	for (uint64_t i = object * 3; !rc && i < object * 3 + 3; i++) {
+		const struct mp_shard *s;
+		uint64_t src, n, dst;
+
+		entry_source(b, i, &s, &src, &n, &dst);
+		rc = copy_slice(b, s, src, fd, dst, n, h, err);
+		*since += n;
+		if (!rc)
+			b->res->bytes_copied += n;
+	}
+	if (rc)
+		return rc;
+	/* start writing the object back now, so that the disk works while
+	 * the next objects are copied and a checkpoint's sync has little
+	 * left to wait for */
+	(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
+			      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
+	b->res->objects_copied++;
+	if (b->o->progress)
+		b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
+			       b->o->progress_arg);
+	return MP_OK;
+}
+
+/* Objects start.. to the end, durable at each checkpoint. */
+static enum mp_err copy_objects(struct build *b, int fd, uint64_t start, struct pack_hash *h,
+				struct mp_error *err)
+{
+	long delay = test_delay_ms();
+	uint64_t since = 0;
+	enum mp_err rc = MP_OK;
+
+	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
+		if (interrupted_by)
+			return stop_copy(b, fd, object, err);
+		rc = copy_object(b, fd, object, h, &since, err);
 		if (rc)
 			break;
-		/* start writing the object back now, so that the disk works
-		 * while the next objects are copied and a checkpoint's sync
-		 * has little left to wait for */
-		(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
-				      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
-		b->res->objects_copied++;
-		if (b->o->progress)
-			b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
-				       b->o->progress_arg);
 		if (since >= CHECKPOINT_BYTES) {
 			rc = checkpoint(b, fd, object + 1, err);
 			since = 0;
@@ -894,17 +988,47 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 		if (delay > 0)
 			sleep_ms(delay);
 	}
-	if (!rc && fsync(fd) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			     strerror(errno));
-	if (!rc) {
-		struct stat st;
+	return rc;
+}
 
-		if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != b->l.size)
-			rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: it is %lld bytes after "
-				     "the copy, the layout says %" PRIu64, b->partial,
-				     (long long)st.st_size, b->l.size);
-	}
+/* The whole copy durable, and of the size the layout says. */
+static enum mp_err sync_partial(struct build *b, int fd, struct mp_error *err)
+{
+	struct stat st;
+
+	if (fsync(fd) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
+			       strerror(errno));
+	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != b->l.size)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: it is %lld bytes after "
+			       "the copy, the layout says %" PRIu64, b->partial,
+			       (long long)st.st_size, b->l.size);
+	return MP_OK;
+}
+
+static enum mp_err write_partial(struct build *b, uint64_t start, const struct resume_point *rp,
+				 struct mp_error *err)
+{
+	struct pack_hash h = {NULL};
+	double t0 = now();
+	struct stat pst;
+	int fd;
+	enum mp_err rc = open_partial(b, start, rp, &fd, &pst, err);
+
+	if (fd < 0)
+		return rc;
+	if (!rc && b->o->full_sha256 && !(h.sha = mp_sha256_new()))
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc)
+		rc = write_prefix(b, fd, &h, err);
+	if (!rc && start)
+		rc = take_done_part(b, fd, &pst, start, &h, err);
+	if (!rc)
+		rc = checkpoint(b, fd, start, err);
+	if (!rc)
+		rc = copy_objects(b, fd, start, &h, err);
+	if (!rc)
+		rc = sync_partial(b, fd, err);
 	if (close(fd) != 0 && !rc)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 			     strerror(errno));
@@ -1652,6 +1776,60 @@ static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err)
 	return MP_OK;
 }
 
+/* The regular files of the tokenizer directory, as inputs. */
+static enum mp_err add_tokenizer_inputs(struct build *b, struct mp_path_set *ps,
+					struct mp_error *err)
+{
+	const char *dir = b->o->tokenizer_dir;
+	struct dirent **names = NULL;
+	int n = scandir(dir, &names, NULL, NULL);
+	enum mp_err rc = MP_OK;
+
+	for (int i = 0; i < n; i++) {
+		size_t len = strlen(dir) + strlen(names[i]->d_name) + 2;
+		char *path = rc ? NULL : malloc(len);
+		struct stat st;
+
+		if (path) {
+			snprintf(path, len, "%s/%s", dir, names[i]->d_name);
+			if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
+				rc = mp_path_set_input(ps, path, "tokenizer file", err);
+		} else if (!rc) {
+			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+		}
+		free(path);
+		free(names[i]);
+	}
+	free(names);
+	return rc;
+}
+
+/* Every file this build may write, the temporary ones included. */
+static enum mp_err add_outputs(struct build *b, struct mp_path_set *ps, const char *state_tmp,
+			       const char *manifest_tmp, const char *seal_tmp,
+			       struct mp_error *err)
+{
+	const char *out[][2] = {
+		{b->res->pack_path, "the pack"},
+		{b->res->manifest_path, "the manifest"},
+		{b->partial, "the partial pack"},
+		{b->state, "the build state"},
+		{b->digests_path, "the partial pack's chunk digests"},
+		{state_tmp, "the build state's temporary file"},
+		{manifest_tmp, "the manifest's temporary file"},
+		{b->lock_path, "the lock"},
+		{b->mlock_path, "the manifest's lock"},
+		{b->seal_path, "the seal"},
+		{seal_tmp, "the seal's temporary file"},
+	};
+	enum mp_err rc = MP_OK;
+
+	for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
+		if (out[i][0])
+			rc = mp_path_set_output(ps, out[i][0], out[i][1], err);
+	return rc;
+}
+
 /* Every output against every input and each other, before anything is written. */
 static enum mp_err check_outputs(struct build *b, struct mp_error *err)
 {
@@ -1669,46 +1847,10 @@ static enum mp_err check_outputs(struct build *b, struct mp_error *err)
 					  "shard", err);
 	if (!rc)
 		rc = mp_path_set_input(&ps, b->o->config_path, "config", err);
-	if (!rc && b->o->tokenizer_dir) {
-		struct dirent **names = NULL;
-		int n = scandir(b->o->tokenizer_dir, &names, NULL, NULL);
-
-		for (int i = 0; i < n; i++) {
-			size_t len = strlen(b->o->tokenizer_dir) + strlen(names[i]->d_name) + 2;
-			char *path = rc ? NULL : malloc(len);
-			struct stat st;
-
-			if (path) {
-				snprintf(path, len, "%s/%s", b->o->tokenizer_dir, names[i]->d_name);
-				if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-					rc = mp_path_set_input(&ps, path, "tokenizer file", err);
-			} else if (!rc) {
-				rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-			}
-			free(path);
-			free(names[i]);
-		}
-		free(names);
-	}
-	if (!b->o->check_only) {
-		const char *out[][2] = {
-			{b->res->pack_path, "the pack"},
-			{b->res->manifest_path, "the manifest"},
-			{b->partial, "the partial pack"},
-			{b->state, "the build state"},
-			{b->digests_path, "the partial pack's chunk digests"},
-			{state_tmp, "the build state's temporary file"},
-			{manifest_tmp, "the manifest's temporary file"},
-			{b->lock_path, "the lock"},
-			{b->mlock_path, "the manifest's lock"},
-			{b->seal_path, "the seal"},
-			{seal_tmp, "the seal's temporary file"},
-		};
-
-		for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
-			if (out[i][0])
-				rc = mp_path_set_output(&ps, out[i][0], out[i][1], err);
-	}
+	if (!rc && b->o->tokenizer_dir)
+		rc = add_tokenizer_inputs(b, &ps, err);
+	if (!rc && !b->o->check_only)
+		rc = add_outputs(b, &ps, state_tmp, manifest_tmp, seal_tmp, err);
 	if (!rc)
 		rc = mp_path_set_check(&ps, err);
 	mp_path_set_free(&ps);
@@ -1813,50 +1955,60 @@ static void remove_partial(struct build *b)
 	unlink(b->digests_path);
 }
 
+/*
+ * Where a --resume build starts: the objects PACK.partial.state vouches for
+ * when PACK.partial is still the file it names and as long as it says,
+ * else 0 with the reason in res->notice.
+ */
+static enum mp_err find_resume_point(struct build *b, struct resume_point *rp, uint64_t *start,
+				struct mp_error *err)
+{
+	struct stat st;
+	char why[MP_MSG_MAX];
+	enum mp_err rc;
+
+	/* never written through a link, whatever the state says */
+	if (lstat(b->partial, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write partial pack %s: %s, not "
+			       "the file an interrupted build wrote; remove it",
+			       b->partial, S_ISLNK(st.st_mode) ? "a symbolic link"
+			       : !S_ISREG(st.st_mode) ? mp_file_kind(st.st_mode)
+						      : "a file with more than one hard link");
+	rc = load_state(b, rp, why, sizeof why, err);
+	if (rc)
+		return rc;
+	*start = rp->objects;
+	if (*start && (st.st_dev != rp->partial.st_dev || st.st_ino != rp->partial.st_ino)) {
+		snprintf(why, sizeof why, "%s is not the file the interrupted build wrote",
+			 b->partial);
+		*start = 0;
+	}
+	/* a partial file shorter than its state says was cut since: growing
+	 * it back would put zeros in the pack */
+	if (*start && (uint64_t)st.st_size < mp_layout_object_offset(&b->l, *start)) {
+		snprintf(why, sizeof why, "%s is shorter than its state says", b->partial);
+		*start = 0;
+	}
+	if (*start == 0 && why[0])
+		snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why);
+	return MP_OK;
+}
+
 static enum mp_err build_pack(struct build *b, struct mp_error *err)
 {
 	struct resume_point rp = {0};
-	uint64_t start = 0, have = 0;
+	uint64_t start = 0;
 	enum mp_err rc;
 
 	if (exists(b->partial) && !b->o->resume)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
 			       "build: give --resume to continue it, or remove it", b->partial);
-	if (b->o->resume && exists(b->partial)) {
-		struct stat st;
-		char why[MP_MSG_MAX];
-
-		/* never written through a link, whatever the state says */
-		if (lstat(b->partial, &st) != 0 || !S_ISREG(st.st_mode) || st.st_nlink != 1)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write partial pack %s: %s, not "
-				       "the file an interrupted build wrote; remove it",
-				       b->partial, S_ISLNK(st.st_mode) ? "a symbolic link"
-				       : !S_ISREG(st.st_mode) ? mp_file_kind(st.st_mode)
-							      : "a file with more than one hard link");
-		rc = load_state(b, &rp, why, sizeof why, err);
-		if (rc)
-			return rc;
-		start = rp.objects;
-		if (start && (st.st_dev != rp.partial.st_dev || st.st_ino != rp.partial.st_ino)) {
-			snprintf(why, sizeof why, "%s is not the file the interrupted build wrote",
-				 b->partial);
-			start = 0;
-		}
-		/* a partial file shorter than its state says was cut since:
-		 * growing it back would put zeros in the pack */
-		if (start && (uint64_t)st.st_size < mp_layout_object_offset(&b->l, start)) {
-			snprintf(why, sizeof why, "%s is shorter than its state says", b->partial);
-			start = 0;
-		}
-		if (start == 0 && why[0])
-			snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why);
-		if (start)
-			have = mp_layout_object_offset(&b->l, start);
-	}
+	if (b->o->resume && exists(b->partial) && (rc = find_resume_point(b, &rp, &start, err)))
+		return rc;
 	if (start == 0)
 		remove_partial(b); /* nothing durable to trust: start over */
 	b->res->resumed_at = start;
-	rc = check_space(b, have, err);
+	rc = check_space(b, start ? mp_layout_object_offset(&b->l, start) : 0, err);
 	if (rc)
 		return rc;
 	rc = write_partial(b, start, &rp, err);
@@ -1878,6 +2030,171 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 	return fsync_dir(b->dir, err);
 }
 
+/* The layout the experts make, the paths around the pack, the buffers. */
+static enum mp_err plan(struct build *b, struct mp_error *err)
+{
+	const struct mp_experts *ex = b->ex;
+	enum mp_err rc;
+
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		b->l.role_bytes[r] = ex->role_bytes[r];
+		b->l.role_shape[r][0] = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
+		b->l.role_shape[r][1] = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
+	}
+	rc = mp_layout_compute(&b->l, ex->experts, ALIGNMENT, 0, err);
+	if (!rc)
+		rc = paths(b, err);
+	if (!rc)
+		rc = check_outputs(b, err);
+	if (!rc && !b->o->check_only)
+		rc = mp_build_seal_init(&b->seal, &b->l, err);
+	if (rc)
+		return rc;
+	b->res->size = b->l.size;
+	b->res->entries = b->l.index_count;
+	b->buf = aligned_alloc(MP_PAGE, CHUNK);
+	b->buf2 = aligned_alloc(MP_PAGE, CHUNK);
+	if (!b->buf || !b->buf2)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	return MP_OK;
+}
+
+/* Before the pack is touched: the inventory and index digests, the
+ * manifest checked ahead, and the lock. */
+static enum mp_err prepare(struct build *b, json_t **inventory, struct mp_error *err)
+{
+	enum mp_err rc = inventory_json(b, inventory, err);
+
+	if (!rc && canonical_digest(*inventory, b->res->inventory_sha256) != 0)
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	if (!rc)
+		rc = index_digest(b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
+	if (!rc)
+		rc = check_manifest_ahead(b, *inventory, err);
+	if (!rc)
+		rc = b->o->check_only ? peek_lock(b, err) : take_lock(b, err);
+	return rc;
+}
+
+/*
+ * A pack already at the name is kept only when every byte is shown to be
+ * the shards' (the comparison hashes the seal's chunks as it reads them),
+ * else removed, with why in res->detail.
+ */
+static enum mp_err judge_existing(struct build *b, struct mp_error *err)
+{
+	struct mp_gguf_build_result *res = b->res;
+	struct mp_error why = {0};
+	enum mp_err judged;
+
+	if (!exists(res->pack_path))
+		return MP_OK;
+	b->hash_judged = true;
+	judged = judge_pack(b, res->pack_path, true, &why);
+	b->hash_judged = false;
+	if (judged == MP_OK) {
+		res->reused = true;
+		b->seal_ready = true;
+		return MP_OK;
+	}
+	/* not judged: the pack is neither kept nor removed */
+	if (judged == MP_E_INTERRUPTED)
+		return mp_fail_escaped(err, judged, "%s", why.msg);
+	snprintf(res->detail, sizeof res->detail, "%s", why.msg);
+	if (unlink(res->pack_path) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot remove the invalid %s: %s",
+			       res->pack_path, strerror(errno));
+	return MP_OK;
+}
+
+/* A pack kept, for --full-sha256: it was not written now, so hash what is
+ * there. */
+static enum mp_err hash_kept_pack(struct build *b, struct mp_error *err)
+{
+	unsigned char d[MP_SHA256_LEN];
+	struct stat st;
+	int fd;
+	enum mp_err rc = mp_open_regular(b->res->pack_path, "pack", MP_E_PACK_IO, &fd, &st, err);
+
+	if (rc)
+		return rc;
+	rc = mp_sha256_fd(fd, b->l.size, b->res->pack_path, b->o->progress, b->o->progress_arg,
+			  d, err);
+	close(fd);
+	mp_sha256_hex(d, b->res->sha256);
+	memcpy(b->pack_sha256, d, sizeof d);
+	return rc;
+}
+
+/* The manifest beside the pack, checked with it as a reader opens them; a
+ * manifest that does not pass must not stay. */
+static enum mp_err publish_manifest(struct build *b, json_t *inventory, struct mp_error *err)
+{
+	enum mp_err rc = write_manifest(b, inventory, err);
+
+	if (!rc) {
+		rc = final_check(b, err);
+		if (rc)
+			unlink(b->res->manifest_path);
+	}
+	return rc;
+}
+
+/* The pack built or kept, then its manifest, then its seal. */
+static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_error *err)
+{
+	struct mp_gguf_build_result *res = b->res;
+	enum mp_err rc = check_existing(b, err);
+
+	if (!rc)
+		rc = judge_existing(b, err);
+	if (rc)
+		return rc;
+	if (!res->reused) {
+		/* a seal of the pack being replaced must not outlive it */
+		unlink(b->seal_path);
+		rc = build_pack(b, err);
+		if (rc)
+			return rc;
+		rc = judge_pack(b, res->pack_path, false, err);
+	} else if (b->o->full_sha256) {
+		rc = hash_kept_pack(b, err);
+	}
+	if (!rc)
+		rc = publish_manifest(b, inventory, err);
+	/* a pack written now that fails its checks (a shard changed under
+	 * the build) must not stay under its name either */
+	if (rc && !res->reused && exists(res->pack_path))
+		unlink(res->pack_path);
+	/* the seal last, once pack and manifest are in place: anchored to
+	 * the manifest's expert_pack.sha256 when there is one */
+	if (!rc && b->seal_ready) {
+		res->seal_unanchored = !b->o->full_sha256;
+		rc = mp_build_seal_write(&b->seal, b->seal_path, b->index_raw,
+					 b->o->full_sha256 ? b->pack_sha256 : NULL,
+					 res->seal_digest, err);
+	}
+	return rc;
+}
+
+static void release(struct build *b)
+{
+	if (b->lock_fd >= 0)
+		close(b->lock_fd);
+	if (b->mlock_fd >= 0)
+		close(b->mlock_fd);
+	free(b->buf);
+	free(b->buf2);
+	free(b->partial);
+	free(b->state);
+	free(b->lock_path);
+	free(b->mlock_path);
+	free(b->seal_path);
+	free(b->digests_path);
+	mp_build_seal_free(&b->seal);
+	free(b->dir);
+}
+
 enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_experts *ex,
 			  const struct mp_model_config *cfg,
 			  const struct mp_gguf_build_opts *opts, struct mp_gguf_build_result *res,
@@ -1889,129 +2206,13 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	enum mp_err rc;
 
 	memset(res, 0, sizeof *res);
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		b.l.role_bytes[r] = ex->role_bytes[r];
-		b.l.role_shape[r][0] = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
-		b.l.role_shape[r][1] = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
-	}
-	rc = mp_layout_compute(&b.l, ex->experts, ALIGNMENT, 0, err);
+	rc = plan(&b, err);
 	if (!rc)
-		rc = paths(&b, err);
+		rc = prepare(&b, &inventory, err);
 	if (!rc)
-		rc = check_outputs(&b, err);
-	if (!rc && !opts->check_only)
-		rc = mp_build_seal_init(&b.seal, &b.l, err);
-	if (rc)
-		goto out;
-	res->size = b.l.size;
-	res->entries = b.l.index_count;
-	b.buf = aligned_alloc(MP_PAGE, CHUNK);
-	b.buf2 = aligned_alloc(MP_PAGE, CHUNK);
-	if (!b.buf || !b.buf2) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	rc = inventory_json(&b, &inventory, err);
-	if (!rc && canonical_digest(inventory, res->inventory_sha256) != 0)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (!rc)
-		rc = index_digest(&b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
-	if (!rc)
-		rc = check_manifest_ahead(&b, inventory, err);
-	if (!rc)
-		rc = opts->check_only ? peek_lock(&b, err) : take_lock(&b, err);
-	if (rc)
-		goto out;
-
-	if (opts->check_only) {
-		rc = judge_pack(&b, res->pack_path, false, err);
-		goto out;
-	}
-	rc = check_existing(&b, err);
-	if (rc)
-		goto out;
-	if (exists(res->pack_path)) {
-		struct mp_error why = {0};
-
-		enum mp_err judged;
-
-		/* kept only when every byte is shown to be the shards'; the
-		 * comparison hashes the seal's chunks as it reads them */
-		b.hash_judged = true;
-		judged = judge_pack(&b, res->pack_path, true, &why);
-		if (judged == MP_OK) {
-			res->reused = true;
-			b.seal_ready = true;
-		} else if (judged == MP_E_INTERRUPTED) {
-			/* not judged: the pack is neither kept nor removed */
-			rc = mp_fail_escaped(err, judged, "%s", why.msg);
-			goto out;
-		} else {
-			snprintf(res->detail, sizeof res->detail, "%s", why.msg);
-			if (unlink(res->pack_path) != 0) {
-				rc = mp_fail(err, MP_E_PACK_IO, "cannot remove the invalid %s: %s",
-					     res->pack_path, strerror(errno));
-				goto out;
-			}
-		}
-	}
-	b.hash_judged = false;
-	if (!res->reused) {
-		/* a seal of the pack being replaced must not outlive it */
-		unlink(b.seal_path);
-		rc = build_pack(&b, err);
-		if (rc)
-			goto out;
-		rc = judge_pack(&b, res->pack_path, false, err);
-	} else if (opts->full_sha256) {
-		/* the pack was not written now: hash what is there */
-		unsigned char d[MP_SHA256_LEN];
-		struct stat st;
-		int fd;
-
-		rc = mp_open_regular(res->pack_path, "pack", MP_E_PACK_IO, &fd, &st, err);
-		if (!rc) {
-			rc = mp_sha256_fd(fd, b.l.size, res->pack_path, opts->progress,
-					  opts->progress_arg, d, err);
-			close(fd);
-			mp_sha256_hex(d, res->sha256);
-			memcpy(b.pack_sha256, d, sizeof d);
-		}
-	}
-	if (!rc)
-		rc = write_manifest(&b, inventory, err);
-	if (!rc) {
-		rc = final_check(&b, err);
-		if (rc) /* a manifest that does not pass must not stay */
-			unlink(res->manifest_path);
-	}
-	/* a pack written now that fails its checks (a shard changed under
-	 * the build) must not stay under its name either */
-	if (rc && !res->reused && exists(res->pack_path))
-		unlink(res->pack_path);
-	/* the seal last, once pack and manifest are in place: anchored to
-	 * the manifest's expert_pack.sha256 when there is one */
-	if (!rc && b.seal_ready) {
-		res->seal_unanchored = !opts->full_sha256;
-		rc = mp_build_seal_write(&b.seal, b.seal_path, b.index_raw,
-					 opts->full_sha256 ? b.pack_sha256 : NULL,
-					 res->seal_digest, err);
-	}
-out:
+		rc = opts->check_only ? judge_pack(&b, res->pack_path, false, err)
+				      : build_or_keep(&b, inventory, err);
 	json_decref(inventory);
-	if (b.lock_fd >= 0)
-		close(b.lock_fd);
-	if (b.mlock_fd >= 0)
-		close(b.mlock_fd);
-	free(b.buf);
-	free(b.buf2);
-	free(b.partial);
-	free(b.state);
-	free(b.lock_path);
-	free(b.mlock_path);
-	free(b.seal_path);
-	free(b.digests_path);
-	mp_build_seal_free(&b.seal);
-	free(b.dir);
+	release(&b);
 	return rc;
 }

@@ -30,6 +30,7 @@
 #include "pack/manifest.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "writer/k3names.h"
 
 #define KIMI_ARCH "kimi-k3"
 #define CONFIG_MAX (16u << 20)
@@ -123,30 +124,103 @@ static char *join(const char *dir, const char *name)
 	return s;
 }
 
+/* A file given that is not NAME-NNNNN-of-MMMMM.gguf: the set is that file
+ * alone. */
+static enum mp_err discover_single(struct mp_shard_set *set, const char *given_base,
+				   struct mp_error *err)
+{
+	size_t n = strlen(given_base);
+
+	set->split = false;
+	set->prefix = strndup(given_base, ends_with_gguf(given_base) ? n - 5 : n);
+	set->shards = calloc(1, sizeof *set->shards);
+	if (!set->prefix || !set->shards)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	set->count = 1;
+	set->shards[0].fd = -1;
+	set->shards[0].path = join(set->dir, given_base);
+	return set->shards[0].path ? MP_OK : mp_fail(err, MP_E_NOMEM, "out of memory");
+}
+
+/*
+ * The shard number of a *.gguf file of the directory when it belongs to
+ * the set given_base (prefix plen bytes long, `of` shards) is shard of;
+ * 0 after recording why it does not.
+ */
+static unsigned shard_number(struct mp_shard_set *set, const char *name, long plen,
+			     unsigned of, const char *given_base)
+{
+	unsigned no, n_of;
+	long n_plen = split_name(name, &no, &n_of);
+
+	if (n_plen < 0) {
+		mp_shards_problem(set, MP_E_SHARD_NAMES,
+				  "%s: %s/%s is not NAME-NNNNN-of-MMMMM.gguf (only the "
+				  "shards of one checkpoint may be in the directory)",
+				  mp_err_summary(MP_E_SHARD_NAMES), set->dir, name);
+		return 0;
+	}
+	if ((size_t)n_plen != (size_t)plen || strncmp(name, set->prefix, (size_t)plen) != 0) {
+		mp_shards_problem(set, MP_E_SHARD_NAMES,
+				  "%s: %s/%s belongs to another checkpoint than %s",
+				  mp_err_summary(MP_E_SHARD_NAMES), set->dir, name, given_base);
+		return 0;
+	}
+	if (n_of != of) {
+		mp_shards_problem(set, MP_E_SHARD_NAMES, "%s: %s/%s says %u shards, %s says %u",
+				  mp_err_summary(MP_E_SHARD_NAMES), set->dir, name, n_of,
+				  given_base, of);
+		return 0;
+	}
+	if (no == 0 || no > of) {
+		mp_shards_problem(set, MP_E_SHARD_NAMES, "%s: %s/%s is shard %u of %u",
+				  mp_err_summary(MP_E_SHARD_NAMES), set->dir, name, no, of);
+		return 0;
+	}
+	return no;
+}
+
+/* Every shard of the directory into set->shards[].path, seen[] marking
+ * the numbers found. */
+static enum mp_err scan_shards(struct mp_shard_set *set, long plen, const char *given_base,
+			       unsigned char *seen, struct mp_error *err)
+{
+	DIR *d = opendir(set->dir);
+	struct dirent *de;
+
+	if (!d)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot read GGUF file directory %s: %s",
+			       set->dir, strerror(errno));
+	while ((de = readdir(d)) != NULL) {
+		unsigned no;
+
+		if (de->d_name[0] == '.' || !ends_with_gguf(de->d_name))
+			continue;
+		no = shard_number(set, de->d_name, plen, (unsigned)set->count, given_base);
+		if (!no)
+			continue;
+		seen[no - 1] = 1;
+		set->shards[no - 1].path = join(set->dir, de->d_name);
+		if (!set->shards[no - 1].path) {
+			closedir(d);
+			return mp_fail(err, MP_E_NOMEM, "out of memory");
+		}
+	}
+	closedir(d);
+	return MP_OK;
+}
+
 /* The shard names, in order, into set->shards[].path. */
 static enum mp_err discover(struct mp_shard_set *set, const char *given_base,
 			    struct mp_error *err)
 {
 	unsigned no, of;
 	long plen = split_name(given_base, &no, &of);
-	DIR *d;
-	struct dirent *de;
 	unsigned char *seen;
+	enum mp_err rc;
 
-	if (plen < 0) {
-		/* a single unsplit file: the set is that file alone */
-		size_t n = strlen(given_base);
-
-		set->split = false;
-		set->prefix = strndup(given_base, ends_with_gguf(given_base) ? n - 5 : n);
-		set->shards = calloc(1, sizeof *set->shards);
-		if (!set->prefix || !set->shards)
-			return mp_fail(err, MP_E_NOMEM, "out of memory");
-		set->count = 1;
-		set->shards[0].fd = -1;
-		set->shards[0].path = join(set->dir, given_base);
-		return set->shards[0].path ? MP_OK : mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
+	if (plen < 0)
+		return discover_single(set, given_base, err);
 	set->split = true;
 	if (of == 0 || no == 0 || no > of) {
 		mp_shards_problem(set, MP_E_SHARD_NAMES,
@@ -164,65 +238,15 @@ static enum mp_err discover(struct mp_shard_set *set, const char *given_base,
 	set->count = of;
 	for (size_t i = 0; i < of; i++)
 		set->shards[i].fd = -1;
-	d = opendir(set->dir);
-	if (!d) {
-		free(seen);
-		return mp_fail(err, MP_E_GGUF_IO, "cannot read GGUF file directory %s: %s",
-			       set->dir, strerror(errno));
-	}
-	while ((de = readdir(d)) != NULL) {
-		unsigned n_no, n_of;
-		long n_plen;
-
-		if (de->d_name[0] == '.' || !ends_with_gguf(de->d_name))
-			continue;
-		n_plen = split_name(de->d_name, &n_no, &n_of);
-		if (n_plen < 0) {
-			mp_shards_problem(set, MP_E_SHARD_NAMES,
-					  "%s: %s/%s is not NAME-NNNNN-of-MMMMM.gguf (only the "
-					  "shards of one checkpoint may be in the directory)",
-					  mp_err_summary(MP_E_SHARD_NAMES), set->dir, de->d_name);
-			continue;
-		}
-		if ((size_t)n_plen != (size_t)plen || strncmp(de->d_name, set->prefix,
-							      (size_t)plen) != 0) {
-			mp_shards_problem(set, MP_E_SHARD_NAMES,
-					  "%s: %s/%s belongs to another checkpoint than %s",
-					  mp_err_summary(MP_E_SHARD_NAMES), set->dir, de->d_name,
-					  given_base);
-			continue;
-		}
-		if (n_of != of) {
-			mp_shards_problem(set, MP_E_SHARD_NAMES,
-					  "%s: %s/%s says %u shards, %s says %u",
-					  mp_err_summary(MP_E_SHARD_NAMES), set->dir, de->d_name,
-					  n_of, given_base, of);
-			continue;
-		}
-		if (n_no == 0 || n_no > of) {
-			mp_shards_problem(set, MP_E_SHARD_NAMES,
-					  "%s: %s/%s is shard %u of %u",
-					  mp_err_summary(MP_E_SHARD_NAMES), set->dir, de->d_name,
-					  n_no, of);
-			continue;
-		}
-		seen[n_no - 1] = 1;
-		set->shards[n_no - 1].path = join(set->dir, de->d_name);
-		if (!set->shards[n_no - 1].path) {
-			closedir(d);
-			free(seen);
-			return mp_fail(err, MP_E_NOMEM, "out of memory");
-		}
-	}
-	closedir(d);
-	for (unsigned i = 0; i < of; i++)
+	rc = scan_shards(set, plen, given_base, seen, err);
+	for (unsigned i = 0; !rc && i < of; i++)
 		if (!seen[i])
 			mp_shards_problem(set, MP_E_SHARD_MISSING,
 					  "%s: %s/%s-%05u-of-%05u.gguf does not exist",
 					  mp_err_summary(MP_E_SHARD_MISSING), set->dir, set->prefix,
 					  i + 1, of);
 	free(seen);
-	return MP_OK;
+	return rc;
 }
 
 struct collect {
@@ -344,93 +368,107 @@ static const char *int_text(char *buf, size_t len, const struct mp_gguf_int *v)
 	return buf;
 }
 
+/* Shard i's split.* keys and general.architecture on their own. */
+static void check_shard_keys(struct mp_shard_set *set, size_t i)
+{
+	const struct mp_shard *s = &set->shards[i];
+	const struct mp_gguf_header *h = &s->hdr;
+	char a[32];
+
+	if ((set->split || h->split_no.present) &&
+	    (!h->split_no.present || !h->split_no.is_integer || h->split_no.value != (int64_t)i))
+		mp_shards_problem(set, MP_E_SHARD_SPLIT, "%s: %s has split.no %s, must be %zu",
+				  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
+				  int_text(a, sizeof a, &h->split_no), i);
+	if (set->split && (!h->split_count.present || !h->split_count.is_integer))
+		mp_shards_problem(set, MP_E_SHARD_SPLIT, "%s: %s has split.count %s",
+				  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
+				  int_text(a, sizeof a, &h->split_count));
+	if (set->split && (!h->split_tensors_count.present ||
+			   !h->split_tensors_count.is_integer))
+		mp_shards_problem(set, MP_E_SHARD_SPLIT, "%s: %s has split.tensors.count %s",
+				  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
+				  int_text(a, sizeof a, &h->split_tensors_count));
+	if (i == 0 && !h->has_architecture)
+		mp_shards_problem(set, MP_E_GGUF_ARCH, "%s: %s has no general.architecture string",
+				  mp_err_summary(MP_E_GGUF_ARCH), s->path);
+	else if (h->has_architecture &&
+		 (h->architecture_cut || strcmp(h->architecture, KIMI_ARCH) != 0))
+		mp_shards_problem(set, MP_E_GGUF_ARCH, "%s: %s says \"%s%s\"",
+				  mp_err_summary(MP_E_GGUF_ARCH), s->path, h->architecture,
+				  h->architecture_cut ? "..." : "");
+}
+
+/* A later shard's split.count and split.tensors.count against the first's. */
+static void check_against_first(struct mp_shard_set *set, const struct mp_shard *s,
+				const struct mp_shard *first)
+{
+	const struct mp_gguf_header *h = &s->hdr, *f = &first->hdr;
+	char a[32], b[32];
+
+	if (h->split_count.present && f->split_count.present &&
+	    h->split_count.value != f->split_count.value)
+		mp_shards_problem(set, MP_E_SHARD_SPLIT, "%s: %s has split.count %s, %s has %s",
+				  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
+				  int_text(a, sizeof a, &h->split_count), first->path,
+				  int_text(b, sizeof b, &f->split_count));
+	if (h->split_tensors_count.present && f->split_tensors_count.present &&
+	    h->split_tensors_count.value != f->split_tensors_count.value)
+		mp_shards_problem(set, MP_E_SHARD_SPLIT,
+				  "%s: %s has split.tensors.count %s, %s has %s",
+				  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
+				  int_text(a, sizeof a, &h->split_tensors_count), first->path,
+				  int_text(b, sizeof b, &f->split_tensors_count));
+}
+
+/* The set as a whole, judged by the first shard's values. */
+static void check_set_totals(struct mp_shard_set *set, const struct mp_shard *first,
+			     uint64_t tensors)
+{
+	const struct mp_gguf_header *f = &first->hdr;
+
+	if (f->split_count.present && f->split_count.is_integer &&
+	    f->split_count.value != (int64_t)set->count)
+		mp_shards_problem(set, MP_E_SHARD_SPLIT,
+				  "%s: split.count is %" PRId64 ", the set has %zu shard%s",
+				  mp_err_summary(MP_E_SHARD_SPLIT), f->split_count.value,
+				  set->count, set->count == 1 ? "" : "s");
+	for (size_t i = 0; i < set->count; i++)
+		if (!set->shards[i].readable)
+			return; /* the tensor total is unknown */
+	if (f->split_tensors_count.present && f->split_tensors_count.is_integer &&
+	    f->split_tensors_count.value != (int64_t)tensors)
+		mp_shards_problem(set, MP_E_SHARD_SPLIT,
+				  "%s: split.tensors.count is %" PRId64
+				  ", the shards hold %" PRIu64 " tensors",
+				  mp_err_summary(MP_E_SHARD_SPLIT), f->split_tensors_count.value,
+				  tensors);
+}
+
 /* The split.* and general.architecture checks, shard by shard, then of
  * the set as a whole. */
 static void check_split_keys(struct mp_shard_set *set)
 {
 	const struct mp_shard *first = NULL;
 	uint64_t tensors = 0;
-	char a[32], b[32];
 
 	for (size_t i = 0; i < set->count; i++) {
 		const struct mp_shard *s = &set->shards[i];
-		const struct mp_gguf_header *h = &s->hdr;
 
 		if (!s->readable)
 			continue;
 		tensors += s->tensor_count;
-		if (set->split || h->split_no.present) {
-			if (!h->split_no.present || !h->split_no.is_integer ||
-			    h->split_no.value != (int64_t)i)
-				mp_shards_problem(set, MP_E_SHARD_SPLIT,
-						  "%s: %s has split.no %s, must be %zu",
-						  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
-						  int_text(a, sizeof a, &h->split_no), i);
-		}
-		if (set->split && (!h->split_count.present || !h->split_count.is_integer))
-			mp_shards_problem(set, MP_E_SHARD_SPLIT, "%s: %s has split.count %s",
-					  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
-					  int_text(a, sizeof a, &h->split_count));
-		if (set->split && (!h->split_tensors_count.present ||
-				   !h->split_tensors_count.is_integer))
-			mp_shards_problem(set, MP_E_SHARD_SPLIT,
-					  "%s: %s has split.tensors.count %s",
-					  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
-					  int_text(a, sizeof a, &h->split_tensors_count));
-		if (i == 0 && !h->has_architecture)
-			mp_shards_problem(set, MP_E_GGUF_ARCH,
-					  "%s: %s has no general.architecture string",
-					  mp_err_summary(MP_E_GGUF_ARCH), s->path);
-		else if (h->has_architecture &&
-			 (h->architecture_cut || strcmp(h->architecture, KIMI_ARCH) != 0))
-			mp_shards_problem(set, MP_E_GGUF_ARCH,
-					  "%s: %s says \"%s%s\"", mp_err_summary(MP_E_GGUF_ARCH),
-					  s->path, h->architecture,
-					  h->architecture_cut ? "..." : "");
+		check_shard_keys(set, i);
 		if (i == 0) {
 			snprintf(set->architecture, sizeof set->architecture, "%s",
-				 h->architecture);
+				 s->hdr.architecture);
 			first = s;
-			continue;
+		} else if (first) {
+			check_against_first(set, s, first);
 		}
-		if (!first)
-			continue;
-		if (h->split_count.present && first->hdr.split_count.present &&
-		    h->split_count.value != first->hdr.split_count.value)
-			mp_shards_problem(set, MP_E_SHARD_SPLIT,
-					  "%s: %s has split.count %s, %s has %s",
-					  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
-					  int_text(a, sizeof a, &h->split_count), first->path,
-					  int_text(b, sizeof b, &first->hdr.split_count));
-		if (h->split_tensors_count.present && first->hdr.split_tensors_count.present &&
-		    h->split_tensors_count.value != first->hdr.split_tensors_count.value)
-			mp_shards_problem(set, MP_E_SHARD_SPLIT,
-					  "%s: %s has split.tensors.count %s, %s has %s",
-					  mp_err_summary(MP_E_SHARD_SPLIT), s->path,
-					  int_text(a, sizeof a, &h->split_tensors_count),
-					  first->path,
-					  int_text(b, sizeof b, &first->hdr.split_tensors_count));
 	}
-	if (!first)
-		return;
-	/* the set as a whole, judged by the first shard's values */
-	if (first->hdr.split_count.present && first->hdr.split_count.is_integer &&
-	    first->hdr.split_count.value != (int64_t)set->count)
-		mp_shards_problem(set, MP_E_SHARD_SPLIT,
-				  "%s: split.count is %" PRId64 ", the set has %zu shard%s",
-				  mp_err_summary(MP_E_SHARD_SPLIT), first->hdr.split_count.value,
-				  set->count, set->count == 1 ? "" : "s");
-	for (size_t i = 0; i < set->count; i++)
-		if (!set->shards[i].readable)
-			return; /* the tensor total is unknown */
-	if (first->hdr.split_tensors_count.present &&
-	    first->hdr.split_tensors_count.is_integer &&
-	    first->hdr.split_tensors_count.value != (int64_t)tensors)
-		mp_shards_problem(set, MP_E_SHARD_SPLIT,
-				  "%s: split.tensors.count is %" PRId64
-				  ", the shards hold %" PRIu64 " tensors",
-				  mp_err_summary(MP_E_SHARD_SPLIT),
-				  first->hdr.split_tensors_count.value, tensors);
+	if (first)
+		check_set_totals(set, first, tensors);
 }
 
 /* Pointers into one array: equal names keep their file order. */
@@ -532,38 +570,6 @@ const struct mp_shard_tensor *mp_shards_find(const struct mp_shard_set *set, con
 
 /* ---- experts --------------------------------------------------------------- */
 
-/* "blk.<N>.<rest>": N (no leading zeros but "0"), and rest; -1 otherwise. */
-static long layer_of(const char *name, const char **rest)
-{
-	const char *p = name + 4;
-	long n = 0;
-
-	if (strncmp(name, "blk.", 4) != 0 || *p < '0' || *p > '9')
-		return -1;
-	if (p[0] == '0' && p[1] != '.')
-		return -1;
-	while (*p >= '0' && *p <= '9') {
-		if (n > 1000000)
-			return -1;
-		n = n * 10 + (*p++ - '0');
-	}
-	if (*p++ != '.')
-		return -1;
-	*rest = p;
-	return n;
-}
-
-static const char *type_text(char *buf, size_t len, uint32_t type)
-{
-	const char *name = mp_gguf_type_name(type);
-
-	if (name)
-		snprintf(buf, len, "%s (%u)", name, type);
-	else
-		snprintf(buf, len, "type %u", type);
-	return buf;
-}
-
 static enum mp_err check_mla(struct mp_shard_set *set)
 {
 	enum mp_err first = MP_OK;
@@ -571,21 +577,14 @@ static enum mp_err check_mla(struct mp_shard_set *set)
 
 	for (size_t i = 0; i < set->ntensors; i++) {
 		const struct mp_shard_tensor *t = &set->tensors[i];
-		const char *rest;
-		enum mp_err code;
+		const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, NULL);
 
-		if (layer_of(t->name, &rest) < 0)
+		if (!rule || rule->expert_role >= 0 || t->type == (uint32_t)rule->type)
 			continue;
-		if (strcmp(rest, "attn_k_b.weight") == 0 && t->type != MP_GGML_Q4_0)
-			code = MP_E_GGUF_MLA_K;
-		else if (strcmp(rest, "attn_v_b.weight") == 0 && t->type != MP_GGML_Q2_K)
-			code = MP_E_GGUF_MLA_V;
-		else
-			continue;
-		mp_shards_problem(set, code, "%s: %s is %s", mp_err_summary(code), t->name,
-				  type_text(have, sizeof have, t->type));
+		mp_shards_problem(set, rule->code, "%s: %s is %s", mp_err_summary(rule->code),
+				  t->name, mp_gguf_type_text(have, sizeof have, t->type));
 		if (!first)
-			first = code;
+			first = rule->code;
 	}
 	return first;
 }
@@ -599,32 +598,16 @@ static bool expert_dims(const struct mp_shard_tensor *t)
 	return t->n_dims == 3 || t->n_dims == 2;
 }
 
-enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex)
+/* ex->tensor[][] from the names; an expert tensor outside the MoE layers
+ * is a problem. */
+static void find_experts(struct mp_shard_set *set, struct mp_experts *ex)
 {
-	size_t before = set->nproblems;
-	enum mp_err first = MP_OK;
-	const struct mp_shard_tensor *ref = NULL;
-	char have[32], want[32], name[MP_ENTRY_NAME_LEN];
-
-	memset(ex, 0, sizeof *ex);
-	first = check_mla(set);
 	for (size_t i = 0; i < set->ntensors; i++) {
 		const struct mp_shard_tensor *t = &set->tensors[i];
-		const char *rest;
-		long layer = layer_of(t->name, &rest);
-		int role = -1;
+		long layer;
+		const struct mp_k3_rule *rule = mp_k3_rule_for(t->name, &layer);
 
-		if (layer < 0)
-			continue;
-		for (int r = 0; r < MP_ROLE_COUNT; r++) {
-			char want_rest[32];
-
-			snprintf(want_rest, sizeof want_rest, "ffn_%s_exps.weight",
-				 mp_role_name((enum mp_role)r));
-			if (strcmp(rest, want_rest) == 0)
-				role = r;
-		}
-		if (role < 0)
+		if (!rule || rule->expert_role < 0)
 			continue;
 		if (layer < MP_ACTIVE_FIRST || layer > MP_ACTIVE_LAST) {
 			mp_shards_problem(set, MP_E_GGUF_EXPERTS,
@@ -634,9 +617,15 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 			continue;
 		}
 		/* duplicates were refused with the set; keep the first */
-		if (!ex->tensor[layer][role])
-			ex->tensor[layer][role] = t;
+		if (!ex->tensor[layer][rule->expert_role])
+			ex->tensor[layer][rule->expert_role] = t;
 	}
+}
+
+static void report_missing_experts(struct mp_shard_set *set, const struct mp_experts *ex)
+{
+	char name[MP_ENTRY_NAME_LEN];
+
 	for (int layer = MP_ACTIVE_FIRST; layer <= MP_ACTIVE_LAST; layer++)
 		for (int r = 0; r < MP_ROLE_COUNT; r++)
 			if (!ex->tensor[layer][r]) {
@@ -644,8 +633,12 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 				mp_shards_problem(set, MP_E_GGUF_EXPERTS, "%s: %s is missing",
 						  mp_err_summary(MP_E_GGUF_EXPERTS), name);
 			}
-	/* types first: a re-quantized tensor is named as such, not as a
-	 * size mismatch */
+}
+
+static void check_expert_types(struct mp_shard_set *set, const struct mp_experts *ex)
+{
+	char have[32], want[32];
+
 	for (int layer = MP_ACTIVE_FIRST; layer <= MP_ACTIVE_LAST; layer++)
 		for (int r = 0; r < MP_ROLE_COUNT; r++) {
 			const struct mp_shard_tensor *t = ex->tensor[layer][r];
@@ -656,20 +649,25 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 					  "%s: %s is %s, must be %s (moepack copies expert "
 					  "data as it is and never re-quantizes)",
 					  mp_err_summary(MP_E_GGUF_EXPERT_TYPE), t->name,
-					  type_text(have, sizeof have, t->type),
-					  type_text(want, sizeof want, (uint32_t)mp_role_dtype[r]));
+					  mp_gguf_type_text(have, sizeof have, t->type),
+					  mp_gguf_type_text(want, sizeof want,
+							    (uint32_t)mp_role_dtype[r]));
 		}
-	if (set->nproblems > before)
-		return first ? first : set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+}
 
-	/* shapes: up [hidden, inter, experts], gate the same, down [inter,
-	 * hidden, experts], in every layer as in blk.1's up */
-	ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP];
+/*
+ * Shapes: up [hidden, inter, experts], gate the same, down [inter, hidden,
+ * experts], in every layer as in blk.1's up, which sets ex's geometry.
+ */
+static void check_expert_shapes(struct mp_shard_set *set, struct mp_experts *ex)
+{
+	const struct mp_shard_tensor *ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP];
+
 	if (!expert_dims(ref)) {
 		mp_shards_problem(set, MP_E_GGUF_EXPERTS, "%s: %s has %u dimensions, must be 3 "
 				  "(row, rows, experts), or 2 for one expert",
 				  mp_err_summary(MP_E_GGUF_EXPERTS), ref->name, ref->n_dims);
-		return first ? first : MP_E_GGUF_EXPERTS;
+		return;
 	}
 	ex->hidden = ref->dims[0];
 	ex->inter = ref->dims[1];
@@ -691,36 +689,65 @@ enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_exp
 					  expert_dims(t) ? "" : " (not 3 dimensions)", w0, w1,
 					  ex->experts, ref->name);
 		}
-	if (set->nproblems > before)
-		return first ? first : MP_E_GGUF_EXPERTS;
+}
+
+/* The geometry against Kimi-K3's (with kimi) and what a pack can hold. */
+static void check_geometry(struct mp_shard_set *set, bool kimi, const struct mp_experts *ex)
+{
+	const char *ref = ex->tensor[MP_ACTIVE_FIRST][MP_ROLE_UP]->name;
 
 	if (kimi && (ex->experts != MP_K3_EXPERTS || ex->hidden != MP_K3_HIDDEN ||
 		     ex->inter != MP_K3_INTER))
 		mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 				  "%s: %s is [%" PRIu64 ", %" PRIu64 ", %" PRIu64 "], must be "
 				  "[%d, %d, %d] (--any-geometry accepts other sizes)",
-				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref->name, ex->hidden,
+				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref, ex->hidden,
 				  ex->inter, ex->experts, MP_K3_HIDDEN, MP_K3_INTER,
 				  MP_K3_EXPERTS);
 	if (ex->experts == 0 || ex->experts > MP_MAX_EXPERTS)
 		mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 				  "%s: %s holds %" PRIu64 " experts, a pack holds 1 to %u",
-				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref->name, ex->experts,
+				  mp_err_summary(MP_E_GGUF_GEOMETRY), ref, ex->experts,
 				  MP_MAX_EXPERTS);
-	if (set->nproblems > before)
-		return first ? first : MP_E_GGUF_GEOMETRY;
+}
+
+/* One expert's bytes of each role: whole pages, or the objects of the
+ * pack could not be read with direct I/O back to back. */
+static void split_roles(struct mp_shard_set *set, struct mp_experts *ex)
+{
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
 		const struct mp_shard_tensor *t = ex->tensor[MP_ACTIVE_FIRST][r];
 
 		ex->role_bytes[r] = t->nbytes / ex->experts;
-		/* the runtime reads objects with direct I/O: every slice
-		 * must be whole pages for the objects to be contiguous */
 		if (t->nbytes % ex->experts || ex->role_bytes[r] % MP_PAGE)
 			mp_shards_problem(set, MP_E_GGUF_GEOMETRY,
 					  "%s: one expert of %s is %" PRIu64 " bytes, not a "
 					  "multiple of %d", mp_err_summary(MP_E_GGUF_GEOMETRY),
 					  t->name, t->nbytes / ex->experts, MP_PAGE);
 	}
+}
+
+enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex)
+{
+	size_t before = set->nproblems;
+	enum mp_err first;
+
+	memset(ex, 0, sizeof *ex);
+	first = check_mla(set);
+	find_experts(set, ex);
+	report_missing_experts(set, ex);
+	/* types first: a re-quantized tensor is named as such, not as a
+	 * size mismatch */
+	check_expert_types(set, ex);
+	if (set->nproblems > before)
+		return first ? first : set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+	check_expert_shapes(set, ex);
+	if (set->nproblems > before)
+		return first ? first : MP_E_GGUF_EXPERTS;
+	check_geometry(set, kimi, ex);
+	if (set->nproblems > before)
+		return first ? first : MP_E_GGUF_GEOMETRY;
+	split_roles(set, ex);
 	if (set->nproblems > before)
 		return first ? first : MP_E_GGUF_GEOMETRY;
 	return first;
@@ -757,21 +784,16 @@ static void config_expect(struct mp_shard_set *set, const char *key, uint64_t ha
 				  mp_err_summary(MP_E_CONFIG_MISMATCH), key, have, why, want);
 }
 
-enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bool kimi,
-				  const struct mp_experts *ex, struct mp_model_config *cfg,
-				  struct mp_error *err)
+/* The config file's bytes, at most CONFIG_MAX, malloc'd into *out. */
+static enum mp_err read_config_text(const char *path, char **out, size_t *out_len,
+				    struct mp_error *err)
 {
-	size_t before = set->nproblems;
-	unsigned char digest[MP_SHA256_LEN];
 	struct stat st;
-	json_error_t jerr;
-	json_t *root, *text_cfg, *c, *act;
-	char *buf;
 	size_t len = 0;
 	enum mp_err rc;
+	char *buf;
 	int fd;
 
-	memset(cfg, 0, sizeof *cfg);
 	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
 		return rc;
 	buf = malloc(CONFIG_MAX + 1);
@@ -803,6 +825,23 @@ enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bo
 		free(buf);
 		return rc;
 	}
+	*out = buf;
+	*out_len = len;
+	return MP_OK;
+}
+
+/* The config as a JSON object into *root, its digest into cfg->sha256. */
+static enum mp_err load_config(const char *path, struct mp_model_config *cfg, json_t **root,
+			       struct mp_error *err)
+{
+	unsigned char digest[MP_SHA256_LEN];
+	json_error_t jerr;
+	char *buf = NULL;
+	size_t len = 0;
+	enum mp_err rc = read_config_text(path, &buf, &len, err);
+
+	if (rc)
+		return rc;
 	mp_sha256_buf(buf, len, digest);
 	mp_sha256_hex(digest, cfg->sha256);
 	/* bounded like a manifest: jansson would take ~100 times the text */
@@ -811,16 +850,25 @@ enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bo
 		free(buf);
 		return rc;
 	}
-	root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
+	*root = json_loadb(buf, len, JSON_REJECT_DUPLICATES, &jerr);
 	free(buf);
-	if (!json_is_object(root)) {
-		json_decref(root);
-		return mp_fail(err, MP_E_CONFIG_MISMATCH, "%s: %s is not a JSON object%s%s",
-			       mp_err_summary(MP_E_CONFIG_MISMATCH), path, root ? "" : ": ",
-			       root ? "" : jerr.text);
+	if (!json_is_object(*root)) {
+		rc = mp_fail(err, MP_E_CONFIG_MISMATCH, "%s: %s is not a JSON object%s%s",
+			     mp_err_summary(MP_E_CONFIG_MISMATCH), path, *root ? "" : ": ",
+			     *root ? "" : jerr.text);
+		json_decref(*root);
+		*root = NULL;
 	}
-	text_cfg = json_object_get(root, "text_config");
-	c = json_is_object(text_cfg) ? text_cfg : root;
+	return rc;
+}
+
+/* The values moepack reads, from text_config when there is one. */
+static void config_values(struct mp_shard_set *set, json_t *root, struct mp_model_config *cfg)
+{
+	json_t *text_cfg = json_object_get(root, "text_config");
+	json_t *c = json_is_object(text_cfg) ? text_cfg : root;
+	json_t *act;
+
 	config_uint(set, c, "num_hidden_layers", &cfg->num_hidden_layers);
 	config_uint(set, c, "first_k_dense_replace", &cfg->first_k_dense_replace);
 	config_uint(set, c, "num_experts", &cfg->num_experts);
@@ -839,10 +887,12 @@ enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bo
 				  json_is_string(act) ? "\"" : "");
 	else
 		snprintf(cfg->hidden_act, sizeof cfg->hidden_act, "situ");
-	json_decref(root);
-	if (set->nproblems > before)
-		return set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+}
 
+/* The values against the pack's layout and the expert tensors. */
+static void config_expectations(struct mp_shard_set *set, bool kimi,
+				const struct mp_experts *ex, const struct mp_model_config *cfg)
+{
 	/* the MoE layers are first_k_dense_replace .. num_hidden_layers - 1 */
 	config_expect(set, "num_hidden_layers", cfg->num_hidden_layers, MP_ACTIVE_LAST + 1,
 		      "the MoE layers 1..92 need");
@@ -858,5 +908,24 @@ enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bo
 		      ex->hidden, "the expert tensors (up ne[0]) say");
 	config_expect(set, "moe_intermediate_size", cfg->moe_intermediate_size, ex->inter,
 		      "the expert tensors (up ne[1]) say");
+}
+
+enum mp_err mp_model_config_check(const char *path, struct mp_shard_set *set, bool kimi,
+				  const struct mp_experts *ex, struct mp_model_config *cfg,
+				  struct mp_error *err)
+{
+	size_t before = set->nproblems;
+	json_t *root = NULL;
+	enum mp_err rc;
+
+	memset(cfg, 0, sizeof *cfg);
+	rc = load_config(path, cfg, &root, err);
+	if (rc)
+		return rc;
+	config_values(set, root, cfg);
+	json_decref(root);
+	if (set->nproblems > before)
+		return set->problems[before < MP_SHARDS_MAX_PROBLEMS ? before : 0].code;
+	config_expectations(set, kimi, ex, cfg);
 	return set->nproblems > before ? MP_E_CONFIG_MISMATCH : MP_OK;
 }

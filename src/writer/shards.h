@@ -113,6 +113,8 @@ struct mp_experts {
  * the same everywhere; attn_k_b Q4_0 and attn_v_b Q2_K wherever present
  * (checked first, the loader's wording); with kimi, Kimi-K3's 896 x 3584 x
  * 3072, otherwise any count up to 65536 and slices that are whole pages.
+ * Names are read as mp_k3_layer() reads them (k3names.h), the same as
+ * mp_gguf_check_fd(): blk.017.* is no layer's.
  * Returns the first new problem's code, or MP_OK with *ex filled.
  */
 enum mp_err mp_shards_experts(struct mp_shard_set *set, bool kimi, struct mp_experts *ex);
