@@ -30,25 +30,31 @@
 
 #include "cli/cli.h"
 
-static const char usage_text[] =
-	"Usage: moepack top [OPTIONS] MOUNT\n"
-	"A live view of a moepackfs mount, refreshed every second: pack state and\n"
-	"validation, read throughput now and since mounting, the hottest layers\n"
-	"and experts, a heat map of reads over layers x experts, and errors.\n"
-	"Keys: q quits, l chooses a layer (empty: all), s cycles the sort of the\n"
-	"experts (reads, now, id).\n"
-	"\n"
-	"  -1, --once               print one plain-text frame and exit\n"
-	"  -j, --json               print the same data as one JSON object and exit\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 success, 2 usage error, 3 MOUNT cannot be read.\n";
+struct top_args {
+	bool once, json;
+};
 
-static const struct option long_options[] = {
-	{"once", no_argument, NULL, '1'},
-	{"json", no_argument, NULL, 'j'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_TRUE("once", '1', "print one plain-text frame and exit", struct top_args, once),
+	CLI_OPT_JSON("print the same data as one JSON object and exit", struct top_args, json),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_top_command = {
+	.name = "top",
+	.summary = "a live view of what loaders read from a mount",
+	.operands = "MOUNT",
+	.about = "A live view of a moepackfs mount, refreshed every second: pack state and\n"
+		 "validation, read throughput now and since mounting, the hottest layers\n"
+		 "and experts, a heat map of reads over layers x experts, and errors.\n"
+		 "Keys: q quits, l chooses a layer (empty: all), s cycles the sort of the\n"
+		 "experts (reads, now, id).\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 success, 2 usage error, 3 MOUNT cannot be read.\n",
+	.run = run,
 };
 
 #define CMD "top"
@@ -308,21 +314,39 @@ static double rate(const struct view *v, uint64_t now, uint64_t before)
 	return dt > 0 && now >= before ? (double)(now - before) / dt : 0;
 }
 
-static const struct view *sort_view;
-
-static int cmp_hot(const void *pa, const void *pb)
+/* The orders of the experts, one comparison each: "id" by layer and
+ * expert, "reads" by reads and then id, "now" by this second's reads and
+ * then as "reads". */
+static int cmp_hot_id(const void *pa, const void *pb)
 {
 	const struct hot *a = pa, *b = pb;
 
-	/* now: ties by reads; reads: ties by id */
-	if (sort_view->sort == SORT_NOW && a->now != b->now)
-		return a->now < b->now ? 1 : -1;
-	if (sort_view->sort != SORT_ID && a->reads != b->reads)
-		return a->reads < b->reads ? 1 : -1;
 	if (a->layer != b->layer)
 		return a->layer < b->layer ? -1 : 1;
 	return a->expert < b->expert ? -1 : a->expert > b->expert;
 }
+
+static int cmp_hot_reads(const void *pa, const void *pb)
+{
+	const struct hot *a = pa, *b = pb;
+
+	if (a->reads != b->reads)
+		return a->reads < b->reads ? 1 : -1;
+	return cmp_hot_id(pa, pb);
+}
+
+static int cmp_hot_now(const void *pa, const void *pb)
+{
+	const struct hot *a = pa, *b = pb;
+
+	if (a->now != b->now)
+		return a->now < b->now ? 1 : -1;
+	return cmp_hot_reads(pa, pb);
+}
+
+static int (*const cmp_hot[SORT_COUNT])(const void *, const void *) = {
+	[SORT_READS] = cmp_hot_reads, [SORT_NOW] = cmp_hot_now, [SORT_ID] = cmp_hot_id,
+};
 
 /* The experts read since mounting (of the chosen layer), sorted; *n of them. */
 static struct hot *hottest(const struct view *v, size_t *n)
@@ -350,8 +374,7 @@ static struct hot *hottest(const struct view *v, size_t *n)
 			(*n)++;
 		}
 	}
-	sort_view = v;
-	qsort(h, *n, sizeof *h, cmp_hot);
+	qsort(h, *n, sizeof *h, cmp_hot[v->sort]);
 	return h;
 }
 
@@ -641,9 +664,8 @@ static void choose_layer(struct view *v)
 	v->layer = buf[0] && *end == '\0' && id >= 0 ? id : -1;
 }
 
-static int live(struct view *v)
+static int live(struct view *v, struct frame *f)
 {
-	static struct frame f;
 	char why[512];
 	struct timespec last = {0}, now;
 
@@ -667,19 +689,19 @@ static int live(struct view *v)
 			}
 			last = now;
 			last.tv_sec += 1;
-			draw(v, &f);
+			draw(v, f);
 		}
 		key = getch();
 		if (key == 'q' || key == 'Q')
 			break;
 		if (key == 's') {
 			v->sort = (v->sort + 1) % SORT_COUNT;
-			draw(v, &f);
+			draw(v, f);
 		} else if (key == 'l') {
 			choose_layer(v);
-			draw(v, &f);
+			draw(v, f);
 		} else if (key == KEY_RESIZE) {
-			draw(v, &f);
+			draw(v, f);
 		}
 	}
 	endwin();
@@ -720,61 +742,67 @@ static unsigned terminal_width(void)
 	return 100;
 }
 
-int cmd_top(int argc, char **argv)
+static enum cli_parse parse_args(int argc, char **argv, struct top_args *a)
 {
-	static struct view v;
-	static struct frame f;
-	bool once = false, json = false;
-	char why[512], shown[CLI_TEXT_MAX];
-	int c, status;
+	enum cli_parse p = cli_parse_options(&cli_top_command, argc, argv, a);
 
-	while ((c = cli_getopt(CMD, argc, argv, "1jh", long_options)) != -1) {
-		switch (c) {
-		case '1':
-			once = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(CMD);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
+	if (p != CLI_RUN)
+		return p;
 	if (optind + 1 != argc)
-		return cli_usage_error(CMD, optind == argc ? "missing MOUNT" : "too many arguments");
-	if (once && json)
-		return cli_usage_error(CMD, "--once and --json exclude each other");
-	if (!once && !json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return cli_usage_error(CMD, "not a terminal: use --once or --json");
+		cli_usage_error(CMD, optind == argc ? "missing MOUNT" : "too many arguments");
+	else if (a->once && a->json)
+		cli_usage_error(CMD, "--once and --json exclude each other");
+	else if (!a->once && !a->json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		cli_usage_error(CMD, "not a terminal: use --once or --json");
+	else
+		return CLI_RUN;
+	return CLI_USAGE_ERROR;
+}
+
+/* --once and --json: one look, printed. */
+static int print_once(struct view *v, bool json, struct frame *f)
+{
+	if (json)
+		return print_json(v);
+	f->width = terminal_width();
+	f->height = 44;
+	render(v, f);
+	for (unsigned i = 0; i < f->n - 1; i++)
+		puts(f->line[i]);
+	return cli_finish_stdout(CMD);
+}
+
+static int run(int argc, char **argv)
+{
+	struct top_args a = {0};
+	struct view v = {.layer = -1};
+	char why[512], shown[CLI_TEXT_MAX];
+	enum cli_parse p = parse_args(argc, argv, &a);
+	struct frame *f;
+	bool sampled;
+	int status;
+
+	if (p != CLI_RUN)
+		return cli_parse_status(p, CMD);
+	/* a frame is large (lines of the widest terminal): not on the stack */
+	if (!(f = calloc(1, sizeof *f))) {
+		fprintf(stderr, "moepack %s: out of memory\n", CMD);
+		return CLI_EXIT_IO;
+	}
 	v.mount = argv[optind];
 	snprintf(v.shown, sizeof v.shown, "%s", cli_text(shown, v.mount));
-	v.layer = -1;
 	setlocale(LC_ALL, "");
-	if (once || json) {
-		if (!two_samples(&v, why, sizeof why)) {
-			fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
-			return CLI_EXIT_IO;
-		}
-		if (json) {
-			status = print_json(&v);
-		} else {
-			f.width = terminal_width();
-			f.height = 44;
-			render(&v, &f);
-			for (unsigned i = 0; i < f.n - 1; i++)
-				puts(f.line[i]);
-			status = cli_finish_stdout(CMD);
-		}
+	if (a.once || a.json)
+		sampled = two_samples(&v, why, sizeof why);
+	else
+		sampled = take_sample(&v, why, sizeof why);
+	if (!sampled) {
+		fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
+		status = CLI_EXIT_IO;
 	} else {
-		if (!take_sample(&v, why, sizeof why)) {
-			fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
-			return CLI_EXIT_IO;
-		}
-		status = live(&v);
+		status = a.once || a.json ? print_once(&v, a.json, f) : live(&v, f);
 	}
+	free(f);
 	free(v.cur.expert_reads);
 	free(v.prev.expert_reads);
 	return status;
