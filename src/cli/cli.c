@@ -5,6 +5,7 @@
 #include "pack/progress.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>

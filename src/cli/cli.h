@@ -11,7 +11,6 @@
 #ifndef MOEPACK_CLI_H
 #define MOEPACK_CLI_H
 
-#include <getopt.h>
 #include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>

@@ -455,17 +455,13 @@ static void put(struct frame *f, const char *fmt, ...)
 	f->n++;
 }
 
-static void render(const struct view *v, struct frame *f)
+/* The first lines: state, throughput, errors. */
+static void render_header(const struct view *v, struct frame *f)
 {
 	const struct sample *s = &v->cur;
-	char a[32], b[32], c[32], d[32], errs[256] = "";
-	unsigned idx[HOT_ROWS], nl, rows, cols, hot_rows, used;
-	size_t nh;
-	struct hot *h = hottest(v, &nh);
-	uint64_t *cells, max = 0;
+	char a[32], b[32], c[32], errs[256] = "";
 	size_t el = 0;
 
-	f->n = 0;
 	put(f, "moepack top  %s   pack %s   validation %s (verify=%s)   up %.0f s",
 	    v->shown, s->pack_state, s->validation, s->verify, s->uptime);
 	human(a, sizeof a, (double)s->bytes);
@@ -484,10 +480,29 @@ static void render(const struct view *v, struct frame *f)
 	put(f, "direct %s  buffered %s   errors %" PRIu64 " (%s )", a, b, s->errors,
 	    errs[0] ? errs + 1 : "none");
 	put(f, "%s", "");
+}
 
-	/* the hottest layers beside the hottest experts */
-	nl = hot_layers(s, idx, HOT_ROWS);
-	used = f->n;
+/* One row of the hot tables: layer l's bytes and rate. */
+static void hot_layer_cell(const struct view *v, unsigned l, char *out, size_t len)
+{
+	const struct sample *s = &v->cur;
+	bool ok = v->have_prev && v->prev.nlayers == s->nlayers;
+	char a[32], b[32];
+
+	human(a, sizeof a, (double)s->layer_bytes[l]);
+	human(b, sizeof b, ok ? rate(v, s->layer_bytes[l], v->prev.layer_bytes[l]) : 0);
+	snprintf(out, len, "%5" PRIu32 " %10s %9s", s->layer_id[l], a, b);
+}
+
+/* The hottest layers beside the hottest experts. */
+static void render_hot(const struct view *v, struct frame *f)
+{
+	const struct sample *s = &v->cur;
+	unsigned idx[HOT_ROWS], nl = hot_layers(s, idx, HOT_ROWS), used = f->n, hot_rows;
+	size_t nh;
+	struct hot *h = hottest(v, &nh);
+	char d[32];
+
 	hot_rows = f->height > used + 14 ? HOT_ROWS : (f->height > used + 8 ? 4 : 2);
 	if (v->layer >= 0)
 		snprintf(d, sizeof d, "layer %ld", v->layer);
@@ -502,49 +517,55 @@ static void render(const struct view *v, struct frame *f)
 		if (i < nh)
 			snprintf(left, sizeof left, "%5" PRIu32 " %6u %10" PRIu64 " %7.1f",
 				 s->layer_id[h[i].layer], h[i].expert, h[i].reads, h[i].now);
-		if (i < nl) {
-			unsigned l = idx[i];
-			bool ok = v->have_prev && v->prev.nlayers == s->nlayers;
-
-			human(a, sizeof a, (double)s->layer_bytes[l]);
-			human(b, sizeof b, ok ? rate(v, s->layer_bytes[l], v->prev.layer_bytes[l])
-					      : 0);
-			snprintf(right, sizeof right, "%5" PRIu32 " %10s %9s", s->layer_id[l], a,
-				 b);
-		}
+		if (i < nl)
+			hot_layer_cell(v, idx[i], right, sizeof right);
 		put(f, "%-36s    %s", left, right);
 	}
 	put(f, "%s", "");
+	free(h);
+}
 
-	/* the heat map, folded to the room left */
-	rows = f->height > f->n + 3 ? f->height - f->n - 3 : 1;
+/* The heat map, folded to the room left. */
+static void render_heat(const struct sample *s, struct frame *f)
+{
+	unsigned rows = f->height > f->n + 3 ? f->height - f->n - 3 : 1;
+	unsigned cols = f->width > 8 ? f->width - 8 : 1;
+	uint64_t *cells, max = 0;
+
 	if (rows > s->nlayers)
 		rows = s->nlayers ? s->nlayers : 1;
-	cols = f->width > 8 ? f->width - 8 : 1;
 	if (cols > s->nexperts)
 		cols = s->nexperts ? s->nexperts : 1;
 	put(f, "HEAT: reads over %u layers (rows of %u) x %u experts (columns of %u)",
 	    s->nlayers, s->nlayers ? (s->nlayers + rows - 1) / rows : 0, s->nexperts,
 	    s->nexperts ? (s->nexperts + cols - 1) / cols : 0);
 	cells = calloc((size_t)rows * cols, sizeof *cells);
-	if (cells && s->expert_reads) {
-		heat(s, rows, cols, cells);
-		for (size_t i = 0; i < (size_t)rows * cols; i++)
-			max = cells[i] > max ? cells[i] : max;
-		for (unsigned r = 0; r < rows; r++) {
-			char row[WIDTH_MAX + 1];
-			unsigned first = r * s->nlayers / rows;
-
-			for (unsigned c2 = 0; c2 < cols && c2 < WIDTH_MAX; c2++)
-				row[c2] = shade(cells[(size_t)r * cols + c2], max);
-			row[cols < WIDTH_MAX ? cols : WIDTH_MAX] = '\0';
-			put(f, "%5" PRIu32 " |%s|", s->layer_id[first], row);
-		}
-	} else {
+	if (!cells || !s->expert_reads) {
 		put(f, "  (no per-expert counts: the mount has no expert_reads attributes)");
+		free(cells);
+		return;
+	}
+	heat(s, rows, cols, cells);
+	for (size_t i = 0; i < (size_t)rows * cols; i++)
+		max = cells[i] > max ? cells[i] : max;
+	for (unsigned r = 0; r < rows; r++) {
+		char row[WIDTH_MAX + 1];
+		unsigned first = r * s->nlayers / rows;
+
+		for (unsigned c = 0; c < cols && c < WIDTH_MAX; c++)
+			row[c] = shade(cells[(size_t)r * cols + c], max);
+		row[cols < WIDTH_MAX ? cols : WIDTH_MAX] = '\0';
+		put(f, "%5" PRIu32 " |%s|", s->layer_id[first], row);
 	}
 	free(cells);
-	free(h);
+}
+
+static void render(const struct view *v, struct frame *f)
+{
+	f->n = 0;
+	render_header(v, f);
+	render_hot(v, f);
+	render_heat(&v->cur, f);
 	put(f, "q quit   l choose a layer   s sort (%s)", sort_names[v->sort]);
 }
 
@@ -555,14 +576,60 @@ static json_t *jint(uint64_t v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-static int print_json(const struct view *v)
+static void hot_json(const struct view *v, json_t *o)
 {
 	const struct sample *s = &v->cur;
-	json_t *o = json_object(), *errs = json_object(), *hl = json_array(),
-	       *he = json_array();
+	json_t *hl = json_array(), *he = json_array();
 	unsigned idx[HOT_ROWS], nl = hot_layers(s, idx, HOT_ROWS);
 	size_t nh;
 	struct hot *h = hottest(v, &nh);
+
+	for (unsigned i = 0; i < nl; i++)
+		json_array_append_new(hl, json_pack("{s:I, s:I, s:I}", "layer",
+						    (json_int_t)s->layer_id[idx[i]], "reads",
+						    (json_int_t)s->layer_reads[idx[i]], "bytes",
+						    (json_int_t)s->layer_bytes[idx[i]]));
+	json_object_set_new(o, "hottest_layers", hl);
+	for (size_t i = 0; h && i < nh && i < HOT_ROWS; i++)
+		json_array_append_new(he, json_pack("{s:I, s:I, s:I, s:f}", "layer",
+						    (json_int_t)s->layer_id[h[i].layer], "expert",
+						    (json_int_t)h[i].expert, "reads",
+						    (json_int_t)h[i].reads, "reads_per_second",
+						    h[i].now));
+	json_object_set_new(o, "hottest_experts", he);
+	free(h);
+}
+
+/* The heat map at 16 x 64 cells. */
+static json_t *heat_json(const struct sample *s)
+{
+	unsigned rows = s->nlayers < 16 ? (s->nlayers ? s->nlayers : 1) : 16;
+	unsigned cols = s->nexperts < 64 ? (s->nexperts ? s->nexperts : 1) : 64;
+	uint64_t *cells = calloc((size_t)rows * cols, sizeof *cells);
+	json_t *hm = json_object(), *grid = json_array();
+
+	if (cells && s->expert_reads)
+		heat(s, rows, cols, cells);
+	for (unsigned r = 0; cells && s->expert_reads && r < rows; r++) {
+		json_t *row = json_array();
+
+		for (unsigned c = 0; c < cols; c++)
+			json_array_append_new(row, jint(cells[(size_t)r * cols + c]));
+		json_array_append_new(grid, row);
+	}
+	free(cells);
+	json_object_set_new(hm, "layers", json_integer(s->nlayers));
+	json_object_set_new(hm, "experts", json_integer(s->nexperts));
+	json_object_set_new(hm, "rows", json_integer(rows));
+	json_object_set_new(hm, "columns", json_integer(cols));
+	json_object_set_new(hm, "cells", grid);
+	return hm;
+}
+
+static int print_json(const struct view *v)
+{
+	const struct sample *s = &v->cur;
+	json_t *o = json_object(), *errs = json_object();
 
 	json_object_set_new(o, "mount", cli_json_text(v->mount));
 	json_object_set_new(o, "pack_state", json_string(s->pack_state));
@@ -583,44 +650,8 @@ static int print_json(const struct view *v)
 		json_object_set_new(errs, s->errnos[i].name, jint(s->errnos[i].count));
 	json_object_set_new(o, "read_errors_by_errno", errs);
 	json_object_set_new(o, "sort", json_string(sort_names[v->sort]));
-	for (unsigned i = 0; i < nl; i++)
-		json_array_append_new(hl, json_pack("{s:I, s:I, s:I}", "layer",
-						    (json_int_t)s->layer_id[idx[i]], "reads",
-						    (json_int_t)s->layer_reads[idx[i]], "bytes",
-						    (json_int_t)s->layer_bytes[idx[i]]));
-	json_object_set_new(o, "hottest_layers", hl);
-	for (size_t i = 0; h && i < nh && i < HOT_ROWS; i++)
-		json_array_append_new(he, json_pack("{s:I, s:I, s:I, s:f}", "layer",
-						    (json_int_t)s->layer_id[h[i].layer], "expert",
-						    (json_int_t)h[i].expert, "reads",
-						    (json_int_t)h[i].reads, "reads_per_second",
-						    h[i].now));
-	json_object_set_new(o, "hottest_experts", he);
-	free(h);
-	{
-		/* the heat map at 16 x 64 cells */
-		unsigned rows = s->nlayers < 16 ? (s->nlayers ? s->nlayers : 1) : 16;
-		unsigned cols = s->nexperts < 64 ? (s->nexperts ? s->nexperts : 1) : 64;
-		uint64_t *cells = calloc((size_t)rows * cols, sizeof *cells);
-		json_t *hm = json_object(), *grid = json_array();
-
-		if (cells && s->expert_reads)
-			heat(s, rows, cols, cells);
-		for (unsigned r = 0; cells && s->expert_reads && r < rows; r++) {
-			json_t *row = json_array();
-
-			for (unsigned c = 0; c < cols; c++)
-				json_array_append_new(row, jint(cells[(size_t)r * cols + c]));
-			json_array_append_new(grid, row);
-		}
-		free(cells);
-		json_object_set_new(hm, "layers", json_integer(s->nlayers));
-		json_object_set_new(hm, "experts", json_integer(s->nexperts));
-		json_object_set_new(hm, "rows", json_integer(rows));
-		json_object_set_new(hm, "columns", json_integer(cols));
-		json_object_set_new(hm, "cells", grid);
-		json_object_set_new(o, "heat_map", hm);
-	}
+	hot_json(v, o);
+	json_object_set_new(o, "heat_map", heat_json(s));
 	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO
 								   : cli_finish_stdout(CMD);
 }
