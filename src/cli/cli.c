@@ -73,8 +73,14 @@ static size_t all_options(const struct cli_command *c, const struct cli_option *
 {
 	size_t n = 0;
 
-	for (const struct cli_option *p = c->options; p && p->name && n < MAX_OPTIONS - 1; p++)
+	for (const struct cli_option *p = c->options; p && p->name; p++) {
+		if (n == MAX_OPTIONS - 1) {
+			/* a table too long for MAX_OPTIONS: a bug, not input */
+			fprintf(stderr, "moepack %s: internal error: too many options\n", c->name);
+			abort();
+		}
 		o[n++] = p;
+	}
 	o[n++] = &help_option;
 	return n;
 }
@@ -163,7 +169,7 @@ void cli_print_help(const struct cli_command *c)
  * option as getopt_long does, -1 at the end, or '?' after printing a usage
  * error for an unknown option or a missing argument.
  */
-static int cli_getopt(const char *cmd, int argc, char **argv, const struct getopt_tables *t)
+static int next_option(const char *cmd, int argc, char **argv, const struct getopt_tables *t)
 {
 	char spec[sizeof t->shortopts + 1];
 	int c;
@@ -200,34 +206,42 @@ static const struct cli_option *find_option(const struct cli_command *c, int key
 	return NULL;
 }
 
+static enum cli_parse store_number(const struct cli_command *c, const struct cli_option *o,
+				   const char *arg, uint64_t *field)
+{
+	struct mp_error err;
+	char what[64];
+	uint64_t v;
+
+	snprintf(what, sizeof what, "--%s", o->name);
+	if (cli_parse_u64(arg, what, o->num_flags, o->min, o->max, &v, &err))
+		cli_usage_error(c->name, "%s", err.msg);
+	else if ((o->num_flags & CLI_NUM_POW2) && (v & (v - 1)))
+		cli_usage_error(c->name, "%s must be a power of two", what);
+	else {
+		*field = v;
+		return CLI_RUN;
+	}
+	return CLI_USAGE_ERROR;
+}
+
+/* The option's value into its field of args, or to the command's
+ * on_option(). */
 static enum cli_parse store_option(const struct cli_command *c, const struct cli_option *o,
 				   void *args, const char *arg)
 {
-	char *field = (char *)args + o->offset;
-	struct mp_error err;
-	char what[64];
+	void *field = (char *)args + o->offset;
 
 	switch (o->store) {
 	case CLI_STORE_TRUE:
 	case CLI_STORE_FALSE:
-		*(bool *)(void *)field = o->store == CLI_STORE_TRUE;
+		*(bool *)field = o->store == CLI_STORE_TRUE;
 		return CLI_RUN;
 	case CLI_STORE_TEXT:
-		*(const char **)(void *)field = arg;
+		*(const char **)field = arg;
 		return CLI_RUN;
 	case CLI_STORE_U64:
-		snprintf(what, sizeof what, "--%s", o->name);
-		if (cli_parse_u64(arg, what, o->num_flags, o->min, o->max,
-				  (uint64_t *)(void *)field, &err)) {
-			cli_usage_error(c->name, "%s", err.msg);
-			return CLI_USAGE_ERROR;
-		}
-		if ((o->num_flags & CLI_NUM_POW2) && (*(uint64_t *)(void *)field &
-						     (*(uint64_t *)(void *)field - 1))) {
-			cli_usage_error(c->name, "%s must be a power of two", what);
-			return CLI_USAGE_ERROR;
-		}
-		return CLI_RUN;
+		return store_number(c, o, arg, field);
 	case CLI_STORE_CALL:
 		break;
 	}
@@ -369,7 +383,7 @@ enum cli_parse cli_parse_options(const struct cli_command *c, int argc, char **a
 	}
 	if ((p = check_negative_operand(c, argc, argv, &t)) != CLI_RUN)
 		return p;
-	while ((key = cli_getopt(c->name, argc, argv, &t)) != -1) {
+	while ((key = next_option(c->name, argc, argv, &t)) != -1) {
 		const struct cli_option *o = find_option(c, key);
 
 		if (key == 'h') {

@@ -1,5 +1,6 @@
 /*
- * cli.h - what the `moepack` subcommands share: exit statuses, option and
+ * cli.h - what the `moepack` subcommands share: exit statuses, the command
+ * tables their command lines are parsed, documented and completed from,
  * number parsing with uniform error messages, opening a pack with the
  * common options, error reporting and JSON output.
  *
@@ -106,7 +107,8 @@ struct cli_command {
 	const char *about;    /* --help: what the command does */
 	const char *epilogue; /* --help: after the option list */
 	const char *extra_hint; /* after "unexpected argument 'ARG'" (or NULL) */
-	bool escape_extra;    /* show the extra operand as cli_text() does */
+	bool escape_extra;    /* show the extra operand as cli_text() does
+			       * (backslashes doubled), as build always has */
 	/* Operands a negative number is reported for by name, before getopt
 	 * takes it for options ("PACK LAYER EXPERT"; "..." repeats the last);
 	 * NULL: none. */
@@ -122,8 +124,11 @@ extern const struct cli_command cli_verify_command, cli_info_command, cli_ls_com
 	cli_build_command, cli_top_command, cli_seal_command, cli_sign_command;
 
 /*
- * Parse the options of argv (argv[0] the command's name) into args, as the
- * table says; --help prints the help text.  Then cli_parse_operands().
+ * Parse argv (argv[0] the command's name) as table c says: each option
+ * into its field of args (or through c->on_option); --help and the hidden
+ * --list-options print (CLI_DONE); then the operands are counted against
+ * c->operands ("missing PACK", "unexpected argument 'x'") and, on CLI_RUN,
+ * left in *ops.  Every usage error is printed before CLI_USAGE_ERROR.
  */
 enum cli_parse cli_parse(const struct cli_command *c, int argc, char **argv, void *args,
 			 struct cli_operands *ops);
