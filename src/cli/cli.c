@@ -5,13 +5,16 @@
 #include "pack/progress.h"
 
 #include <ctype.h>
+#include <getopt.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "base/text.h"
+#include "writer/shards.h"
 
 const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
 {
@@ -52,48 +55,130 @@ void cli_print_warnings(const struct mp_pack *pack)
 	print_pack_warnings(stderr, "moepack", pack);
 }
 
-/*
- * The hidden `moepack CMD --list-options`: the very tables getopt_long
- * parses with, one option a line, "LONG SHORT ARG" with "-" for what it
- * lacks ("--manifest -m arg", "--sparse - -"), for the bash completion.
- */
-static int list_options(const char *cmd, const char *shortopts, const struct option *longopts)
+/* ---- the command tables -------------------------------------------------- */
+
+/* Room for every command's options and the --help added to them. */
+#define MAX_OPTIONS 24
+
+static const struct cli_option help_option = {"help", 'h', NULL, "show this help and exit",
+					      CLI_STORE_CALL, 0, 0, 0, 0};
+
+static bool has_short(const struct cli_option *o)
 {
-	for (const struct option *o = longopts; o->name; o++) {
-		const char *arg = o->has_arg == no_argument ? "-" : "arg";
-
-		if (o->val > 0 && o->val < 0x100 && strchr(shortopts, o->val))
-			printf("--%s -%c %s\n", o->name, o->val, arg);
-		else
-			printf("--%s - %s\n", o->name, arg);
-	}
-	for (const char *c = shortopts; *c; c++) {
-		bool has_long = false;
-
-		if (*c == ':')
-			continue;
-		for (const struct option *o = longopts; o->name; o++)
-			has_long = has_long || o->val == *c;
-		if (!has_long)
-			printf("- -%c %s\n", *c, c[1] == ':' ? "arg" : "-");
-	}
-	return cli_finish_stdout(cmd);
+	return o->key > 0 && o->key < CLI_LONG_ONLY;
 }
 
-int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
-	       const struct option *longopts)
+/* The table's options and then --help, in order: o[0..n). */
+static size_t all_options(const struct cli_command *c, const struct cli_option *o[MAX_OPTIONS])
 {
-	char spec[64];
-	int c;
+	size_t n = 0;
 
-	if (argc == 2 && strcmp(argv[1], "--list-options") == 0)
-		exit(list_options(cmd, shortopts, longopts));
+	for (const struct cli_option *p = c->options; p && p->name; p++) {
+		if (n == MAX_OPTIONS - 1) {
+			/* a table too long for MAX_OPTIONS: a bug, not input */
+			fprintf(stderr, "moepack %s: internal error: too many options\n", c->name);
+			abort();
+		}
+		o[n++] = p;
+	}
+	o[n++] = &help_option;
+	return n;
+}
+
+/* getopt_long's tables for the options: longopts (ends with zeros) and
+ * the short-option string with ':' after each that takes an argument. */
+struct getopt_tables {
+	struct option longopts[MAX_OPTIONS + 1];
+	char shortopts[2 * MAX_OPTIONS + 2];
+};
+
+static void make_getopt_tables(const struct cli_command *c, struct getopt_tables *t)
+{
+	const struct cli_option *o[MAX_OPTIONS];
+	size_t n = all_options(c, o), len = 0;
+
+	memset(t, 0, sizeof *t);
+	for (size_t i = 0; i < n; i++) {
+		t->longopts[i].name = o[i]->name;
+		t->longopts[i].has_arg = o[i]->arg ? required_argument : no_argument;
+		t->longopts[i].val = o[i]->key;
+		if (!has_short(o[i]))
+			continue;
+		t->shortopts[len++] = (char)o[i]->key;
+		if (o[i]->arg)
+			t->shortopts[len++] = ':';
+	}
+}
+
+int cli_list_options(const struct cli_command *c)
+{
+	const struct cli_option *o[MAX_OPTIONS];
+	size_t n = all_options(c, o);
+
+	for (size_t i = 0; i < n; i++) {
+		const char *arg = o[i]->arg ? "arg" : "-";
+
+		if (has_short(o[i]))
+			printf("--%s -%c %s\n", o[i]->name, o[i]->key, arg);
+		else
+			printf("--%s - %s\n", o[i]->name, arg);
+	}
+	return cli_finish_stdout(c->name);
+}
+
+/* Help text starts at this column; what is longer gets one space. */
+#define HELP_COLUMN 27
+
+static void print_option_help(const struct cli_option *o)
+{
+	char head[96];
+	const char *line = o->help, *nl;
+	int len;
+
+	if (has_short(o))
+		len = snprintf(head, sizeof head, "  -%c, --%s%s%s", o->key, o->name,
+			       o->arg ? "=" : "", o->arg ? o->arg : "");
+	else
+		len = snprintf(head, sizeof head, "      --%s%s%s", o->name, o->arg ? "=" : "",
+			       o->arg ? o->arg : "");
+	printf("%s%*s", head, len < HELP_COLUMN ? HELP_COLUMN - len : 1, "");
+	while ((nl = strchr(line, '\n'))) {
+		printf("%.*s\n%*s", (int)(nl - line), line, HELP_COLUMN, "");
+		line = nl + 1;
+	}
+	printf("%s\n", line);
+}
+
+void cli_print_help(const struct cli_command *c)
+{
+	const struct cli_option *o[MAX_OPTIONS];
+	size_t n = all_options(c, o);
+
+	if (c->usage)
+		printf("Usage: %s\n", c->usage);
+	else
+		printf("Usage: moepack %s [OPTIONS] %s\n", c->name, c->operands);
+	printf("%s\n", c->about);
+	for (size_t i = 0; i < n; i++)
+		print_option_help(o[i]);
+	fputs(c->epilogue, stdout);
+}
+
+/*
+ * getopt_long() with moepack's messages instead of getopt's: returns the
+ * option as getopt_long does, -1 at the end, or '?' after printing a usage
+ * error for an unknown option or a missing argument.
+ */
+static int next_option(const char *cmd, int argc, char **argv, const struct getopt_tables *t)
+{
+	char spec[sizeof t->shortopts + 1];
+	int c;
 
 	/* A leading ':' makes getopt tell a missing argument (':') from an
 	 * unknown option ('?'), and keeps it quiet: we word both ourselves. */
-	snprintf(spec, sizeof spec, ":%s", shortopts);
+	snprintf(spec, sizeof spec, ":%s", t->shortopts);
 	opterr = 0;
-	c = getopt_long(argc, argv, spec, longopts, NULL);
+	c = getopt_long(argc, argv, spec, t->longopts, NULL);
 	if (c == ':') {
 		cli_usage_error(cmd, "option '%s' requires an argument", argv[optind - 1]);
 		return '?';
@@ -101,7 +186,7 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 	if (c == '?') {
 		const char *arg = argv[optind - 1];
 
-		if (optopt > 0 && optopt < 0x100 && !strchr(shortopts, optopt))
+		if (optopt > 0 && optopt < 0x100 && !strchr(t->shortopts, optopt))
 			cli_usage_error(cmd, "invalid option -- '%c'", optopt);
 		else if (optopt && strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
 			cli_usage_error(cmd, "option '%.*s' doesn't allow an argument",
@@ -111,6 +196,56 @@ int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
 		return '?';
 	}
 	return c;
+}
+
+static const struct cli_option *find_option(const struct cli_command *c, int key)
+{
+	for (const struct cli_option *o = c->options; o && o->name; o++)
+		if (o->key == key)
+			return o;
+	return NULL;
+}
+
+static enum cli_parse store_number(const struct cli_command *c, const struct cli_option *o,
+				   const char *arg, uint64_t *field)
+{
+	struct mp_error err;
+	char what[64];
+	uint64_t v;
+
+	snprintf(what, sizeof what, "--%s", o->name);
+	if (cli_parse_u64(arg, what, o->num_flags, o->min, o->max, &v, &err))
+		cli_usage_error(c->name, "%s", err.msg);
+	else if ((o->num_flags & CLI_NUM_POW2) && (v & (v - 1)))
+		cli_usage_error(c->name, "%s must be a power of two", what);
+	else {
+		*field = v;
+		return CLI_RUN;
+	}
+	return CLI_USAGE_ERROR;
+}
+
+/* The option's value into its field of args, or to the command's
+ * on_option(). */
+static enum cli_parse store_option(const struct cli_command *c, const struct cli_option *o,
+				   void *args, const char *arg)
+{
+	void *field = (char *)args + o->offset;
+
+	switch (o->store) {
+	case CLI_STORE_TRUE:
+	case CLI_STORE_FALSE:
+		*(bool *)field = o->store == CLI_STORE_TRUE;
+		return CLI_RUN;
+	case CLI_STORE_TEXT:
+		*(const char **)field = arg;
+		return CLI_RUN;
+	case CLI_STORE_U64:
+		return store_number(c, o, arg, field);
+	case CLI_STORE_CALL:
+		break;
+	}
+	return c->on_option(args, o->key, arg, c->name);
 }
 
 static bool is_role_operand(const char *s, bool object_ok)
@@ -144,8 +279,35 @@ static bool is_negative_number(const char *a)
 	       strspn(a + 1, "0123456789") == strlen(a + 1);
 }
 
-int cli_negative_operand(int argc, char **argv, const char *shortopts,
-			 const struct option *longopts, const char **text)
+/* The operand a short option's cluster ("-jm", "-mFILE") takes as its
+ * argument: 1 when it is the next word, else 0. */
+static int short_option_argument(const char *a, const char *shortopts)
+{
+	for (const char *c = a + 1; *c; c++) {
+		const char *spec = strchr(shortopts, *c);
+
+		if (spec && spec[1] == ':')
+			return c[1] ? 0 : 1; /* "-mFILE" or "-m FILE" */
+	}
+	return 0;
+}
+
+static int long_option_argument(const char *a, const struct option *longopts)
+{
+	for (const struct option *o = longopts; o->name; o++)
+		if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument)
+			return 1; /* "--manifest FILE": FILE is not an operand */
+	return 0;
+}
+
+/*
+ * getopt would take a negative number such as "-1" for options ("invalid
+ * option -- '1'").  Before option parsing, find the first argument that is
+ * '-' and digits only and not an option's argument; return its position
+ * among the operands (0 for the first) and set *text, or return -1.
+ */
+static int negative_operand(int argc, char **argv, const struct getopt_tables *t,
+			    const char **text)
 {
 	int operand = 0;
 
@@ -158,24 +320,144 @@ int cli_negative_operand(int argc, char **argv, const char *shortopts,
 			*text = a;
 			return operand;
 		}
-		if (strncmp(a, "--", 2) == 0) {
-			for (const struct option *o = longopts; o->name; o++)
-				if (strcmp(a + 2, o->name) == 0 && o->has_arg == required_argument)
-					i++; /* "--manifest FILE": FILE is not an operand */
-		} else if (a[0] == '-' && a[1]) {
-			for (const char *c = a + 1; *c; c++) {
-				const char *spec = strchr(shortopts, *c);
-				if (spec && spec[1] == ':') {
-					if (!c[1])
-						i++; /* "-m FILE" */
-					break;   /* "-mFILE" */
-				}
-			}
-		} else {
+		if (strncmp(a, "--", 2) == 0)
+			i += long_option_argument(a, t->longopts);
+		else if (a[0] == '-' && a[1])
+			i += short_option_argument(a, t->shortopts);
+		else
 			operand++;
-		}
 	}
 	return -1;
+}
+
+/* Word i of a space-separated list, without brackets, into buf; a list
+ * ending in "..." repeats its last word.  False when there is none. */
+static bool operand_word(const char *list, int i, char *buf, size_t len)
+{
+	const char *w = list, *end;
+	size_t n;
+
+	for (;;) {
+		w += strspn(w, " [");
+		end = w + strcspn(w, " ");
+		if (!*w)
+			return false;
+		if (i-- == 0 || (!*end && end - w > 3 && strcmp(end - 3, "...") == 0))
+			break;
+		w = end;
+	}
+	n = strcspn(w, " ]");
+	if (n > 3 && strncmp(w + n - 3, "...", 3) == 0)
+		n -= 3;
+	snprintf(buf, len, "%.*s", (int)(n < len ? n : len - 1), w);
+	return true;
+}
+
+static enum cli_parse check_negative_operand(const struct cli_command *c, int argc,
+					     char **argv, const struct getopt_tables *t)
+{
+	const char *text;
+	char name[32];
+	int at;
+
+	if (!c->number_operands)
+		return CLI_RUN;
+	at = negative_operand(argc, argv, t, &text);
+	if (at < 0 || !operand_word(c->number_operands, at, name, sizeof name))
+		return CLI_RUN;
+	cli_usage_error(c->name, "%s: '%s' is not a non-negative integer", name, text);
+	return CLI_USAGE_ERROR;
+}
+
+enum cli_parse cli_parse_options(const struct cli_command *c, int argc, char **argv,
+				 void *args)
+{
+	struct getopt_tables t;
+	enum cli_parse p;
+	int key;
+
+	make_getopt_tables(c, &t);
+	if (argc == 2 && strcmp(argv[1], "--list-options") == 0) {
+		cli_list_options(c);
+		return CLI_DONE;
+	}
+	if ((p = check_negative_operand(c, argc, argv, &t)) != CLI_RUN)
+		return p;
+	while ((key = next_option(c->name, argc, argv, &t)) != -1) {
+		const struct cli_option *o = find_option(c, key);
+
+		if (key == 'h') {
+			cli_print_help(c);
+			return CLI_DONE;
+		}
+		if (!o)
+			return CLI_USAGE_ERROR;
+		if ((p = store_option(c, o, args, optarg)) != CLI_RUN)
+			return p;
+	}
+	return CLI_RUN;
+}
+
+/* How many operands the usage's words allow: [min, max], max -1: any. */
+static void operand_range(const char *list, int *min, int *max)
+{
+	char word[32];
+
+	*min = *max = 0;
+	for (const char *w = list; *w; w += strcspn(w, " ")) {
+		w += strspn(w, " ");
+		if (!*w)
+			break;
+		if (*w != '[')
+			(*min)++;
+		(*max)++;
+	}
+	if (operand_word(list, *max, word, sizeof word))
+		*max = -1; /* "..." */
+}
+
+enum cli_parse cli_parse_operands(const struct cli_command *c, int argc, char **argv,
+				  struct cli_operands *ops)
+{
+	char word[32], shown[CLI_TEXT_MAX];
+	int min, max, n = argc - optind;
+	const char *extra;
+
+	operand_range(c->operands, &min, &max);
+	if (n < min) {
+		operand_word(c->operands, n, word, sizeof word);
+		cli_usage_error(c->name, "missing %s", word);
+		return CLI_USAGE_ERROR;
+	}
+	if (max >= 0 && n > max) {
+		extra = argv[optind + max];
+		if (c->escape_extra)
+			extra = cli_text(shown, extra);
+		cli_usage_error(c->name, "unexpected argument '%s'%s", extra,
+				c->extra_hint ? c->extra_hint : "");
+		return CLI_USAGE_ERROR;
+	}
+	ops->v = argv + optind;
+	ops->n = n;
+	return CLI_RUN;
+}
+
+enum cli_parse cli_parse(const struct cli_command *c, int argc, char **argv, void *args,
+			 struct cli_operands *ops)
+{
+	enum cli_parse p = cli_parse_options(c, argc, argv, args);
+
+	return p == CLI_RUN ? cli_parse_operands(c, argc, argv, ops) : p;
+}
+
+int cli_parse_status(enum cli_parse p, const char *cmd)
+{
+	return p == CLI_DONE ? cli_finish_stdout(cmd) : CLI_EXIT_USAGE;
+}
+
+int cli_finish(const char *cmd, int rc)
+{
+	return cli_finish_stdout(cmd) && !rc ? CLI_EXIT_IO : rc;
 }
 
 enum mp_err cli_parse_u64(const char *text, const char *what, unsigned flags, uint64_t min,
@@ -266,6 +548,50 @@ enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_
 	return rc;
 }
 
+enum mp_err cli_entry_args(const struct mp_pack *pack, const char *layer, const char *expert,
+			   uint64_t *layer_id, uint64_t *expert_id, struct mp_error *err)
+{
+	uint64_t layer_index;
+	enum mp_err rc = cli_layer_arg(pack, layer, layer_id, &layer_index, err);
+
+	return rc ? rc : cli_expert_arg(pack, expert, expert_id, err);
+}
+
+enum cli_parse cli_refuse_terminal(const char *cmd, bool force)
+{
+	if (force || !isatty(STDOUT_FILENO))
+		return CLI_RUN;
+	cli_usage_error(cmd, "refusing to write binary data to a terminal "
+			"(redirect it, or use --force)");
+	return CLI_USAGE_ERROR;
+}
+
+int cli_worst(int a, int b)
+{
+	return a > b ? a : b;
+}
+
+size_t cli_problems_kept(const struct mp_shard_set *set)
+{
+	return set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
+}
+
+int cli_shard_problems(const struct mp_shard_set *set, const char *name, bool print)
+{
+	size_t kept = cli_problems_kept(set);
+	int status = CLI_EXIT_OK;
+
+	for (size_t i = 0; i < kept; i++) {
+		status = cli_worst(status, cli_exit_status(set->problems[i].code));
+		if (print)
+			fprintf(stderr, "moepack: %s: %s\n", name, set->problems[i].msg);
+	}
+	if (print && set->nproblems > kept)
+		fprintf(stderr, "moepack: %s: ... and %zu more problems\n", name,
+			set->nproblems - kept);
+	return status;
+}
+
 json_t *cli_json_text(const char *s)
 {
 	char *shown;
@@ -283,6 +609,27 @@ json_t *cli_json_text(const char *s)
 	v = json_string(cli_text(shown, s));
 	free(shown);
 	return v;
+}
+
+json_t *cli_json_result(enum mp_err code, const char *ok_msg, const char *err_msg,
+			const char *pack)
+{
+	json_t *o = json_object();
+
+	json_object_set_new(o, "ok", json_boolean(code == MP_OK));
+	json_object_set_new(o, "code", json_string(mp_err_name(code)));
+	json_object_set_new(o, "message", cli_json_text(code == MP_OK ? ok_msg : err_msg));
+	json_object_set_new(o, "pack", cli_json_text(pack));
+	return o;
+}
+
+json_t *cli_warnings_json(const struct mp_pack *pack)
+{
+	json_t *list = json_array();
+
+	for (unsigned i = 0; pack && list && i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
+		json_array_append_new(list, cli_json_text(pack->warnings[i]));
+	return list;
 }
 
 int cli_print_json(json_t *value, size_t flags)

@@ -1,5 +1,6 @@
 /*
- * cli.h - what the `moepack` subcommands share: exit statuses, option and
+ * cli.h - what the `moepack` subcommands share: exit statuses, the command
+ * tables their command lines are parsed, documented and completed from,
  * number parsing with uniform error messages, opening a pack with the
  * common options, error reporting and JSON output.
  *
@@ -11,7 +12,7 @@
 #ifndef MOEPACK_CLI_H
 #define MOEPACK_CLI_H
 
-#include <getopt.h>
+#include <stddef.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -29,19 +30,128 @@ enum cli_exit {
 	CLI_EXIT_IO = 3,
 };
 
-/* The subcommands, each `int cmd_NAME(int argc, char **argv)` with argv[0]
- * the subcommand's name; the return value is the exit status. */
-int cmd_verify(int argc, char **argv);
-int cmd_info(int argc, char **argv);
-int cmd_ls(int argc, char **argv);
-int cmd_cat(int argc, char **argv);
-int cmd_dump(int argc, char **argv);
-int cmd_mkdemo(int argc, char **argv);
-int cmd_check_gguf(int argc, char **argv);
-int cmd_build(int argc, char **argv);
-int cmd_top(int argc, char **argv);
-int cmd_seal(int argc, char **argv);
-int cmd_sign(int argc, char **argv);
+/*
+ * One table per subcommand (cmd_*.c) says everything about its command
+ * line; the generic code in cli.c builds from it the getopt_long tables,
+ * the --help text, the usage errors and the hidden --list-options output
+ * the bash completion reads.
+ */
+
+/* What parsing a command line came to. */
+enum cli_parse {
+	CLI_RUN,         /* options stored, operands checked: run the command */
+	CLI_DONE,        /* --help (or --list-options) printed: finish stdout */
+	CLI_USAGE_ERROR, /* a usage error was printed: exit CLI_EXIT_USAGE */
+};
+
+/* Where an option's value goes in the command's argument struct. */
+enum cli_store {
+	CLI_STORE_CALL,  /* the command's on_option() handles it */
+	CLI_STORE_TRUE,  /* the bool at offset becomes true */
+	CLI_STORE_FALSE, /* the bool at offset becomes false */
+	CLI_STORE_TEXT,  /* the const char * at offset points to the argument */
+	CLI_STORE_U64,   /* the uint64_t at offset: cli_parse_u64(), see below */
+};
+
+/* Keys at or above this have no short letter. */
+#define CLI_LONG_ONLY 0x100
+
+struct cli_option {
+	const char *name;   /* the long name, without "--" */
+	int key;            /* the short letter, or CLI_LONG_ONLY + n */
+	const char *arg;    /* the argument's name in --help ("FILE"); NULL: none */
+	const char *help;   /* the --help text; each '\n' starts a continuation */
+	enum cli_store store;
+	size_t offset;      /* offsetof() the field in the argument struct */
+	unsigned num_flags; /* CLI_STORE_U64: CLI_NUM_* */
+	uint64_t min, max;  /* CLI_STORE_U64: the accepted range */
+};
+
+/* Table rows: an option that sets a flag, clears one, takes a text or a
+ * number, or that the command's on_option() handles; T is the argument
+ * struct and f its field. */
+#define CLI_OPT_TRUE(name, key, help, T, f) \
+	{name, key, NULL, help, CLI_STORE_TRUE, offsetof(T, f), 0, 0, 0}
+#define CLI_OPT_FALSE(name, key, help, T, f) \
+	{name, key, NULL, help, CLI_STORE_FALSE, offsetof(T, f), 0, 0, 0}
+#define CLI_OPT_TEXT(name, key, arg, help, T, f) \
+	{name, key, arg, help, CLI_STORE_TEXT, offsetof(T, f), 0, 0, 0}
+#define CLI_OPT_U64(name, key, arg, help, T, f, flags, min, max) \
+	{name, key, arg, help, CLI_STORE_U64, offsetof(T, f), flags, min, max}
+#define CLI_OPT_CALL(name, key, arg, help) {name, key, arg, help, CLI_STORE_CALL, 0, 0, 0, 0}
+
+/* The rows most commands share. */
+#define CLI_OPT_MANIFEST(T, f) \
+	CLI_OPT_TEXT("manifest", 'm', "FILE", "the manifest (default: PACK.manifest.json)", T, f)
+#define CLI_OPT_JSON(help, T, f) CLI_OPT_TRUE("json", 'j', help, T, f)
+#define CLI_OPT_QUIET(help, T, f) CLI_OPT_TRUE("quiet", 'q', help, T, f)
+#define CLI_HELP_JSON "print one JSON object on stdout"
+
+/* The arguments left after the options. */
+struct cli_operands {
+	char **v;
+	int n;
+};
+
+struct cli_command {
+	const char *name;
+	const char *summary;  /* its line in `moepack --help` */
+	/* The operands in the usage line ("PACK [LAYER [EXPERT]]"): their
+	 * words name what is missing, brackets make them optional, a
+	 * trailing "..." repeats the last. */
+	const char *operands;
+	const char *completion; /* the operands for --list-options, when not
+				 * `operands` ("up|gate|down" for ROLE) */
+	const char *usage;    /* the usage line(s) after "Usage: ", when not
+			       * "moepack NAME [OPTIONS] OPERANDS" */
+	const char *about;    /* --help: what the command does */
+	const char *epilogue; /* --help: after the option list */
+	const char *extra_hint; /* after "unexpected argument 'ARG'" (or NULL) */
+	bool escape_extra;    /* show the extra operand as cli_text() does
+			       * (backslashes doubled), as build always has */
+	/* Operands a negative number is reported for by name, before getopt
+	 * takes it for options ("PACK LAYER EXPERT"; "..." repeats the last);
+	 * NULL: none. */
+	const char *number_operands;
+	const struct cli_option *options; /* ends with {NULL}; -h, --help is added */
+	enum cli_parse (*on_option)(void *args, int key, const char *arg, const char *cmd);
+	int (*run)(int argc, char **argv);
+};
+
+/* The subcommands' tables, in the order `moepack --help` lists them. */
+extern const struct cli_command cli_verify_command, cli_info_command, cli_ls_command,
+	cli_cat_command, cli_dump_command, cli_mkdemo_command, cli_check_gguf_command,
+	cli_build_command, cli_top_command, cli_seal_command, cli_sign_command;
+
+/*
+ * Parse argv (argv[0] the command's name) as table c says: each option
+ * into its field of args (or through c->on_option); --help and the hidden
+ * --list-options print (CLI_DONE); then the operands are counted against
+ * c->operands ("missing PACK", "unexpected argument 'x'") and, on CLI_RUN,
+ * left in *ops.  Every usage error is printed before CLI_USAGE_ERROR.
+ */
+enum cli_parse cli_parse(const struct cli_command *c, int argc, char **argv, void *args,
+			 struct cli_operands *ops);
+
+/* The two halves of cli_parse(), for a command that checks its options
+ * against each other before its operands are counted. */
+enum cli_parse cli_parse_options(const struct cli_command *c, int argc, char **argv,
+				 void *args);
+enum cli_parse cli_parse_operands(const struct cli_command *c, int argc, char **argv,
+				  struct cli_operands *ops);
+
+/* The exit status for a parse that did not come to CLI_RUN. */
+int cli_parse_status(enum cli_parse p, const char *cmd);
+
+/* `moepack --list-options CMD`: the option table, one "LONG SHORT ARG"
+ * line each ("--manifest -m arg", "--sparse - -"). */
+int cli_list_options(const struct cli_command *c);
+
+/* The --help text of a command, on stdout. */
+void cli_print_help(const struct cli_command *c);
+
+/* rc, or CLI_EXIT_IO when rc is 0 and stdout could not be flushed. */
+int cli_finish(const char *cmd, int rc);
 
 /* What every command that prints an unanchored seal says about it. */
 extern const char seal_unanchored_note[];
@@ -81,26 +191,6 @@ int cli_report(const char *pack, const struct mp_error *err);
 void cli_print_warnings(const struct mp_pack *pack);
 
 /*
- * getopt_long() with moepack's messages instead of getopt's: returns the
- * option as getopt_long does, -1 at the end, or '?' after printing a usage
- * error for an unknown option or a missing argument (the caller returns
- * CLI_EXIT_USAGE).  shortopts must not start with ':' (added here).
- * `moepack CMD --list-options` (hidden; the bash completion's source)
- * prints these tables instead, one option a line, and exits.
- */
-int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
-	       const struct option *longopts);
-
-/*
- * getopt would take a negative number such as "-1" for options ("invalid
- * option -- '1'").  Before option parsing, find the first argument that is
- * '-' and digits only and not an option's argument; return its position
- * among the operands (0 for the first) and set *text, or return -1.
- */
-int cli_negative_operand(int argc, char **argv, const char *shortopts,
-			 const struct option *longopts, const char **text);
-
-/*
  * The operands PACK LAYER EXPERT ROLE (ops[0..3]) given in another order,
  * as in "moepack cat PACK up 17 3": when ops[3] is not a role (nor
  * "object" where allowed) but ops[1] or ops[2] is one, print a usage error
@@ -111,6 +201,7 @@ int cli_role_order(const char *cmd, char *const ops[4], bool object_ok);
 
 /* Number parsing flags. */
 #define CLI_NUM_SUFFIX 1u /* accept K, M, G, T (binary) suffixes */
+#define CLI_NUM_POW2 2u   /* CLI_STORE_U64: a power of two only */
 
 /*
  * Parse a plain decimal unsigned integer (optionally with a suffix) in
@@ -141,10 +232,38 @@ enum mp_err cli_layer_arg(const struct mp_pack *pack, const char *text, uint64_t
 enum mp_err cli_expert_arg(const struct mp_pack *pack, const char *text, uint64_t *expert,
 			   struct mp_error *err);
 
+/* Both, for the LAYER EXPERT operands of one entry. */
+enum mp_err cli_entry_args(const struct mp_pack *pack, const char *layer, const char *expert,
+			   uint64_t *layer_id, uint64_t *expert_id, struct mp_error *err);
+
+/* Binary data is not for a terminal: unless force, a usage error when
+ * stdout is one. */
+enum cli_parse cli_refuse_terminal(const char *cmd, bool force);
+
+/* The higher of two exit statuses (they rank by severity). */
+int cli_worst(int a, int b);
+
+/* A shard set's problems that were kept (the rest are only counted). */
+struct mp_shard_set;
+size_t cli_problems_kept(const struct mp_shard_set *set);
+
+/* Each kept problem of a shard set as "moepack: NAME: ...", then how many
+ * more there were, on stderr when print; returns the status of the worst.
+ * name is shown as it is (escaped by the caller). */
+int cli_shard_problems(const struct mp_shard_set *set, const char *name, bool print);
+
 /* A JSON string for any C string: valid UTF-8 as it is (jansson escapes
  * control characters), anything else as cli_text() shows it; NULL only when
  * out of memory or s is NULL. */
 json_t *cli_json_text(const char *s);
+
+/* A command's JSON result as it starts: {"ok", "code", "message": ok_msg
+ * when code is MP_OK else err_msg, "pack"}; the caller adds the rest. */
+json_t *cli_json_result(enum mp_err code, const char *ok_msg, const char *err_msg,
+			const char *pack);
+
+/* The pack's warnings as a JSON array (empty for no pack). */
+json_t *cli_warnings_json(const struct mp_pack *pack);
 
 /* Dump a jansson value to stdout followed by a newline and release it;
  * returns 0, or -1 if it could not be encoded. */

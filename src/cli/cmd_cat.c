@@ -12,24 +12,36 @@
 
 #include "cli/cli.h"
 
-static const char usage_text[] =
-	"Usage: moepack cat [OPTIONS] PACK LAYER EXPERT ROLE\n"
-	"Validate PACK and write the raw payload of one expert's role to standard\n"
-	"output.  LAYER is a real layer id (1..92), EXPERT is 0..num_experts-1,\n"
-	"ROLE is up, gate, down, or object (the three contiguous roles).\n"
-	"\n"
-	"  -f, --force              write even when standard output is a terminal\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
-	"3 read or write error.\n";
+struct cat_args {
+	struct mp_open_opts open;
+	const char *pack_path, *layer, *expert;
+	bool force, whole_object;
+	enum mp_role role;
+};
 
-static const struct option long_options[] = {
-	{"force", no_argument, NULL, 'f'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_TRUE("force", 'f', "write even when standard output is a terminal",
+		     struct cat_args, force),
+	CLI_OPT_MANIFEST(struct cat_args, open.manifest_path),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_cat_command = {
+	.name = "cat",
+	.summary = "write one expert payload to standard output",
+	.operands = "PACK LAYER EXPERT ROLE",
+	.completion = "PACK LAYER EXPERT up|gate|down|object",
+	.number_operands = "PACK LAYER EXPERT",
+	.about = "Validate PACK and write the raw payload of one expert's role to standard\n"
+		 "output.  LAYER is a real layer id (1..92), EXPERT is 0..num_experts-1,\n"
+		 "ROLE is up, gate, down, or object (the three contiguous roles).\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
+		    "3 read or write error.\n",
+	.run = run,
 };
 
 #define COPY_CHUNK (4u << 20)
@@ -139,64 +151,39 @@ static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
 	return rc;
 }
 
-struct cat_args {
-	struct mp_open_opts open;
-	const char *pack_path, *layer, *expert;
-	bool force, whole_object;
-	enum mp_role role;
-};
-
-/* Options and operands; -1 when they are fine, else the exit status. */
-static int parse_args(int argc, char **argv, struct cat_args *a)
+/* Options and operands. */
+static enum cli_parse parse_args(int argc, char **argv, struct cat_args *a)
 {
-	const char *cmd = argv[0], *negative, *role_name;
+	const char *cmd = argv[0], *role_name;
+	struct cli_operands ops;
 	struct mp_error err = {0};
 	uint64_t number;
-	int c;
+	enum cli_parse p = cli_parse(&cli_cat_command, argc, argv, a, &ops);
 
-	c = cli_negative_operand(argc, argv, "fm:h", long_options, &negative);
-	if (c >= 0 && c < 3)
-		return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer",
-				       c == 0 ? "PACK" : c == 1 ? "LAYER" : "EXPERT", negative);
-	while ((c = cli_getopt(cmd, argc, argv, "fm:h", long_options)) != -1) {
-		switch (c) {
-		case 'f':
-			a->force = true;
-			break;
-		case 'm':
-			a->open.manifest_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (argc - optind < 4)
-		return cli_usage_error(cmd, "missing %s",
-				       (const char *[]){"PACK", "LAYER", "EXPERT",
-							"ROLE"}[argc - optind]);
-	if (argc - optind > 4)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
-	if ((c = cli_role_order(cmd, argv + optind, true)) >= 0)
-		return c;
-	a->pack_path = argv[optind];
-	a->layer = argv[optind + 1];
-	a->expert = argv[optind + 2];
-	role_name = argv[optind + 3];
+	if (p != CLI_RUN)
+		return p;
+	if (cli_role_order(cmd, ops.v, true) >= 0)
+		return CLI_USAGE_ERROR;
+	a->pack_path = ops.v[0];
+	a->layer = ops.v[1];
+	a->expert = ops.v[2];
+	role_name = ops.v[3];
 	a->whole_object = strcmp(role_name, "object") == 0;
 	a->role = a->whole_object ? MP_ROLE_UP : mp_role_from_name(role_name);
-	if (a->role == MP_ROLE_COUNT)
-		return cli_usage_error(cmd, "ROLE: '%s' is not up, gate, down or object",
-				       role_name);
+	if (a->role == MP_ROLE_COUNT) {
+		cli_usage_error(cmd, "ROLE: '%s' is not up, gate, down or object", role_name);
+		return CLI_USAGE_ERROR;
+	}
 	if (cli_parse_u64(a->layer, "LAYER", 0, 0, UINT64_MAX, &number, &err) ||
-	    cli_parse_u64(a->expert, "EXPERT", 0, 0, UINT64_MAX, &number, &err))
-		return cli_usage_error(cmd, "%s", err.msg);
-	return -1;
+	    cli_parse_u64(a->expert, "EXPERT", 0, 0, UINT64_MAX, &number, &err)) {
+		cli_usage_error(cmd, "%s", err.msg);
+		return CLI_USAGE_ERROR;
+	}
+	return CLI_RUN;
 }
 
-/* stdout must take binary data: writable, and no terminal unless forced. */
+/* stdout must take binary data: writable, and no terminal unless forced;
+ * -1 when it does, else the exit status. */
 static int check_stdout(const char *cmd, bool force)
 {
 	/* A closed or read-only stdout would otherwise look like a read error
@@ -208,10 +195,7 @@ static int check_stdout(const char *cmd, bool force)
 			strerror(flags < 0 ? errno : EBADF));
 		return CLI_EXIT_IO;
 	}
-	if (!force && isatty(STDOUT_FILENO))
-		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
-				       "(redirect it, or use --force)");
-	return -1;
+	return cli_refuse_terminal(cmd, force) == CLI_RUN ? -1 : CLI_EXIT_USAGE;
 }
 
 static int report_copy(const char *cmd, const char *pack_path, enum copy_failure failure,
@@ -242,27 +226,29 @@ static int report_copy(const char *cmd, const char *pack_path, enum copy_failure
 	return CLI_EXIT_IO;
 }
 
-int cmd_cat(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct cat_args a = {0};
 	struct mp_pack *pack = NULL;
 	struct mp_error err = {0};
-	uint64_t layer_id, layer_index, expert, object, offset, nbytes, stopped;
+	uint64_t layer_id, expert, object, offset, nbytes, stopped;
 	enum copy_failure failure;
+	enum cli_parse p = parse_args(argc, argv, &a);
 	int rc, error = 0;
 
-	if ((rc = parse_args(argc, argv, &a)) >= 0 || (rc = check_stdout(cmd, a.force)) >= 0)
+	if (p != CLI_RUN)
+		return cli_parse_status(p, cmd);
+	if ((rc = check_stdout(cmd, a.force)) >= 0)
 		return rc;
 	rc = cli_open_pack(a.pack_path, &a.open, true, &pack);
 	if (rc)
 		return rc;
-	if (cli_layer_arg(pack, a.layer, &layer_id, &layer_index, &err) ||
-	    cli_expert_arg(pack, a.expert, &expert, &err)) {
+	if (cli_entry_args(pack, a.layer, a.expert, &layer_id, &expert, &err)) {
 		mp_pack_close(pack);
 		return cli_report(a.pack_path, &err);
 	}
-	object = mp_pack_object(pack, layer_index, expert);
+	object = mp_pack_object(pack, (uint64_t)mp_pack_layer_index(pack, layer_id), expert);
 	if (a.whole_object)
 		mp_pack_object_range(pack, object, &offset, &nbytes);
 	else

@@ -15,42 +15,49 @@
 /* A path escaped for the terminal: each byte may become \xNN. */
 #define SAFE_PATH_MAX (PATH_MAX * 4 + 1)
 
-static const char usage_text[] =
-	"Usage: moepack check-gguf [OPTIONS] FILE.gguf...\n"
-	"Read the tensor infos of each GGUF file (a whole checkpoint or the parts\n"
-	"of a split one) and check the quant types the Kimi-K3 loader requires:\n"
-	"blk.N.attn_k_b.weight Q4_0, blk.N.attn_v_b.weight Q2_K,\n"
-	"blk.N.ffn_up_exps.weight and blk.N.ffn_gate_exps.weight Q2_K,\n"
-	"blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  A file\n"
-	"ggml's own GGUF reader would refuse (duplicate names or keys, data not at\n"
-	"the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
-	"reads them, up to a NUL.  The first violation in each file is reported.\n"
-	"\n"
-	"A shard of a split checkpoint (NAME-0000i-of-0000N.gguf) is checked with\n"
-	"its whole set, as build reads it: the shard numbering, split.no,\n"
-	"split.count, split.tensors.count, architecture kimi-k3 (general.* may be\n"
-	"in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
-	"all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
-	"types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
-	"problem is reported, then one summary line for the set.  A set is checked\n"
-	"once however many of its shards are named (a glob names them all).\n"
-	"\n"
-	"  -s, --set                check an unsplit FILE.gguf as a set of one\n"
-	"      --any-geometry       any expert count and sizes, not Kimi-K3's\n"
-	"  -j, --json               print one JSON object per file, one per line\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
-	"GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n";
+struct check_args {
+	bool set, json, kimi;
+};
 
-enum { OPT_ANY_GEOMETRY = 0x100 };
+enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY };
 
-static const struct option long_options[] = {
-	{"set", no_argument, NULL, 's'},
-	{"any-geometry", no_argument, NULL, OPT_ANY_GEOMETRY},
-	{"json", no_argument, NULL, 'j'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_TRUE("set", 's', "check an unsplit FILE.gguf as a set of one", struct check_args,
+		     set),
+	CLI_OPT_FALSE("any-geometry", OPT_ANY_GEOMETRY, "any expert count and sizes, not "
+		      "Kimi-K3's", struct check_args, kimi),
+	CLI_OPT_JSON("print one JSON object per file, one per line", struct check_args, json),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_check_gguf_command = {
+	.name = "check-gguf",
+	.summary = "check a Kimi-K3 GGUF checkpoint (or its shard set)",
+	.operands = "FILE.gguf...",
+	.about = "Read the tensor infos of each GGUF file (a whole checkpoint or the parts\n"
+		 "of a split one) and check the quant types the Kimi-K3 loader requires:\n"
+		 "blk.N.attn_k_b.weight Q4_0, blk.N.attn_v_b.weight Q2_K,\n"
+		 "blk.N.ffn_up_exps.weight and blk.N.ffn_gate_exps.weight Q2_K,\n"
+		 "blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  A file\n"
+		 "ggml's own GGUF reader would refuse (duplicate names or keys, data not at\n"
+		 "the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
+		 "reads them, up to a NUL.  The first violation in each file is reported.\n"
+		 "\n"
+		 "A shard of a split checkpoint (NAME-0000i-of-0000N.gguf) is checked with\n"
+		 "its whole set, as build reads it: the shard numbering, split.no,\n"
+		 "split.count, split.tensors.count, architecture kimi-k3 (general.* may be\n"
+		 "in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
+		 "all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
+		 "types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
+		 "problem is reported, then one summary line for the set.  A set is checked\n"
+		 "once however many of its shards are named (a glob names them all).\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
+		    "GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n",
+	.run = run,
 };
 
 /*
@@ -156,141 +163,147 @@ static bool set_key_equal(const struct set_key *a, const struct set_key *b)
 			   : a->dev == b->dev && a->ino == b->ino;
 }
 
+static int print_set_json(const struct mp_shard_set *set, enum mp_err rc, const char *safe,
+			  const char *arch)
+{
+	json_t *o = json_object(), *problems = json_array();
+	size_t kept = cli_problems_kept(set);
+
+	for (size_t i = 0; i < kept; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "code", json_string(mp_err_name(set->problems[i].code)));
+		json_object_set_new(p, "message", cli_json_text(set->problems[i].msg));
+		json_array_append_new(problems, p);
+	}
+	json_object_set_new(o, "file", cli_json_text(safe));
+	json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
+	json_object_set_new(o, "code", json_string(mp_err_name(rc)));
+	json_object_set_new(o, "shards", json_integer((json_int_t)set->count));
+	json_object_set_new(o, "tensors", json_integer((json_int_t)set->ntensors));
+	json_object_set_new(o, "bytes", json_integer((json_int_t)set->total_bytes));
+	json_object_set_new(o, "architecture", cli_json_text(arch));
+	json_object_set_new(o, "problem_count", json_integer((json_int_t)set->nproblems));
+	json_object_set_new(o, "problems", problems);
+	return cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO : CLI_EXIT_OK;
+}
+
+/* The set's expert tensors, after its shards were read. */
+static enum mp_err check_experts(struct mp_shard_set *set, bool kimi)
+{
+	struct mp_experts *ex = calloc(1, sizeof *ex);
+	enum mp_err rc;
+
+	if (!ex)
+		return mp_shards_problem(set, MP_E_NOMEM, "out of memory");
+	rc = mp_shards_experts(set, kimi, ex);
+	free(ex);
+	return rc;
+}
+
 static int check_set(const char *path, bool kimi, bool json)
 {
 	struct mp_shard_set *set = NULL;
-	struct mp_experts *ex = NULL;
 	struct mp_error err = {0};
 	enum mp_err rc = mp_shards_open(path, &set, &err);
 	char name[PATH_MAX + 64], safe[SAFE_PATH_MAX], arch[4 * MP_GGUF_ARCH_MAX + 1];
-	size_t kept;
-	int status = CLI_EXIT_OK;
+	int status;
 
 	if (!set)
 		return cli_report(path, &err);
-	if (!rc) {
-		ex = calloc(1, sizeof *ex);
-		if (!ex)
-			rc = mp_shards_problem(set, MP_E_NOMEM, "out of memory");
-		else
-			rc = mp_shards_experts(set, kimi, ex);
-	}
-	free(ex);
+	if (!rc)
+		rc = check_experts(set, kimi);
 	mp_shards_name(set, path, name, sizeof name);
 	mp_text_escape(safe, sizeof safe, name, strlen(name), 0);
 	mp_text_escape(arch, sizeof arch, set->architecture, strlen(set->architecture), 0);
-	kept = set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
-	for (size_t i = 0; i < kept; i++) {
-		int s = cli_exit_status(set->problems[i].code);
-
-		if (s > status)
-			status = s;
-		if (!json)
-			fprintf(stderr, "moepack: %s: %s\n", safe, set->problems[i].msg);
-	}
-	if (json) {
-		json_t *o = json_object(), *problems = json_array();
-
-		for (size_t i = 0; i < kept; i++) {
-			json_t *p = json_object();
-
-			json_object_set_new(p, "code", json_string(mp_err_name(set->problems[i].code)));
-			json_object_set_new(p, "message", cli_json_text(set->problems[i].msg));
-			json_array_append_new(problems, p);
-		}
-		json_object_set_new(o, "file", cli_json_text(safe));
-		json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
-		json_object_set_new(o, "code", json_string(mp_err_name(rc)));
-		json_object_set_new(o, "shards", json_integer((json_int_t)set->count));
-		json_object_set_new(o, "tensors", json_integer((json_int_t)set->ntensors));
-		json_object_set_new(o, "bytes", json_integer((json_int_t)set->total_bytes));
-		json_object_set_new(o, "architecture", cli_json_text(arch));
-		json_object_set_new(o, "problem_count", json_integer((json_int_t)set->nproblems));
-		json_object_set_new(o, "problems", problems);
-		if (cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER))
-			status = CLI_EXIT_IO;
-	} else {
-		if (set->nproblems > kept)
-			fprintf(stderr, "moepack: %s: ... and %zu more problems\n", safe,
-				set->nproblems - kept);
+	status = cli_shard_problems(set, safe, !json);
+	if (json)
+		status = cli_worst(status, print_set_json(set, rc, safe, arch));
+	else
 		printf("%s: %s (%zu shard%s, %zu tensors, %llu bytes, architecture %s)\n", safe,
 		       rc ? "INVALID" : "ok", set->count, set->count == 1 ? "" : "s",
 		       set->ntensors, (unsigned long long)set->total_bytes,
 		       arch[0] ? arch : "unknown");
-	}
 	mp_shards_close(set);
 	return status;
 }
 
-int cmd_check_gguf(int argc, char **argv)
-{
-	const char *cmd = argv[0];
-	bool json = false, force_set = false, kimi = true;
-	int c, status = CLI_EXIT_OK;
+/* The split sets met so far: each is checked once. */
+struct seen_sets {
 	struct set_key *keys;
-	size_t nkeys = 0;
+	size_t n;
+};
 
-	while ((c = cli_getopt(cmd, argc, argv, "sjh", long_options)) != -1) {
-		switch (c) {
-		case 's':
-			force_set = true;
-			break;
-		case OPT_ANY_GEOMETRY:
-			kimi = false;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
+static void set_key_free(struct set_key *k)
+{
+	free(k->dir_text);
+	free(k->name);
+	memset(k, 0, sizeof *k);
+}
+
+/* Whether path's set is new (and now remembered); -1 when out of memory. */
+static int new_set(struct seen_sets *s, const char *path)
+{
+	struct set_key *k = &s->keys[s->n];
+
+	if (!set_key_make(path, k)) {
+		set_key_free(k);
+		return -1;
+	}
+	for (size_t i = 0; i < s->n; i++) {
+		if (set_key_equal(&s->keys[i], k)) {
+			/* only new sets are kept, so a glob of one set
+			 * costs one comparison */
+			set_key_free(k);
+			return 0;
 		}
 	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "missing FILE.gguf");
+	s->n++;
+	return 1;
+}
 
-	keys = calloc((size_t)(argc - optind), sizeof *keys);
-	if (!keys) {
+/* One operand: its status, or -1 when out of memory. */
+static int check_operand(const struct check_args *a, struct seen_sets *s, const char *path)
+{
+	int fresh;
+
+	if (!is_split_name(path))
+		return a->set ? check_set(path, a->kimi, a->json) : check_one(path, a->json);
+	fresh = new_set(s, path);
+	if (fresh <= 0)
+		return fresh ? -1 : CLI_EXIT_OK;
+	return check_set(path, a->kimi, a->json);
+}
+
+static int run(int argc, char **argv)
+{
+	const char *cmd = argv[0];
+	struct check_args a = {.kimi = true};
+	struct cli_operands ops;
+	struct seen_sets seen = {0};
+	enum cli_parse p = cli_parse(&cli_check_gguf_command, argc, argv, &a, &ops);
+	int status = CLI_EXIT_OK;
+
+	if (p != CLI_RUN)
+		return cli_parse_status(p, cmd);
+	seen.keys = calloc((size_t)ops.n, sizeof *seen.keys);
+	if (!seen.keys) {
 		fprintf(stderr, "moepack %s: out of memory\n", cmd);
 		return CLI_EXIT_IO;
 	}
-	for (int i = optind; i < argc; i++) {
-		int one;
+	for (int i = 0; i < ops.n; i++) {
+		int one = check_operand(&a, &seen, ops.v[i]);
 
-		if (is_split_name(argv[i])) {
-			bool seen = false;
-
-			if (!set_key_make(argv[i], &keys[nkeys])) {
-				status = CLI_EXIT_IO;
-				fprintf(stderr, "moepack %s: out of memory\n", cmd);
-				break;
-			}
-			for (size_t k = 0; k < nkeys && !seen; k++)
-				seen = set_key_equal(&keys[k], &keys[nkeys]);
-			if (seen) {
-				/* its set was checked already; only new sets are
-				 * kept, so a glob of one set costs one comparison */
-				free(keys[nkeys].dir_text);
-				free(keys[nkeys].name);
-				memset(&keys[nkeys], 0, sizeof keys[nkeys]);
-				continue;
-			}
-			nkeys++;
-			one = check_set(argv[i], kimi, json);
-		} else {
-			one = force_set ? check_set(argv[i], kimi, json) : check_one(argv[i], json);
+		if (one < 0) {
+			status = CLI_EXIT_IO;
+			fprintf(stderr, "moepack %s: out of memory\n", cmd);
+			break;
 		}
 		if (one > status)
 			status = one;
 	}
-	/* <= nkeys: a key whose making failed half-way */
-	for (size_t k = 0; k <= nkeys && k < (size_t)(argc - optind); k++) {
-		free(keys[k].dir_text);
-		free(keys[k].name);
-	}
-	free(keys);
-	c = cli_finish_stdout(cmd);
-	return c > status ? c : status;
+	for (size_t k = 0; k < seen.n; k++)
+		set_key_free(&seen.keys[k]);
+	free(seen.keys);
+	return cli_worst(status, cli_finish_stdout(cmd));
 }

@@ -12,40 +12,6 @@
 #include "cli/cli.h"
 #include "payload/dequant.h"
 
-static const char usage_text[] =
-	"Usage: moepack dump [--f32 | --text | --stats] [--json] PACK LAYER EXPERT ROLE\n"
-	"Validate PACK and dequantize one expert's role (up, gate or down) to\n"
-	"float32 exactly as ggml's reference dequantizer does.  Rows follow the\n"
-	"logical shape: its first number is the row length.\n"
-	"\n"
-	"      --f32                little-endian float32 on stdout, row after row\n"
-	"      --text               one row per line, values as %.9g (round-trips)\n"
-	"      --stats              shape, min, max, mean, standard deviation,\n"
-	"                           absolute max, zero blocks, non-finite scales and\n"
-	"                           values (the default)\n"
-	"  -j, --json               --stats as one JSON object\n"
-	"  -f, --force              --f32 even when standard output is a terminal\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"min, max, mean and standard deviation are over the finite values only.\n"
-	"\n"
-	"Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
-	"3 read or write error.\n";
-
-enum { OPT_F32 = 0x100, OPT_TEXT, OPT_STATS };
-
-static const struct option long_options[] = {
-	{"f32", no_argument, NULL, OPT_F32},
-	{"text", no_argument, NULL, OPT_TEXT},
-	{"stats", no_argument, NULL, OPT_STATS},
-	{"json", no_argument, NULL, 'j'},
-	{"force", no_argument, NULL, 'f'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
-
 enum mode { MODE_STATS, MODE_F32, MODE_TEXT };
 
 /* Blocks decoded per step: bounded memory (1 MiB of floats) whatever the
@@ -126,7 +92,9 @@ static void put_le32(unsigned char *p, float f)
 struct dump {
 	const char *cmd, *pack_path;
 	enum mode mode;
-	bool json;
+	int modes;       /* --f32, --text and --stats given */
+	bool json, force;
+	struct mp_open_opts open;
 	struct mp_pack *pack;
 	uint64_t layer_id, expert;
 	enum mp_role role;
@@ -138,6 +106,41 @@ static json_t *num_or_null(bool have, double v)
 	return have ? json_real(v) : json_null();
 }
 
+static int print_stats_json(const struct dump *d, const struct stats *st, uint64_t row_len,
+			    uint64_t rows)
+{
+	const struct mp_role_info *ri = &d->pack->m.roles[d->role];
+	bool have = st->finite > 0;
+	double sd = have ? sqrt(st->m2 / (double)st->finite) : 0;
+	json_t *o = json_object(), *sh = json_array();
+
+	for (unsigned i = 0; i < ri->shape_len; i++)
+		json_array_append_new(sh, json_integer((json_int_t)ri->shape[i]));
+	json_object_set_new(o, "pack", cli_json_text(d->pack_path));
+	json_object_set_new(o, "layer", json_integer((json_int_t)d->layer_id));
+	json_object_set_new(o, "expert", json_integer((json_int_t)d->expert));
+	json_object_set_new(o, "role", json_string(mp_role_name(d->role)));
+	json_object_set_new(o, "dtype", json_string(ri->dtype));
+	json_object_set_new(o, "logical_shape", sh);
+	json_object_set_new(o, "row_length", json_integer((json_int_t)row_len));
+	json_object_set_new(o, "rows", json_integer((json_int_t)rows));
+	json_object_set_new(o, "values", json_integer((json_int_t)st->values));
+	json_object_set_new(o, "finite_values", json_integer((json_int_t)st->finite));
+	json_object_set_new(o, "min", num_or_null(have, st->min));
+	json_object_set_new(o, "max", num_or_null(have, st->max));
+	json_object_set_new(o, "mean", num_or_null(have, st->mean));
+	json_object_set_new(o, "std", num_or_null(have, sd));
+	json_object_set_new(o, "abs_max", num_or_null(have, st->abs_max));
+	json_object_set_new(o, "blocks", json_integer((json_int_t)st->blocks));
+	json_object_set_new(o, "zero_blocks", json_integer((json_int_t)st->zero_blocks));
+	json_object_set_new(o, "nonfinite_scales",
+			    json_integer((json_int_t)st->nonfinite_scales));
+	json_object_set_new(o, "nan_values", json_integer((json_int_t)st->nan));
+	json_object_set_new(o, "inf_values", json_integer((json_int_t)st->inf));
+	return cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT | JSON_REAL_PRECISION(17))
+		       ? CLI_EXIT_IO : CLI_EXIT_OK;
+}
+
 static int print_stats(const struct dump *d, const struct stats *st, uint64_t row_len,
 		       uint64_t rows)
 {
@@ -147,38 +150,11 @@ static int print_stats(const struct dump *d, const struct stats *st, uint64_t ro
 	char shape[160];
 	size_t used = 0;
 
+	if (d->json)
+		return print_stats_json(d, st, row_len, rows);
 	for (unsigned i = 0; i < ri->shape_len && used < sizeof shape; i++)
 		used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%" PRIu64,
 					 i ? ", " : "", ri->shape[i]);
-	if (d->json) {
-		json_t *o = json_object(), *sh = json_array();
-
-		for (unsigned i = 0; i < ri->shape_len; i++)
-			json_array_append_new(sh, json_integer((json_int_t)ri->shape[i]));
-		json_object_set_new(o, "pack", cli_json_text(d->pack_path));
-		json_object_set_new(o, "layer", json_integer((json_int_t)d->layer_id));
-		json_object_set_new(o, "expert", json_integer((json_int_t)d->expert));
-		json_object_set_new(o, "role", json_string(mp_role_name(d->role)));
-		json_object_set_new(o, "dtype", json_string(ri->dtype));
-		json_object_set_new(o, "logical_shape", sh);
-		json_object_set_new(o, "row_length", json_integer((json_int_t)row_len));
-		json_object_set_new(o, "rows", json_integer((json_int_t)rows));
-		json_object_set_new(o, "values", json_integer((json_int_t)st->values));
-		json_object_set_new(o, "finite_values", json_integer((json_int_t)st->finite));
-		json_object_set_new(o, "min", num_or_null(have, st->min));
-		json_object_set_new(o, "max", num_or_null(have, st->max));
-		json_object_set_new(o, "mean", num_or_null(have, st->mean));
-		json_object_set_new(o, "std", num_or_null(have, sd));
-		json_object_set_new(o, "abs_max", num_or_null(have, st->abs_max));
-		json_object_set_new(o, "blocks", json_integer((json_int_t)st->blocks));
-		json_object_set_new(o, "zero_blocks", json_integer((json_int_t)st->zero_blocks));
-		json_object_set_new(o, "nonfinite_scales",
-				    json_integer((json_int_t)st->nonfinite_scales));
-		json_object_set_new(o, "nan_values", json_integer((json_int_t)st->nan));
-		json_object_set_new(o, "inf_values", json_integer((json_int_t)st->inf));
-		return cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT |
-					     JSON_REAL_PRECISION(17)) ? CLI_EXIT_IO : CLI_EXIT_OK;
-	}
 	printf("layer %" PRIu64 " expert %" PRIu64 " %s: %s, logical shape [%s], %" PRIu64
 	       " rows of %" PRIu64 "\n",
 	       d->layer_id, d->expert, mp_role_name(d->role), ri->dtype, shape, rows, row_len);
@@ -200,57 +176,87 @@ static int print_stats(const struct dump *d, const struct stats *st, uint64_t ro
 	return CLI_EXIT_OK;
 }
 
-static int parse_args(int argc, char **argv, struct dump *d, struct mp_open_opts *open,
-		      bool *force)
-{
-	const char *cmd = argv[0];
-	int c, modes = 0;
+enum { OPT_F32 = CLI_LONG_ONLY, OPT_TEXT, OPT_STATS };
 
-	while ((c = cli_getopt(cmd, argc, argv, "jfm:h", long_options)) != -1) {
-		switch (c) {
-		case OPT_F32:
-		case OPT_TEXT:
-		case OPT_STATS:
-			d->mode = c == OPT_F32 ? MODE_F32 : c == OPT_TEXT ? MODE_TEXT : MODE_STATS;
-			modes++;
-			break;
-		case 'j':
-			d->json = true;
-			break;
-		case 'f':
-			*force = true;
-			break;
-		case 'm':
-			open->manifest_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return CLI_EXIT_USAGE;
-		}
+static const struct cli_option options[] = {
+	CLI_OPT_CALL("f32", OPT_F32, NULL, "little-endian float32 on stdout, row after row"),
+	CLI_OPT_CALL("text", OPT_TEXT, NULL, "one row per line, values as %.9g (round-trips)"),
+	CLI_OPT_CALL("stats", OPT_STATS, NULL, "shape, min, max, mean, standard deviation,\n"
+		     "absolute max, zero blocks, non-finite scales and\n"
+		     "values (the default)"),
+	CLI_OPT_JSON("--stats as one JSON object", struct dump, json),
+	CLI_OPT_TRUE("force", 'f', "--f32 even when standard output is a terminal", struct dump,
+		     force),
+	CLI_OPT_MANIFEST(struct dump, open.manifest_path),
+	{NULL},
+};
+
+/* --f32, --text, --stats: the mode. */
+static enum cli_parse on_option(void *args, int key, const char *arg, const char *cmd)
+{
+	struct dump *d = args;
+
+	(void)arg;
+	(void)cmd;
+	d->mode = key == OPT_F32 ? MODE_F32 : key == OPT_TEXT ? MODE_TEXT : MODE_STATS;
+	d->modes++;
+	return CLI_RUN;
+}
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_dump_command = {
+	.name = "dump",
+	.summary = "dequantize one expert's role to float32 (or text, stats)",
+	.operands = "PACK LAYER EXPERT ROLE",
+	.completion = "PACK LAYER EXPERT up|gate|down",
+	.usage = "moepack dump [--f32 | --text | --stats] [--json] PACK LAYER EXPERT ROLE",
+	.about = "Validate PACK and dequantize one expert's role (up, gate or down) to\n"
+		 "float32 exactly as ggml's reference dequantizer does.  Rows follow the\n"
+		 "logical shape: its first number is the row length.\n",
+	.options = options,
+	.epilogue = "\n"
+		    "min, max, mean and standard deviation are over the finite values only.\n"
+		    "\n"
+		    "Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
+		    "3 read or write error.\n",
+	.on_option = on_option,
+	.run = run,
+};
+
+/* The modes exclude each other, and --json goes with --stats: checked
+ * before the operands are counted. */
+static enum cli_parse check_modes(const struct dump *d)
+{
+	if (d->modes > 1)
+		cli_usage_error(d->cmd, "--f32, --text and --stats exclude each other");
+	else if (d->json && d->mode != MODE_STATS)
+		cli_usage_error(d->cmd, "--json goes with --stats only");
+	else
+		return CLI_RUN;
+	return CLI_USAGE_ERROR;
+}
+
+static enum cli_parse parse_args(int argc, char **argv, struct dump *d,
+				 struct cli_operands *ops)
+{
+	enum cli_parse p = cli_parse_options(&cli_dump_command, argc, argv, d);
+
+	if (p == CLI_RUN)
+		p = check_modes(d);
+	if (p == CLI_RUN)
+		p = cli_parse_operands(&cli_dump_command, argc, argv, ops);
+	if (p != CLI_RUN)
+		return p;
+	if (cli_role_order(d->cmd, ops->v, false) >= 0)
+		return CLI_USAGE_ERROR;
+	d->pack_path = ops->v[0];
+	d->role = mp_role_from_name(ops->v[3]);
+	if (d->role == MP_ROLE_COUNT) {
+		cli_usage_error(d->cmd, "ROLE: '%s' is not up, gate or down", ops->v[3]);
+		return CLI_USAGE_ERROR;
 	}
-	if (modes > 1)
-		return cli_usage_error(cmd, "--f32, --text and --stats exclude each other");
-	if (d->json && d->mode != MODE_STATS)
-		return cli_usage_error(cmd, "--json goes with --stats only");
-	if (argc - optind < 4)
-		return cli_usage_error(cmd, "missing %s",
-				       (const char *[]){"PACK", "LAYER", "EXPERT",
-							"ROLE"}[argc - optind]);
-	if (argc - optind > 4)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 4]);
-	if ((c = cli_role_order(cmd, argv + optind, false)) >= 0)
-		return c;
-	d->pack_path = argv[optind];
-	d->role = mp_role_from_name(argv[optind + 3]);
-	if (d->role == MP_ROLE_COUNT)
-		return cli_usage_error(cmd, "ROLE: '%s' is not up, gate or down",
-				       argv[optind + 3]);
-	if (d->mode == MODE_F32 && !*force && isatty(STDOUT_FILENO))
-		return cli_usage_error(cmd, "refusing to write binary data to a terminal "
-				       "(redirect it, or use --force)");
-	return CLI_EXIT_OK;
+	return cli_refuse_terminal(d->cmd, d->mode != MODE_F32 || d->force);
 }
 
 static int read_blocks(const struct dump *d, unsigned char *buf, size_t n, uint64_t pos)
@@ -275,102 +281,126 @@ static int read_blocks(const struct dump *d, unsigned char *buf, size_t n, uint6
 	return CLI_EXIT_OK;
 }
 
+/* One step's decoded blocks, and where the output stands. */
+struct step {
+	const struct mp_quant_type *qt;
+	unsigned char *raw, *out;
+	float *v;
+	size_t n;           /* blocks in this step */
+	struct stats st;
+	uint64_t row_len, col;
+};
+
+static void stats_step(struct step *s)
+{
+	for (size_t i = 0; i < s->n; i++) {
+		uint16_t sc[2];
+		unsigned ns;
+
+		mp_block_scales(s->qt, s->raw + i * s->qt->block_bytes, sc, &ns);
+		stats_add_block(&s->st, s->v + i * MP_QK_K, sc, ns);
+	}
+}
+
+static int f32_step(struct dump *d, struct step *s)
+{
+	size_t nv = s->n * MP_QK_K;
+
+	for (size_t i = 0; i < nv; i++)
+		put_le32(s->out + 4 * i, s->v[i]);
+	if (fwrite(s->out, 4, nv, stdout) == nv)
+		return CLI_EXIT_OK;
+	d->write_errno = errno;
+	return CLI_EXIT_IO;
+}
+
+/* A row can end inside a step: the row length is a multiple of 256, not of
+ * the step. */
+static int text_step(struct dump *d, struct step *s)
+{
+	for (size_t i = 0; i < s->n * MP_QK_K; i++) {
+		if (printf("%s%.9g", s->col ? " " : "", (double)s->v[i]) < 0) {
+			d->write_errno = errno;
+			return CLI_EXIT_IO;
+		}
+		if (++s->col == s->row_len) {
+			putchar('\n');
+			s->col = 0;
+		}
+	}
+	return CLI_EXIT_OK;
+}
+
+static int emit_step(struct dump *d, struct step *s)
+{
+	switch (d->mode) {
+	case MODE_STATS:
+		stats_step(s);
+		break;
+	case MODE_F32:
+		return f32_step(d, s);
+	case MODE_TEXT:
+		return text_step(d, s);
+	}
+	return CLI_EXIT_OK;
+}
+
 /* Decode the role step by step and hand each step to the mode's output. */
-static int run(struct dump *d)
+static int decode(struct dump *d)
 {
 	const struct mp_role_info *ri = &d->pack->m.roles[d->role];
-	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
-	uint64_t offset, nbytes, row_len, rows, blocks, col = 0;
-	unsigned char *raw = malloc((size_t)STEP_BLOCKS * MP_Q3K_BYTES);
-	float *v = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
-	unsigned char *out = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
-	struct stats st = {0};
+	struct step s = {.qt = mp_quant_by_id(ri->dtype_id)};
+	uint64_t offset, nbytes, rows, blocks;
+	long layer_index = mp_pack_layer_index(d->pack, d->layer_id);
 	int rc = CLI_EXIT_OK;
 
-	mp_pack_role_range(d->pack, mp_pack_object(d->pack, mp_pack_layer_index(d->pack,
-									     d->layer_id),
-						      d->expert),
+	s.raw = malloc((size_t)STEP_BLOCKS * MP_Q3K_BYTES);
+	s.v = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
+	s.out = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
+	mp_pack_role_range(d->pack, mp_pack_object(d->pack, (uint64_t)layer_index, d->expert),
 			   d->role, &offset, &nbytes);
-	mp_role_rows(ri, &row_len, &rows);
-	blocks = nbytes / qt->block_bytes;
-	if (!raw || !v || !out || !mp_dequant_supported(qt)) {
+	mp_role_rows(ri, &s.row_len, &rows);
+	blocks = nbytes / s.qt->block_bytes;
+	if (!s.raw || !s.v || !s.out || !mp_dequant_supported(s.qt)) {
 		fprintf(stderr, "moepack %s: out of memory\n", d->cmd);
 		rc = CLI_EXIT_IO;
-		goto out;
 	}
-	for (uint64_t b = 0; b < blocks && rc == CLI_EXIT_OK;) {
-		size_t n = blocks - b < STEP_BLOCKS ? (size_t)(blocks - b) : STEP_BLOCKS;
-		size_t nv = n * MP_QK_K;
-
-		if ((rc = read_blocks(d, raw, n * qt->block_bytes, offset + b * qt->block_bytes)))
+	for (uint64_t b = 0; b < blocks && rc == CLI_EXIT_OK; b += s.n) {
+		s.n = blocks - b < STEP_BLOCKS ? (size_t)(blocks - b) : STEP_BLOCKS;
+		rc = read_blocks(d, s.raw, s.n * s.qt->block_bytes,
+				 offset + b * s.qt->block_bytes);
+		if (rc)
 			break;
-		mp_dequant(qt, raw, v, n);
-		switch (d->mode) {
-		case MODE_STATS:
-			for (size_t i = 0; i < n; i++) {
-				uint16_t sc[2];
-				unsigned ns;
-
-				mp_block_scales(qt, raw + i * qt->block_bytes, sc, &ns);
-				stats_add_block(&st, v + i * MP_QK_K, sc, ns);
-			}
-			break;
-		case MODE_F32:
-			for (size_t i = 0; i < nv; i++)
-				put_le32(out + 4 * i, v[i]);
-			if (fwrite(out, 4, nv, stdout) != nv) {
-				d->write_errno = errno;
-				rc = CLI_EXIT_IO;
-			}
-			break;
-		case MODE_TEXT:
-			/* a row can end inside a step: the row length is a
-			 * multiple of 256, not of the step */
-			for (size_t i = 0; i < nv; i++) {
-				if (printf("%s%.9g", col ? " " : "", (double)v[i]) < 0) {
-					d->write_errno = errno;
-					rc = CLI_EXIT_IO;
-					break;
-				}
-				if (++col == row_len) {
-					putchar('\n');
-					col = 0;
-				}
-			}
-			break;
-		}
-		b += n;
+		mp_dequant(s.qt, s.raw, s.v, s.n);
+		rc = emit_step(d, &s);
 	}
 	if (rc == CLI_EXIT_OK && d->mode == MODE_STATS)
-		rc = print_stats(d, &st, row_len, rows);
-out:
-	free(raw);
-	free(v);
-	free(out);
+		rc = print_stats(d, &s.st, s.row_len, rows);
+	free(s.raw);
+	free(s.v);
+	free(s.out);
 	return rc;
 }
 
-int cmd_dump(int argc, char **argv)
+static int run(int argc, char **argv)
 {
 	struct dump d = {.cmd = argv[0]};
-	struct mp_open_opts open = {0};
+	struct cli_operands ops;
 	struct mp_error err = {0};
-	uint64_t layer_index;
-	bool force = false;
-	int rc = parse_args(argc, argv, &d, &open, &force);
+	enum cli_parse p = parse_args(argc, argv, &d, &ops);
+	int rc;
 
-	if (rc)
-		return rc < 0 ? cli_finish_stdout(d.cmd) : rc;
-	rc = cli_open_pack(d.pack_path, &open, true, &d.pack);
+	if (p != CLI_RUN)
+		return cli_parse_status(p, d.cmd);
+	rc = cli_open_pack(d.pack_path, &d.open, true, &d.pack);
 	if (rc)
 		return rc;
-	if (cli_layer_arg(d.pack, argv[optind + 1], &d.layer_id, &layer_index, &err) ||
-	    cli_expert_arg(d.pack, argv[optind + 2], &d.expert, &err)) {
+	if (cli_entry_args(d.pack, ops.v[1], ops.v[2], &d.layer_id, &d.expert, &err)) {
 		rc = cli_report(d.pack_path, &err);
 		mp_pack_close(d.pack);
 		return rc;
 	}
-	rc = run(&d);
+	rc = decode(&d);
 	mp_pack_close(d.pack);
 	if (cli_finish_stdout_errno(d.cmd, d.write_errno) && !rc)
 		rc = CLI_EXIT_IO;

@@ -7,23 +7,30 @@
 #include "cli/cli.h"
 #include "pack/progress.h"
 
-static const char usage_text[] =
-	"Usage: moepack info [OPTIONS] PACK\n"
-	"Validate PACK (as 'moepack verify' without --full) and describe it: model\n"
-	"dimensions, each role's quant type, size, shape and offset in an expert\n"
-	"object, alignment, data start, index and digests, file size.\n"
-	"\n"
-	"  -j, --json               print one JSON object on stdout\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 valid, 1 invalid, 2 usage error, 3 a file cannot be read.\n";
+struct info_args {
+	bool json;
+	struct mp_open_opts open;
+};
 
-static const struct option long_options[] = {
-	{"json", no_argument, NULL, 'j'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_JSON(CLI_HELP_JSON, struct info_args, json),
+	CLI_OPT_MANIFEST(struct info_args, open.manifest_path),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_info_command = {
+	.name = "info",
+	.summary = "describe a pack's model, roles and layout",
+	.operands = "PACK",
+	.about = "Validate PACK (as 'moepack verify' without --full) and describe it: model\n"
+		 "dimensions, each role's quant type, size, shape and offset in an expert\n"
+		 "object, alignment, data start, index and digests, file size.\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 valid, 1 invalid, 2 usage error, 3 a file cannot be read.\n",
+	.run = run,
 };
 
 /* As the manifest writes it, "[3584, 3072]": GGUF ne[] order, the row
@@ -114,7 +121,6 @@ static int print_json(const struct mp_pack *p)
 	json_t *o = json_object();
 	json_t *roles = json_object();
 	json_t *layers = json_object();
-	json_t *warnings = json_array();
 
 	for (int r = 0; r < MP_ROLE_COUNT; r++)
 		json_object_set_new(roles, mp_role_name((enum mp_role)r),
@@ -122,8 +128,6 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(layers, "count", u64(m->layer_count));
 	json_object_set_new(layers, "first", u64(m->layer_ids[0]));
 	json_object_set_new(layers, "last", u64(m->layer_ids[m->layer_count - 1]));
-	for (unsigned i = 0; i < p->nwarnings && i < MP_MAX_WARNINGS; i++)
-		json_array_append_new(warnings, cli_json_text(p->warnings[i]));
 
 	json_object_set_new(o, "pack", cli_json_text(p->path));
 	json_object_set_new(o, "real_path", cli_json_text(p->real_path));
@@ -145,47 +149,28 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(o, "config_sha256", digest_or_null(m->config_sha256));
 	json_object_set_new(o, "inventory_sha256", digest_or_null(m->inventory_sha256));
 	json_object_set_new(o, "size", u64(p->file_size));
-	json_object_set_new(o, "warnings", warnings);
+	json_object_set_new(o, "warnings", cli_warnings_json(p));
 	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO
 								       : CLI_EXIT_OK;
 }
 
-int cmd_info(int argc, char **argv)
+static int run(int argc, char **argv)
 {
-	const char *cmd = argv[0];
-	struct mp_open_opts open = {0};
+	struct info_args a = {0};
+	struct cli_operands ops;
 	struct mp_pack *pack = NULL;
-	bool json = false;
-	int c, rc;
+	enum cli_parse p = cli_parse(&cli_info_command, argc, argv, &a, &ops);
+	int rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "jm:h", long_options)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			open.manifest_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "missing PACK");
-	if (argc - optind > 1)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-
-	rc = cli_open_pack(argv[optind], &open, json, &pack);
+	if (p != CLI_RUN)
+		return cli_parse_status(p, argv[0]);
+	rc = cli_open_pack(ops.v[0], &a.open, a.json, &pack);
 	if (rc)
 		return rc;
-	if (json)
+	if (a.json)
 		rc = print_json(pack);
 	else
 		print_text(pack);
 	mp_pack_close(pack);
-	c = cli_finish_stdout(cmd);
-	return rc ? rc : c;
+	return cli_finish(argv[0], rc);
 }

@@ -9,24 +9,32 @@
 
 #include "cli/cli.h"
 
-static const char usage_text[] =
-	"Usage: moepack ls [OPTIONS] PACK [LAYER [EXPERT]]\n"
-	"Validate PACK and list its index entries in file order, one per line:\n"
-	"tensor name, layer, expert, role, offset and size in bytes.  LAYER is a\n"
-	"real layer id (1..92); EXPERT is 0..num_experts-1.\n"
-	"\n"
-	"  -j, --json               print a JSON array of entry objects\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 listed, 1 invalid pack, 2 usage error or no such layer or\n"
-	"expert, 3 a file cannot be read.\n";
+struct ls_args {
+	bool json;
+	struct mp_open_opts open;
+};
 
-static const struct option long_options[] = {
-	{"json", no_argument, NULL, 'j'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_JSON("print a JSON array of entry objects", struct ls_args, json),
+	CLI_OPT_MANIFEST(struct ls_args, open.manifest_path),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_ls_command = {
+	.name = "ls",
+	.summary = "list index entries (name, layer, expert, role, offset, size)",
+	.operands = "PACK [LAYER [EXPERT]]",
+	.number_operands = "PACK LAYER EXPERT...",
+	.about = "Validate PACK and list its index entries in file order, one per line:\n"
+		 "tensor name, layer, expert, role, offset and size in bytes.  LAYER is a\n"
+		 "real layer id (1..92); EXPERT is 0..num_experts-1.\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 listed, 1 invalid pack, 2 usage error or no such layer or\n"
+		    "expert, 3 a file cannot be read.\n",
+	.run = run,
 };
 
 /* What to list: layer indexes [layer_first, layer_end) x experts [...). */
@@ -129,78 +137,67 @@ static int list(const struct mp_pack *p, const struct selection *s, bool json)
 	return o.error;
 }
 
-int cmd_ls(int argc, char **argv)
+/* LAYER and EXPERT are numbers: checked before the (possibly slow)
+ * validation. */
+static enum cli_parse check_numbers(const char *cmd, const struct cli_operands *ops)
+{
+	struct mp_error err = {0};
+	uint64_t ignored;
+
+	for (int i = 1; i < ops->n; i++) {
+		if (cli_parse_u64(ops->v[i], i == 1 ? "LAYER" : "EXPERT", 0, 0, UINT64_MAX,
+				  &ignored, &err)) {
+			cli_usage_error(cmd, "%s", err.msg);
+			return CLI_USAGE_ERROR;
+		}
+	}
+	return CLI_RUN;
+}
+
+/* All layers and experts, or the LAYER [EXPERT] given. */
+static enum mp_err select_entries(const struct mp_pack *pack, const struct cli_operands *ops,
+				  struct selection *sel, struct mp_error *err)
+{
+	uint64_t layer_id;
+	enum mp_err rc = MP_OK;
+
+	sel->layer_first = 0;
+	sel->layer_end = pack->m.layer_count;
+	sel->expert_first = 0;
+	sel->expert_end = pack->m.num_experts;
+	if (ops->n >= 2 && !(rc = cli_layer_arg(pack, ops->v[1], &layer_id, &sel->layer_first,
+						 err)))
+		sel->layer_end = sel->layer_first + 1;
+	if (ops->n == 3 && !rc && !(rc = cli_expert_arg(pack, ops->v[2], &sel->expert_first, err)))
+		sel->expert_end = sel->expert_first + 1;
+	return rc;
+}
+
+static int run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
-	struct mp_open_opts open = {0};
+	struct ls_args a = {0};
+	struct cli_operands ops;
 	struct mp_pack *pack = NULL;
 	struct mp_error err = {0};
 	struct selection sel;
-	const char *pack_path;
-	bool json = false;
-	const char *negative;
-	int c, rc, nargs;
+	enum cli_parse p = cli_parse(&cli_ls_command, argc, argv, &a, &ops);
+	int rc;
 
-	c = cli_negative_operand(argc, argv, "jm:h", long_options, &negative);
-	if (c >= 0)
-		return cli_usage_error(cmd, "%s: '%s' is not a non-negative integer",
-				       c == 0 ? "PACK" : c == 1 ? "LAYER" : "EXPERT", negative);
-	while ((c = cli_getopt(cmd, argc, argv, "jm:h", long_options)) != -1) {
-		switch (c) {
-		case 'j':
-			json = true;
-			break;
-		case 'm':
-			open.manifest_path = optarg;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	nargs = argc - optind;
-	if (nargs < 1)
-		return cli_usage_error(cmd, "missing PACK");
-	if (nargs > 3)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 3]);
-	pack_path = argv[optind];
-	/* Numbers are checked before the (possibly slow) validation. */
-	for (int i = 1; i < nargs; i++) {
-		uint64_t ignored;
-
-		if (cli_parse_u64(argv[optind + i], i == 1 ? "LAYER" : "EXPERT", 0, 0,
-				  UINT64_MAX, &ignored, &err))
-			return cli_usage_error(cmd, "%s", err.msg);
-	}
-
-	rc = cli_open_pack(pack_path, &open, true, &pack);
+	if (p == CLI_RUN)
+		p = check_numbers(cmd, &ops);
+	if (p != CLI_RUN)
+		return cli_parse_status(p, cmd);
+	rc = cli_open_pack(ops.v[0], &a.open, true, &pack);
 	if (rc)
 		return rc;
-	sel.layer_first = 0;
-	sel.layer_end = pack->m.layer_count;
-	sel.expert_first = 0;
-	sel.expert_end = pack->m.num_experts;
-	if (nargs >= 2) {
-		uint64_t layer_id;
-
-		if (cli_layer_arg(pack, argv[optind + 1], &layer_id, &sel.layer_first, &err))
-			goto fail;
-		sel.layer_end = sel.layer_first + 1;
+	if (select_entries(pack, &ops, &sel, &err)) {
+		mp_pack_close(pack);
+		return cli_report(ops.v[0], &err);
 	}
-	if (nargs == 3) {
-		if (cli_expert_arg(pack, argv[optind + 2], &sel.expert_first, &err))
-			goto fail;
-		sel.expert_end = sel.expert_first + 1;
-	}
-
-	rc = list(pack, &sel, json);
+	rc = list(pack, &sel, a.json);
 	mp_pack_close(pack);
 	if (rc && rc != EPIPE)
 		fprintf(stderr, "moepack %s: write error: %s\n", cmd, strerror(rc));
 	return rc ? CLI_EXIT_IO : CLI_EXIT_OK;
-fail:
-	mp_pack_close(pack);
-	return cli_report(pack_path, &err);
 }

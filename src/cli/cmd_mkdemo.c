@@ -12,165 +12,90 @@
 #include "pack/progress.h"
 #include "base/quant.h"
 
-static const char usage_text[] =
-	"Usage: moepack mkdemo --out PACK [OPTIONS]\n"
-	"       moepack mkdemo --gguf DIR [--experts N] [--hidden N] [--inter N] ...\n"
-	"Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
-	"blocks), its manifest and a model config PACK.config.json.  Files are\n"
-	"written beside their targets and renamed into place at the end; an\n"
-	"existing PACK is replaced only with --force.\n"
-	"\n"
-	"  -o, --out=PACK           the pack to write (required)\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"      --gguf=DIR           write a small GGUF checkpoint into DIR instead\n"
-	"  -e, --experts=N          experts per layer (default 4)\n"
-	"      --hidden=N           hidden size, a multiple of 256 (default: the\n"
-	"                           smallest that keeps every role aligned)\n"
-	"      --inter=N            expert width, a multiple of 256 (default: likewise)\n"
-	"  -a, --alignment=N        payload alignment, a power of two (default 4096)\n"
-	"      --gap=N              padding after each object, rounded up to the\n"
-	"                           alignment (default 0)\n"
-	"  -s, --seed=N             payload seed (default 0)\n"
-	"      --sparse             leave the payloads as a hole (fast, any size)\n"
-	"      --full-sha256        record expert_pack.sha256 of the whole file\n"
-	"  -f, --force              replace an existing PACK\n"
-	"  -q, --quiet              print nothing on success\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"--alignment and --gap take K, M, G or T suffixes (powers of 1024).\n"
-	"Kimi K3 geometry: --experts 896 --hidden 3584 --inter 3072 --sparse\n"
-	"(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
-	"\n"
-	"With --gguf DIR, write instead a small Kimi-K3-shaped GGUF checkpoint to\n"
-	"try build on: DIR/" MP_GGUF_DEMO_PREFIX "-0000i-of-00003.gguf (i = 1..3) and\n"
-	"DIR/config.json, 92 MoE layers of --experts (default 2) experts, --hidden\n"
-	"(default 512) x --inter (default 1024), seeded by --seed; DIR is created\n"
-	"if missing, existing files are replaced only with --force.  It is not\n"
-	"Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
-	"\n"
-	"Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n";
-
-enum {
-	OPT_HIDDEN = 0x100,
-	OPT_INTER,
-	OPT_GAP,
-	OPT_SPARSE,
-	OPT_FULL_SHA256,
-	OPT_GGUF,
+struct mkdemo_args {
+	struct mp_build_opts o;
+	bool quiet, force;
+	const char *gguf;
 };
 
-static const struct option long_options[] = {
-	{"out", required_argument, NULL, 'o'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"experts", required_argument, NULL, 'e'},
-	{"hidden", required_argument, NULL, OPT_HIDDEN},
-	{"inter", required_argument, NULL, OPT_INTER},
-	{"alignment", required_argument, NULL, 'a'},
-	{"gap", required_argument, NULL, OPT_GAP},
-	{"seed", required_argument, NULL, 's'},
-	{"sparse", no_argument, NULL, OPT_SPARSE},
-	{"full-sha256", no_argument, NULL, OPT_FULL_SHA256},
-	{"force", no_argument, NULL, 'f'},
-	{"gguf", required_argument, NULL, OPT_GGUF},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+enum { OPT_HIDDEN = CLI_LONG_ONLY, OPT_INTER, OPT_GAP, OPT_SPARSE, OPT_FULL_SHA256, OPT_GGUF };
+
+/* 0 means "default" to mp_build_resolve, so an explicit 0 is refused where
+ * it would silently mean that. */
+#define A struct mkdemo_args
+static const struct cli_option options[] = {
+	CLI_OPT_TEXT("out", 'o', "PACK", "the pack to write (required)", A, o.out),
+	CLI_OPT_MANIFEST(A, o.manifest),
+	CLI_OPT_TEXT("gguf", OPT_GGUF, "DIR", "write a small GGUF checkpoint into DIR instead",
+		     A, gguf),
+	CLI_OPT_U64("experts", 'e', "N", "experts per layer (default 4)", A, o.experts, 0, 1,
+		    UINT64_MAX),
+	CLI_OPT_U64("hidden", OPT_HIDDEN, "N", "hidden size, a multiple of 256 (default: the\n"
+		    "smallest that keeps every role aligned)", A, o.hidden, 0, 1, UINT64_MAX),
+	CLI_OPT_U64("inter", OPT_INTER, "N",
+		    "expert width, a multiple of 256 (default: likewise)", A, o.inter, 0, 1,
+		    UINT64_MAX),
+	CLI_OPT_U64("alignment", 'a', "N", "payload alignment, a power of two (default 4096)",
+		    A, o.alignment, CLI_NUM_SUFFIX, 1, UINT64_MAX),
+	CLI_OPT_U64("gap", OPT_GAP, "N", "padding after each object, rounded up to the\n"
+		    "alignment (default 0)", A, o.gap, CLI_NUM_SUFFIX, 0, UINT64_MAX),
+	CLI_OPT_U64("seed", 's', "N", "payload seed (default 0)", A, o.seed, 0, 0, UINT64_MAX),
+	CLI_OPT_TRUE("sparse", OPT_SPARSE, "leave the payloads as a hole (fast, any size)", A,
+		     o.sparse),
+	CLI_OPT_TRUE("full-sha256", OPT_FULL_SHA256,
+		     "record expert_pack.sha256 of the whole file", A, o.full_sha256),
+	CLI_OPT_TRUE("force", 'f', "replace an existing PACK", A, force),
+	CLI_OPT_QUIET("print nothing on success", A, quiet),
+	{NULL},
+};
+#undef A
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_mkdemo_command = {
+	.name = "mkdemo",
+	.summary = "write a valid demo pack, manifest and config",
+	.operands = "",
+	.usage = "moepack mkdemo --out PACK [OPTIONS]\n"
+		 "       moepack mkdemo --gguf DIR [--experts N] [--hidden N] [--inter N] ...",
+	.about = "Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
+		 "blocks), its manifest and a model config PACK.config.json.  Files are\n"
+		 "written beside their targets and renamed into place at the end; an\n"
+		 "existing PACK is replaced only with --force.\n",
+	.options = options,
+	.epilogue = "\n"
+		    "--alignment and --gap take K, M, G or T suffixes (powers of 1024).\n"
+		    "Kimi K3 geometry: --experts 896 --hidden 3584 --inter 3072 --sparse\n"
+		    "(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
+		    "\n"
+		    "With --gguf DIR, write instead a small Kimi-K3-shaped GGUF checkpoint to\n"
+		    "try build on: DIR/" MP_GGUF_DEMO_PREFIX "-0000i-of-00003.gguf (i = 1..3) and\n"
+		    "DIR/config.json, 92 MoE layers of --experts (default 2) experts, --hidden\n"
+		    "(default 512) x --inter (default 1024), seeded by --seed; DIR is created\n"
+		    "if missing, existing files are replaced only with --force.  It is not\n"
+		    "Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
+		    "\n"
+		    "Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n",
+	.extra_hint = " (the pack is given with --out)",
+	.run = run,
 };
 
-/* How each numeric option is read; 0 means "default" to mp_build_resolve,
- * so an explicit 0 is refused where it would silently mean that. */
-struct number_option {
-	int key;
-	const char *name;
-	unsigned flags;
-	uint64_t min;
-	size_t field;
-};
-
-static const struct number_option number_options[] = {
-	{'e', "--experts", 0, 1, offsetof(struct mp_build_opts, experts)},
-	{OPT_HIDDEN, "--hidden", 0, 1, offsetof(struct mp_build_opts, hidden)},
-	{OPT_INTER, "--inter", 0, 1, offsetof(struct mp_build_opts, inter)},
-	{'a', "--alignment", CLI_NUM_SUFFIX, 1, offsetof(struct mp_build_opts, alignment)},
-	{OPT_GAP, "--gap", CLI_NUM_SUFFIX, 0, offsetof(struct mp_build_opts, gap)},
-	{'s', "--seed", 0, 0, offsetof(struct mp_build_opts, seed)},
-};
-
-static const struct number_option *find_number_option(int key)
+/* --gguf and --out each need what goes with them only. */
+static enum cli_parse check_target(const char *cmd, const struct mkdemo_args *a)
 {
-	for (size_t i = 0; i < sizeof number_options / sizeof number_options[0]; i++)
-		if (number_options[i].key == key)
-			return &number_options[i];
-	return NULL;
-}
+	const struct mp_build_opts *o = &a->o;
 
-/* Returns 0 to go on, -1 after --help, or an exit status. */
-static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet,
-		      bool *force, const char **gguf)
-{
-	bool pack_only = false; /* an option that means nothing with --gguf */
-	const char *cmd = argv[0];
-	const struct number_option *num;
-	struct mp_error err;
-	int c;
-
-	while ((c = cli_getopt(cmd, argc, argv, "o:m:e:a:s:fqh", long_options)) != -1) {
-		num = find_number_option(c);
-		if (num) {
-			uint64_t *field = (uint64_t *)((char *)o + num->field);
-
-			if (cli_parse_u64(optarg, num->name, num->flags, num->min, UINT64_MAX,
-					  field, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			continue;
-		}
-		switch (c) {
-		case 'o':
-			o->out = optarg;
-			break;
-		case 'm':
-			o->manifest = optarg;
-			pack_only = true;
-			break;
-		case OPT_SPARSE:
-			o->sparse = true;
-			pack_only = true;
-			break;
-		case OPT_FULL_SHA256:
-			o->full_sha256 = true;
-			pack_only = true;
-			break;
-		case OPT_GGUF:
-			*gguf = optarg;
-			break;
-		case 'f':
-			*force = true;
-			break;
-		case 'q':
-			*quiet = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind < argc)
-		return cli_usage_error(cmd, "unexpected argument '%s' (the pack is given "
-				       "with --out)", argv[optind]);
-	if (*gguf) {
-		if (!**gguf)
-			return cli_usage_error(cmd, "--gguf: empty directory name");
-		if (o->out || pack_only || o->alignment || o->gap)
-			return cli_usage_error(cmd, "--gguf writes a checkpoint, not a pack: no "
-					       "--out, --manifest, --alignment, --gap, --sparse or "
-					       "--full-sha256");
-		return CLI_EXIT_OK;
-	}
-	if (!o->out || !*o->out)
-		return cli_usage_error(cmd, "missing --out PACK (or --gguf DIR)");
-	return CLI_EXIT_OK;
+	if (a->gguf && !*a->gguf)
+		cli_usage_error(cmd, "--gguf: empty directory name");
+	else if (a->gguf && (o->out || o->manifest || o->sparse || o->full_sha256 ||
+			     o->alignment || o->gap))
+		cli_usage_error(cmd, "--gguf writes a checkpoint, not a pack: no --out, "
+				"--manifest, --alignment, --gap, --sparse or --full-sha256");
+	else if (!a->gguf && (!o->out || !*o->out))
+		cli_usage_error(cmd, "missing --out PACK (or --gguf DIR)");
+	else
+		return CLI_RUN;
+	return CLI_USAGE_ERROR;
 }
 
 static void print_result(const struct mp_build_opts *o)
@@ -272,46 +197,60 @@ static void on_fatal_signal(int sig)
 	raise(sig);
 }
 
-int cmd_mkdemo(int argc, char **argv)
+/* A pack (and its manifest and config) someone kept is replaced only with
+ * --force. */
+static enum cli_parse check_replace(const char *cmd, const struct mkdemo_args *a)
 {
-	const char *cmd = argv[0];
-	struct mp_build_opts o = {0};
+	struct stat st;
+
+	if (a->force || lstat(a->o.out, &st) != 0 ||
+	    !(S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
+		return CLI_RUN;
+	cli_usage_error(cmd, "%s exists: give --force to replace it (with its manifest and "
+			"config)", a->o.out);
+	return CLI_USAGE_ERROR;
+}
+
+static int make_pack(const char *cmd, struct mkdemo_args *a)
+{
 	struct progress_bar bar;
 	struct mp_error err = {0};
-	bool quiet = false, force = false;
-	const char *gguf = NULL;
-	enum mp_err code;
-	struct stat st;
-	int rc = parse_args(argc, argv, &o, &quiet, &force, &gguf);
-
-	if (rc)
-		return rc < 0 ? cli_finish_stdout(cmd) : rc;
-	if (gguf)
-		return make_gguf(cmd, gguf, &o, force, quiet);
 	/* Resolve first, so that a bad geometry is a usage error with the
 	 * "Try --help" line and the defaults can be reported. */
-	code = mp_build_resolve(&o, &err);
+	enum mp_err code = mp_build_resolve(&a->o, &err);
+
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);
 	if (code)
 		return build_error(cmd, &err);
-
-	/* a demo run twice must not silently replace a pack someone kept */
-	if (!force && lstat(o.out, &st) == 0 &&
-	    (S_ISREG(st.st_mode) || S_ISLNK(st.st_mode)))
-		return cli_usage_error(cmd, "%s exists: give --force to replace it (with its "
-				       "manifest and config)", o.out);
+	if (check_replace(cmd, a) != CLI_RUN)
+		return CLI_EXIT_USAGE;
 	cli_catch_signals(on_fatal_signal);
-	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
-	o.progress = progress_bar_update;
-	o.progress_arg = &bar;
-	code = mp_build_demo(&o, &err);
+	progress_bar_init(&bar, stderr, "mkdemo", !a->quiet);
+	a->o.progress = progress_bar_update;
+	a->o.progress_arg = &bar;
+	code = mp_build_demo(&a->o, &err);
 	progress_bar_finish(&bar);
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);
 	if (code)
 		return build_error(cmd, &err);
-	if (!quiet)
-		print_result(&o);
+	if (!a->quiet)
+		print_result(&a->o);
 	return cli_finish_stdout(cmd);
+}
+
+static int run(int argc, char **argv)
+{
+	struct mkdemo_args a = {0};
+	struct cli_operands ops;
+	enum cli_parse p = cli_parse(&cli_mkdemo_command, argc, argv, &a, &ops);
+
+	if (p == CLI_RUN)
+		p = check_target(argv[0], &a);
+	if (p != CLI_RUN)
+		return cli_parse_status(p, argv[0]);
+	if (a.gguf)
+		return make_gguf(argv[0], a.gguf, &a.o, a.force, a.quiet);
+	return make_pack(argv[0], &a);
 }

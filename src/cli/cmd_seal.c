@@ -16,38 +16,47 @@
 const char seal_unanchored_note[] =
 	"unanchored: the seal proves the bytes are unchanged since sealing, not their origin";
 
-static const char seal_usage[] =
-	"Usage: moepack seal [OPTIONS] PACK\n"
-	"Validate PACK, hash every chunk of it on all cores together with the\n"
-	"SHA-256 of the whole file, and write PACK.seal (see moepack-pack(5)).\n"
-	"The whole-file SHA-256 must equal the manifest's expert_pack.sha256.\n"
-	"\n"
-	"      --jobs=N             hash on N threads (default: one per CPU)\n"
-	"      --unanchored         seal a pack whose manifest has no\n"
-	"                           expert_pack.sha256 (the seal then proves the\n"
-	"                           bytes unchanged since sealing, not their origin)\n"
-	"      --chunk-size=SIZE    chunk size, a power of two from 64K to 1G\n"
-	"                           (default: the smallest from 1M whose table fits)\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -j, --json               print one JSON object on stdout\n"
-	"  -q, --quiet              print nothing unless something fails\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 sealed, 1 invalid pack (or its SHA-256 differs from the\n"
-	"manifest's), 2 usage error (including a manifest without expert_pack.sha256\n"
-	"and no --unanchored), 3 a file cannot be read or written.\n";
+struct seal_args {
+	struct mp_open_opts open;
+	bool json, quiet, unanchored;
+	uint64_t jobs, chunk_size;
+};
 
-enum { OPT_JOBS = 0x100, OPT_UNANCHORED, OPT_CHUNK_SIZE };
+enum { OPT_JOBS = CLI_LONG_ONLY, OPT_UNANCHORED, OPT_CHUNK_SIZE };
 
-static const struct option seal_options[] = {
-	{"jobs", required_argument, NULL, OPT_JOBS},
-	{"unanchored", no_argument, NULL, OPT_UNANCHORED},
-	{"chunk-size", required_argument, NULL, OPT_CHUNK_SIZE},
-	{"manifest", required_argument, NULL, 'm'},
-	{"json", no_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+#define A struct seal_args
+static const struct cli_option seal_options[] = {
+	CLI_OPT_U64("jobs", OPT_JOBS, "N", "hash on N threads (default: one per CPU)", A, jobs,
+		    0, 1, 64),
+	CLI_OPT_TRUE("unanchored", OPT_UNANCHORED, "seal a pack whose manifest has no\n"
+		     "expert_pack.sha256 (the seal then proves the\n"
+		     "bytes unchanged since sealing, not their origin)", A, unanchored),
+	CLI_OPT_U64("chunk-size", OPT_CHUNK_SIZE, "SIZE",
+		    "chunk size, a power of two from 64K to 1G\n"
+		    "(default: the smallest from 1M whose table fits)", A, chunk_size,
+		    CLI_NUM_SUFFIX | CLI_NUM_POW2, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK),
+	CLI_OPT_MANIFEST(A, open.manifest_path),
+	CLI_OPT_JSON(CLI_HELP_JSON, A, json),
+	CLI_OPT_QUIET("print nothing unless something fails", A, quiet),
+	{NULL},
+};
+#undef A
+
+static int seal_run(int argc, char **argv);
+
+const struct cli_command cli_seal_command = {
+	.name = "seal",
+	.summary = "write PACK.seal: a SHA-256 for every chunk of the pack",
+	.operands = "PACK",
+	.about = "Validate PACK, hash every chunk of it on all cores together with the\n"
+		 "SHA-256 of the whole file, and write PACK.seal (see moepack-pack(5)).\n"
+		 "The whole-file SHA-256 must equal the manifest's expert_pack.sha256.\n",
+	.options = seal_options,
+	.epilogue = "\n"
+		    "Exit status: 0 sealed, 1 invalid pack (or its SHA-256 differs from the\n"
+		    "manifest's), 2 usage error (including a manifest without expert_pack.sha256\n"
+		    "and no --unanchored), 3 a file cannot be read or written.\n",
+	.run = seal_run,
 };
 
 /* A path that must not name the pack or its manifest (we replace it). */
@@ -67,14 +76,10 @@ static enum mp_err not_an_input(const char *out, const struct mp_pack *pack,
 static void seal_json(const char *pack_path, const char *seal_path, const struct mp_seal *s,
 		      const struct mp_error *err)
 {
-	json_t *o = json_object();
+	json_t *o = cli_json_result(err->code, "sealed", err->msg, pack_path);
 	char hex[MP_SHA256_HEX];
 	bool ok = err->code == MP_OK;
 
-	json_object_set_new(o, "ok", json_boolean(ok));
-	json_object_set_new(o, "code", json_string(mp_err_name(err->code)));
-	json_object_set_new(o, "message", cli_json_text(ok ? "sealed" : err->msg));
-	json_object_set_new(o, "pack", cli_json_text(pack_path));
 	json_object_set_new(o, "seal", seal_path ? cli_json_text(seal_path) : json_null());
 	if (ok && s) {
 		mp_sha256_hex(s->seal_digest, hex);
@@ -90,176 +95,193 @@ static void seal_json(const char *pack_path, const char *seal_path, const struct
 	cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
 }
 
-int cmd_seal(int argc, char **argv)
+/* One run of seal: what it opened and made. */
+struct sealing {
+	const struct seal_args *a;
+	const char *pack_path;
+	struct mp_pack *pack;
+	struct mp_seal_layout l;
+	struct mp_seal s;
+	char *seal_path;
+	struct mp_error err;
+};
+
+/* An anchored seal needs the manifest's expert_pack.sha256, and
+ * --unanchored is for a manifest without one. */
+static enum mp_err check_anchor(struct sealing *g)
 {
-	const char *cmd = argv[0];
-	struct mp_open_opts open = {0};
-	bool json = false, quiet = false, unanchored = false;
-	uint64_t jobs = 0, chunk_size = 0;
-	struct mp_error err = {0};
-	struct mp_pack *pack = NULL;
-	struct mp_seal_layout l = {0};
-	struct mp_seal s = {0};
+	if (!g->pack->m.sha256[0] && !g->a->unanchored)
+		return mp_fail(&g->err, MP_E_USAGE,
+			       "invalid usage: the manifest has no expert_pack.sha256: seal with "
+			       "--unanchored (the seal will prove the bytes unchanged since "
+			       "sealing, not their origin)");
+	if (g->pack->m.sha256[0] && g->a->unanchored)
+		return mp_fail(&g->err, MP_E_USAGE,
+			       "invalid usage: --unanchored, but the manifest has expert_pack.sha256");
+	return MP_OK;
+}
+
+/* --chunk-size, or the smallest whose table fits. */
+static enum mp_err chunk_size(struct sealing *g, uint64_t *size)
+{
+	uint64_t rb[MP_ROLE_COUNT];
+
+	*size = g->a->chunk_size;
+	if (*size)
+		return MP_OK;
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		rb[r] = g->pack->m.roles[r].expert_bytes;
+	*size = mp_seal_pick_chunk_size(g->pack->file_size, g->pack->object_count,
+					g->pack->object_offset, rb);
+	if (!*size)
+		return mp_fail(&g->err, MP_E_SEAL_LIMIT,
+			       "seal would exceed its table limit: no chunk size fits");
+	return MP_OK;
+}
+
+/* The layout, the seal's path and room for its digests. */
+static enum mp_err prepare(struct sealing *g)
+{
+	uint64_t size;
+	enum mp_err rc = chunk_size(g, &size);
+
+	if (rc == MP_OK)
+		rc = mp_seal_layout_of_pack(&g->l, g->pack, size, &g->err);
+	if (rc != MP_OK)
+		return rc;
+	g->seal_path = mp_path_with_suffix(g->pack_path, MP_SEAL_SUFFIX);
+	g->s.digests = malloc(g->l.chunk_count * MP_SHA256_LEN);
+	if (!g->seal_path || !g->s.digests)
+		return mp_fail(&g->err, MP_E_NOMEM, "out of memory sealing %s", g->pack_path);
+	rc = not_an_input(g->seal_path, g->pack, &g->err);
+	if (rc != MP_OK)
+		return rc;
+	g->s.flags = g->a->unanchored ? MP_SEAL_FLAG_UNANCHORED : 0;
+	g->s.chunk_size = g->l.chunk_size;
+	g->s.chunk_count = g->l.chunk_count;
+	g->s.pack_size = g->pack->file_size;
+	memcpy(g->s.index_sha256, g->pack->index_digest, MP_SHA256_LEN);
+	return MP_OK;
+}
+
+/* Every chunk and the whole file, which must be the manifest's when
+ * anchored. */
+static enum mp_err hash_pack(struct sealing *g)
+{
 	struct progress_bar bar;
-	char *seal_path = NULL;
-	int c, rc;
+	char hex[MP_SHA256_HEX];
+	enum mp_err rc;
 
-	while ((c = cli_getopt(cmd, argc, argv, "m:jqh", seal_options)) != -1) {
-		switch (c) {
-		case OPT_JOBS:
-			if (cli_parse_u64(optarg, "--jobs", 0, 1, 64, &jobs, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			break;
-		case OPT_UNANCHORED:
-			unanchored = true;
-			break;
-		case OPT_CHUNK_SIZE:
-			if (cli_parse_u64(optarg, "--chunk-size", CLI_NUM_SUFFIX, MP_SEAL_MIN_CHUNK,
-					  MP_SEAL_MAX_CHUNK, &chunk_size, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			if (chunk_size & (chunk_size - 1))
-				return cli_usage_error(cmd, "--chunk-size must be a power of two");
-			break;
-		case 'm':
-			open.manifest_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(seal_usage, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "missing PACK");
-	if (argc - optind > 1)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-
-	const char *pack_path = argv[optind];
-	rc = mp_pack_open(&pack, pack_path, &open, &err);
-	if (rc != MP_OK)
-		goto done;
-	if (!pack->m.sha256[0] && !unanchored) {
-		rc = mp_fail(&err, MP_E_USAGE,
-			     "invalid usage: the manifest has no expert_pack.sha256: seal with "
-			     "--unanchored (the seal will prove the bytes unchanged since "
-			     "sealing, not their origin)");
-		goto done;
-	}
-	if (pack->m.sha256[0] && unanchored) {
-		rc = mp_fail(&err, MP_E_USAGE,
-			     "invalid usage: --unanchored, but the manifest has expert_pack.sha256");
-		goto done;
-	}
-	if (!chunk_size) {
-		uint64_t rb[MP_ROLE_COUNT];
-		for (int r = 0; r < MP_ROLE_COUNT; r++)
-			rb[r] = pack->m.roles[r].expert_bytes;
-		chunk_size = mp_seal_pick_chunk_size(pack->file_size, pack->object_count,
-						     pack->object_offset, rb);
-		if (!chunk_size) {
-			rc = mp_fail(&err, MP_E_SEAL_LIMIT,
-				     "seal would exceed its table limit: no chunk size fits");
-			goto done;
-		}
-	}
-	rc = mp_seal_layout_of_pack(&l, pack, chunk_size, &err);
-	if (rc != MP_OK)
-		goto done;
-	seal_path = mp_path_with_suffix(pack_path, MP_SEAL_SUFFIX);
-	s.digests = malloc(l.chunk_count * MP_SHA256_LEN);
-	if (!seal_path || !s.digests) {
-		rc = mp_fail(&err, MP_E_NOMEM, "out of memory sealing %s", pack_path);
-		goto done;
-	}
-	rc = not_an_input(seal_path, pack, &err);
-	if (rc != MP_OK)
-		goto done;
-	s.flags = unanchored ? MP_SEAL_FLAG_UNANCHORED : 0;
-	s.chunk_size = l.chunk_size;
-	s.chunk_count = l.chunk_count;
-	s.pack_size = pack->file_size;
-	memcpy(s.index_sha256, pack->index_digest, MP_SHA256_LEN);
-	progress_bar_init(&bar, stderr, "seal", !quiet && !json);
-	rc = mp_seal_hash_file(pack->fd, pack_path, &l, (unsigned)jobs, progress_bar_update, &bar,
-			       s.digests, s.pack_sha256, &err);
+	progress_bar_init(&bar, stderr, "seal", !g->a->quiet && !g->a->json);
+	rc = mp_seal_hash_file(g->pack->fd, g->pack_path, &g->l, (unsigned)g->a->jobs,
+			       progress_bar_update, &bar, g->s.digests, g->s.pack_sha256, &g->err);
 	progress_bar_finish(&bar);
-	if (rc != MP_OK)
-		goto done;
-	if (!unanchored) {
-		char hex[MP_SHA256_HEX];
-		mp_sha256_hex(s.pack_sha256, hex);
-		if (strcmp(hex, pack->m.sha256) != 0) {
-			rc = mp_fail(&err, MP_E_FULL_DIGEST,
-				     "pack SHA-256 does not match manifest: the file's is %s, "
-				     "expert_pack.sha256 is %s; not sealed",
-				     hex, pack->m.sha256);
-			goto done;
-		}
-	}
-	rc = mp_seal_write(&s, seal_path, &err);
-done:
-	if (json) {
-		seal_json(pack_path, seal_path, rc == MP_OK ? &s : NULL, &err);
-		rc = cli_exit_status(rc);
-	} else if (rc != MP_OK) {
-		rc = cli_report(pack_path, &err);
-	} else if (!quiet) {
-		char shown[CLI_TEXT_MAX], hex[MP_SHA256_HEX], sz[32];
-		cli_print_warnings(pack);
-		mp_sha256_hex(s.seal_digest, hex);
-		printf("%s: sealed %" PRIu64 " chunks of %s, seal sha256 %s\n",
-		       cli_text(shown, seal_path), s.chunk_count,
-		       format_bytes(sz, sizeof sz, s.chunk_size), hex);
-		if (unanchored)
-			printf("%s: %s\n", shown, seal_unanchored_note);
-	}
-	free(s.digests);
-	free(seal_path);
-	mp_seal_layout_free(&l);
-	mp_pack_close(pack);
-	if (cli_finish_stdout(cmd) && !rc)
-		rc = CLI_EXIT_IO;
+	if (rc != MP_OK || g->a->unanchored)
+		return rc;
+	mp_sha256_hex(g->s.pack_sha256, hex);
+	if (strcmp(hex, g->pack->m.sha256) != 0)
+		return mp_fail(&g->err, MP_E_FULL_DIGEST,
+			       "pack SHA-256 does not match manifest: the file's is %s, "
+			       "expert_pack.sha256 is %s; not sealed", hex, g->pack->m.sha256);
+	return MP_OK;
+}
+
+static enum mp_err seal_pack(struct sealing *g)
+{
+	enum mp_err rc = mp_pack_open(&g->pack, g->pack_path, &g->a->open, &g->err);
+
+	if (rc == MP_OK)
+		rc = check_anchor(g);
+	if (rc == MP_OK)
+		rc = prepare(g);
+	if (rc == MP_OK)
+		rc = hash_pack(g);
+	if (rc == MP_OK)
+		rc = mp_seal_write(&g->s, g->seal_path, &g->err);
 	return rc;
+}
+
+static int seal_report(const struct sealing *g, enum mp_err rc)
+{
+	char shown[CLI_TEXT_MAX], hex[MP_SHA256_HEX], sz[32];
+
+	if (g->a->json) {
+		seal_json(g->pack_path, g->seal_path, rc == MP_OK ? &g->s : NULL, &g->err);
+		return cli_exit_status(rc);
+	}
+	if (rc != MP_OK)
+		return cli_report(g->pack_path, &g->err);
+	if (g->a->quiet)
+		return CLI_EXIT_OK;
+	cli_print_warnings(g->pack);
+	mp_sha256_hex(g->s.seal_digest, hex);
+	printf("%s: sealed %" PRIu64 " chunks of %s, seal sha256 %s\n",
+	       cli_text(shown, g->seal_path), g->s.chunk_count,
+	       format_bytes(sz, sizeof sz, g->s.chunk_size), hex);
+	if (g->a->unanchored)
+		printf("%s: %s\n", shown, seal_unanchored_note);
+	return CLI_EXIT_OK;
+}
+
+static int seal_run(int argc, char **argv)
+{
+	struct seal_args a = {0};
+	struct sealing g = {.a = &a};
+	struct cli_operands ops;
+	enum cli_parse p = cli_parse(&cli_seal_command, argc, argv, &a, &ops);
+	int rc;
+
+	if (p != CLI_RUN)
+		return cli_parse_status(p, argv[0]);
+	g.pack_path = ops.v[0];
+	rc = seal_report(&g, seal_pack(&g));
+	free(g.s.digests);
+	free(g.seal_path);
+	mp_seal_layout_free(&g.l);
+	mp_pack_close(g.pack);
+	return cli_finish(argv[0], rc);
 }
 
 /* ---- sign ---------------------------------------------------------------- */
 
-static const char sign_usage[] =
-	"Usage: moepack sign --key=KEY.pem [OPTIONS] PACK\n"
-	"Sign a sealed PACK with an Ed25519 private key: write the statement\n"
-	"PACK.statement (the pack's size and SHA-256, index, seal and manifest\n"
-	"digests, and the key's fingerprint) and its signature PACK.sig.\n"
-	"The seal must be valid for the pack; its chunks are not re-read here\n"
-	"(run 'moepack verify --seal' for that).\n"
-	"\n"
-	"  -k, --key=FILE           the private key, as `openssl genpkey -algorithm\n"
-	"                           ed25519` writes it (unencrypted PEM)\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"  -j, --json               print one JSON object on stdout\n"
-	"  -q, --quiet              print nothing unless something fails\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Check a signature with stock OpenSSL:\n"
-	"  openssl pkeyutl -verify -pubin -inkey PUB.pem -rawin \\\n"
-	"      -in PACK.statement -sigfile PACK.sig\n"
-	"\n"
-	"Exit status: 0 signed, 1 invalid pack or seal, 2 usage error or unusable\n"
-	"key, 3 a file cannot be read or written.\n";
+struct sign_args {
+	const char *key;
+	struct mp_open_opts open;
+	bool json, quiet;
+};
 
-static const struct option sign_options[] = {
-	{"key", required_argument, NULL, 'k'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"json", no_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+#define A struct sign_args
+static const struct cli_option sign_options[] = {
+	CLI_OPT_TEXT("key", 'k', "FILE", "the private key, as `openssl genpkey -algorithm\n"
+		     "ed25519` writes it (unencrypted PEM)", A, key),
+	CLI_OPT_MANIFEST(A, open.manifest_path),
+	CLI_OPT_JSON(CLI_HELP_JSON, A, json),
+	CLI_OPT_QUIET("print nothing unless something fails", A, quiet),
+	{NULL},
+};
+#undef A
+
+static int sign_run(int argc, char **argv);
+
+const struct cli_command cli_sign_command = {
+	.name = "sign",
+	.summary = "sign a sealed pack with an Ed25519 key (PACK.sig)",
+	.operands = "PACK",
+	.usage = "moepack sign --key=KEY.pem [OPTIONS] PACK",
+	.about = "Sign a sealed PACK with an Ed25519 private key: write the statement\n"
+		 "PACK.statement (the pack's size and SHA-256, index, seal and manifest\n"
+		 "digests, and the key's fingerprint) and its signature PACK.sig.\n"
+		 "The seal must be valid for the pack; its chunks are not re-read here\n"
+		 "(run 'moepack verify --seal' for that).\n",
+	.options = sign_options,
+	.epilogue = "\n"
+		    "Check a signature with stock OpenSSL:\n"
+		    "  openssl pkeyutl -verify -pubin -inkey PUB.pem -rawin \\\n"
+		    "      -in PACK.statement -sigfile PACK.sig\n"
+		    "\n"
+		    "Exit status: 0 signed, 1 invalid pack or seal, 2 usage error or unusable\n"
+		    "key, 3 a file cannot be read or written.\n",
+	.run = sign_run,
 };
 
 /* Read PACK.seal and bind it to the open pack. */
@@ -291,86 +313,84 @@ enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
 	return rc;
 }
 
-int cmd_sign(int argc, char **argv)
+/* One run of sign: what it opened and found. */
+struct signing {
+	const struct sign_args *a;
+	const char *pack_path;
+	struct mp_pack *pack;
+	struct mp_seal *seal;
+	struct mp_seal_layout l;
+	char fphex[MP_SHA256_HEX], sealhex[MP_SHA256_HEX];
+	struct mp_error err;
+};
+
+static enum mp_err sign_pack(struct signing *g)
 {
-	const char *cmd = argv[0], *key = NULL;
-	struct mp_open_opts open = {0};
-	bool json = false, quiet = false;
-	struct mp_error err = {0};
-	struct mp_pack *pack = NULL;
-	struct mp_seal *seal = NULL;
-	struct mp_seal_layout l = {0};
 	unsigned char fp[MP_SHA256_LEN];
-	char fphex[MP_SHA256_HEX] = "", sealhex[MP_SHA256_HEX] = "";
-	int c, rc;
+	enum mp_err rc = mp_pack_open(&g->pack, g->pack_path, &g->a->open, &g->err);
 
-	while ((c = cli_getopt(cmd, argc, argv, "k:m:jqh", sign_options)) != -1) {
-		switch (c) {
-		case 'k':
-			key = optarg;
-			break;
-		case 'm':
-			open.manifest_path = optarg;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'q':
-			quiet = true;
-			break;
-		case 'h':
-			fputs(sign_usage, stdout);
-			return cli_finish_stdout(cmd);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "missing PACK");
-	if (argc - optind > 1)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-	if (!key)
-		return cli_usage_error(cmd, "missing --key");
-
-	const char *pack_path = argv[optind];
-	rc = mp_pack_open(&pack, pack_path, &open, &err);
 	if (rc == MP_OK)
-		rc = cli_load_seal(pack, &seal, &l, &err);
+		rc = cli_load_seal(g->pack, &g->seal, &g->l, &g->err);
 	if (rc == MP_OK)
-		rc = mp_key_fingerprint(key, true, fp, &err);
+		rc = mp_key_fingerprint(g->a->key, true, fp, &g->err);
 	if (rc == MP_OK)
-		rc = mp_sign_pack(pack, seal, key, &err);
+		rc = mp_sign_pack(g->pack, g->seal, g->a->key, &g->err);
 	if (rc == MP_OK) {
-		mp_sha256_hex(fp, fphex);
-		mp_sha256_hex(seal->seal_digest, sealhex);
+		mp_sha256_hex(fp, g->fphex);
+		mp_sha256_hex(g->seal->seal_digest, g->sealhex);
 	}
-	if (json) {
-		json_t *o = json_object();
-		json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
-		json_object_set_new(o, "code", json_string(mp_err_name(rc)));
-		json_object_set_new(o, "message", cli_json_text(rc == MP_OK ? "signed" : err.msg));
-		json_object_set_new(o, "pack", cli_json_text(pack_path));
-		json_object_set_new(o, "key_sha256", rc == MP_OK ? json_string(fphex) : json_null());
-		json_object_set_new(o, "seal_sha256",
-				    rc == MP_OK ? json_string(sealhex) : json_null());
-		if (rc == MP_OK && mp_seal_unanchored(seal))
-			json_object_set_new(o, "note", json_string(seal_unanchored_note));
-		cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
-		rc = cli_exit_status(rc);
-	} else if (rc != MP_OK) {
-		rc = cli_report(pack_path, &err);
-	} else if (!quiet) {
-		char shown[CLI_TEXT_MAX];
-		cli_text(shown, pack_path);
-		printf("%s: signed: %s%s and %s%s (key sha256 %s, seal sha256 %s)\n", shown, shown,
-		       MP_STATEMENT_SUFFIX, shown, MP_SIG_SUFFIX, fphex, sealhex);
-		if (mp_seal_unanchored(seal))
-			printf("%s: %s\n", shown, seal_unanchored_note);
-	}
-	mp_seal_free(seal);
-	mp_seal_layout_free(&l);
-	mp_pack_close(pack);
-	if (cli_finish_stdout(cmd) && !rc)
-		rc = CLI_EXIT_IO;
 	return rc;
+}
+
+static void sign_json(const struct signing *g, enum mp_err rc)
+{
+	json_t *o = cli_json_result(rc, "signed", g->err.msg, g->pack_path);
+
+	json_object_set_new(o, "key_sha256", rc == MP_OK ? json_string(g->fphex) : json_null());
+	json_object_set_new(o, "seal_sha256", rc == MP_OK ? json_string(g->sealhex) : json_null());
+	if (rc == MP_OK && mp_seal_unanchored(g->seal))
+		json_object_set_new(o, "note", json_string(seal_unanchored_note));
+	cli_print_json(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
+}
+
+static int sign_report(const struct signing *g, enum mp_err rc)
+{
+	char shown[CLI_TEXT_MAX];
+
+	if (g->a->json) {
+		sign_json(g, rc);
+		return cli_exit_status(rc);
+	}
+	if (rc != MP_OK)
+		return cli_report(g->pack_path, &g->err);
+	if (g->a->quiet)
+		return CLI_EXIT_OK;
+	cli_text(shown, g->pack_path);
+	printf("%s: signed: %s%s and %s%s (key sha256 %s, seal sha256 %s)\n", shown, shown,
+	       MP_STATEMENT_SUFFIX, shown, MP_SIG_SUFFIX, g->fphex, g->sealhex);
+	if (mp_seal_unanchored(g->seal))
+		printf("%s: %s\n", shown, seal_unanchored_note);
+	return CLI_EXIT_OK;
+}
+
+static int sign_run(int argc, char **argv)
+{
+	struct sign_args a = {0};
+	struct signing g = {.a = &a};
+	struct cli_operands ops;
+	enum cli_parse p = cli_parse(&cli_sign_command, argc, argv, &a, &ops);
+	int rc;
+
+	if (p == CLI_RUN && !a.key) {
+		cli_usage_error(argv[0], "missing --key");
+		p = CLI_USAGE_ERROR;
+	}
+	if (p != CLI_RUN)
+		return cli_parse_status(p, argv[0]);
+	g.pack_path = ops.v[0];
+	rc = sign_report(&g, sign_pack(&g));
+	mp_seal_free(g.seal);
+	mp_seal_layout_free(&g.l);
+	mp_pack_close(g.pack);
+	return cli_finish(argv[0], rc);
 }

@@ -30,25 +30,31 @@
 
 #include "cli/cli.h"
 
-static const char usage_text[] =
-	"Usage: moepack top [OPTIONS] MOUNT\n"
-	"A live view of a moepackfs mount, refreshed every second: pack state and\n"
-	"validation, read throughput now and since mounting, the hottest layers\n"
-	"and experts, a heat map of reads over layers x experts, and errors.\n"
-	"Keys: q quits, l chooses a layer (empty: all), s cycles the sort of the\n"
-	"experts (reads, now, id).\n"
-	"\n"
-	"  -1, --once               print one plain-text frame and exit\n"
-	"  -j, --json               print the same data as one JSON object and exit\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 success, 2 usage error, 3 MOUNT cannot be read.\n";
+struct top_args {
+	bool once, json;
+};
 
-static const struct option long_options[] = {
-	{"once", no_argument, NULL, '1'},
-	{"json", no_argument, NULL, 'j'},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
+static const struct cli_option options[] = {
+	CLI_OPT_TRUE("once", '1', "print one plain-text frame and exit", struct top_args, once),
+	CLI_OPT_JSON("print the same data as one JSON object and exit", struct top_args, json),
+	{NULL},
+};
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_top_command = {
+	.name = "top",
+	.summary = "a live view of what loaders read from a mount",
+	.operands = "MOUNT",
+	.about = "A live view of a moepackfs mount, refreshed every second: pack state and\n"
+		 "validation, read throughput now and since mounting, the hottest layers\n"
+		 "and experts, a heat map of reads over layers x experts, and errors.\n"
+		 "Keys: q quits, l chooses a layer (empty: all), s cycles the sort of the\n"
+		 "experts (reads, now, id).\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 success, 2 usage error, 3 MOUNT cannot be read.\n",
+	.run = run,
 };
 
 #define CMD "top"
@@ -308,21 +314,39 @@ static double rate(const struct view *v, uint64_t now, uint64_t before)
 	return dt > 0 && now >= before ? (double)(now - before) / dt : 0;
 }
 
-static const struct view *sort_view;
-
-static int cmp_hot(const void *pa, const void *pb)
+/* The orders of the experts, one comparison each: "id" by layer and
+ * expert, "reads" by reads and then id, "now" by this second's reads and
+ * then as "reads". */
+static int cmp_hot_id(const void *pa, const void *pb)
 {
 	const struct hot *a = pa, *b = pb;
 
-	/* now: ties by reads; reads: ties by id */
-	if (sort_view->sort == SORT_NOW && a->now != b->now)
-		return a->now < b->now ? 1 : -1;
-	if (sort_view->sort != SORT_ID && a->reads != b->reads)
-		return a->reads < b->reads ? 1 : -1;
 	if (a->layer != b->layer)
 		return a->layer < b->layer ? -1 : 1;
 	return a->expert < b->expert ? -1 : a->expert > b->expert;
 }
+
+static int cmp_hot_reads(const void *pa, const void *pb)
+{
+	const struct hot *a = pa, *b = pb;
+
+	if (a->reads != b->reads)
+		return a->reads < b->reads ? 1 : -1;
+	return cmp_hot_id(pa, pb);
+}
+
+static int cmp_hot_now(const void *pa, const void *pb)
+{
+	const struct hot *a = pa, *b = pb;
+
+	if (a->now != b->now)
+		return a->now < b->now ? 1 : -1;
+	return cmp_hot_reads(pa, pb);
+}
+
+static int (*const cmp_hot[SORT_COUNT])(const void *, const void *) = {
+	[SORT_READS] = cmp_hot_reads, [SORT_NOW] = cmp_hot_now, [SORT_ID] = cmp_hot_id,
+};
 
 /* The experts read since mounting (of the chosen layer), sorted; *n of them. */
 static struct hot *hottest(const struct view *v, size_t *n)
@@ -350,8 +374,7 @@ static struct hot *hottest(const struct view *v, size_t *n)
 			(*n)++;
 		}
 	}
-	sort_view = v;
-	qsort(h, *n, sizeof *h, cmp_hot);
+	qsort(h, *n, sizeof *h, cmp_hot[v->sort]);
 	return h;
 }
 
@@ -432,17 +455,13 @@ static void put(struct frame *f, const char *fmt, ...)
 	f->n++;
 }
 
-static void render(const struct view *v, struct frame *f)
+/* The first lines: state, throughput, errors. */
+static void render_header(const struct view *v, struct frame *f)
 {
 	const struct sample *s = &v->cur;
-	char a[32], b[32], c[32], d[32], errs[256] = "";
-	unsigned idx[HOT_ROWS], nl, rows, cols, hot_rows, used;
-	size_t nh;
-	struct hot *h = hottest(v, &nh);
-	uint64_t *cells, max = 0;
+	char a[32], b[32], c[32], errs[256] = "";
 	size_t el = 0;
 
-	f->n = 0;
 	put(f, "moepack top  %s   pack %s   validation %s (verify=%s)   up %.0f s",
 	    v->shown, s->pack_state, s->validation, s->verify, s->uptime);
 	human(a, sizeof a, (double)s->bytes);
@@ -461,10 +480,29 @@ static void render(const struct view *v, struct frame *f)
 	put(f, "direct %s  buffered %s   errors %" PRIu64 " (%s )", a, b, s->errors,
 	    errs[0] ? errs + 1 : "none");
 	put(f, "%s", "");
+}
 
-	/* the hottest layers beside the hottest experts */
-	nl = hot_layers(s, idx, HOT_ROWS);
-	used = f->n;
+/* One row of the hot tables: layer l's bytes and rate. */
+static void hot_layer_cell(const struct view *v, unsigned l, char *out, size_t len)
+{
+	const struct sample *s = &v->cur;
+	bool ok = v->have_prev && v->prev.nlayers == s->nlayers;
+	char a[32], b[32];
+
+	human(a, sizeof a, (double)s->layer_bytes[l]);
+	human(b, sizeof b, ok ? rate(v, s->layer_bytes[l], v->prev.layer_bytes[l]) : 0);
+	snprintf(out, len, "%5" PRIu32 " %10s %9s", s->layer_id[l], a, b);
+}
+
+/* The hottest layers beside the hottest experts. */
+static void render_hot(const struct view *v, struct frame *f)
+{
+	const struct sample *s = &v->cur;
+	unsigned idx[HOT_ROWS], nl = hot_layers(s, idx, HOT_ROWS), used = f->n, hot_rows;
+	size_t nh;
+	struct hot *h = hottest(v, &nh);
+	char d[32];
+
 	hot_rows = f->height > used + 14 ? HOT_ROWS : (f->height > used + 8 ? 4 : 2);
 	if (v->layer >= 0)
 		snprintf(d, sizeof d, "layer %ld", v->layer);
@@ -479,49 +517,55 @@ static void render(const struct view *v, struct frame *f)
 		if (i < nh)
 			snprintf(left, sizeof left, "%5" PRIu32 " %6u %10" PRIu64 " %7.1f",
 				 s->layer_id[h[i].layer], h[i].expert, h[i].reads, h[i].now);
-		if (i < nl) {
-			unsigned l = idx[i];
-			bool ok = v->have_prev && v->prev.nlayers == s->nlayers;
-
-			human(a, sizeof a, (double)s->layer_bytes[l]);
-			human(b, sizeof b, ok ? rate(v, s->layer_bytes[l], v->prev.layer_bytes[l])
-					      : 0);
-			snprintf(right, sizeof right, "%5" PRIu32 " %10s %9s", s->layer_id[l], a,
-				 b);
-		}
+		if (i < nl)
+			hot_layer_cell(v, idx[i], right, sizeof right);
 		put(f, "%-36s    %s", left, right);
 	}
 	put(f, "%s", "");
+	free(h);
+}
 
-	/* the heat map, folded to the room left */
-	rows = f->height > f->n + 3 ? f->height - f->n - 3 : 1;
+/* The heat map, folded to the room left. */
+static void render_heat(const struct sample *s, struct frame *f)
+{
+	unsigned rows = f->height > f->n + 3 ? f->height - f->n - 3 : 1;
+	unsigned cols = f->width > 8 ? f->width - 8 : 1;
+	uint64_t *cells, max = 0;
+
 	if (rows > s->nlayers)
 		rows = s->nlayers ? s->nlayers : 1;
-	cols = f->width > 8 ? f->width - 8 : 1;
 	if (cols > s->nexperts)
 		cols = s->nexperts ? s->nexperts : 1;
 	put(f, "HEAT: reads over %u layers (rows of %u) x %u experts (columns of %u)",
 	    s->nlayers, s->nlayers ? (s->nlayers + rows - 1) / rows : 0, s->nexperts,
 	    s->nexperts ? (s->nexperts + cols - 1) / cols : 0);
 	cells = calloc((size_t)rows * cols, sizeof *cells);
-	if (cells && s->expert_reads) {
-		heat(s, rows, cols, cells);
-		for (size_t i = 0; i < (size_t)rows * cols; i++)
-			max = cells[i] > max ? cells[i] : max;
-		for (unsigned r = 0; r < rows; r++) {
-			char row[WIDTH_MAX + 1];
-			unsigned first = r * s->nlayers / rows;
-
-			for (unsigned c2 = 0; c2 < cols && c2 < WIDTH_MAX; c2++)
-				row[c2] = shade(cells[(size_t)r * cols + c2], max);
-			row[cols < WIDTH_MAX ? cols : WIDTH_MAX] = '\0';
-			put(f, "%5" PRIu32 " |%s|", s->layer_id[first], row);
-		}
-	} else {
+	if (!cells || !s->expert_reads) {
 		put(f, "  (no per-expert counts: the mount has no expert_reads attributes)");
+		free(cells);
+		return;
+	}
+	heat(s, rows, cols, cells);
+	for (size_t i = 0; i < (size_t)rows * cols; i++)
+		max = cells[i] > max ? cells[i] : max;
+	for (unsigned r = 0; r < rows; r++) {
+		char row[WIDTH_MAX + 1];
+		unsigned first = r * s->nlayers / rows;
+
+		for (unsigned c = 0; c < cols && c < WIDTH_MAX; c++)
+			row[c] = shade(cells[(size_t)r * cols + c], max);
+		row[cols < WIDTH_MAX ? cols : WIDTH_MAX] = '\0';
+		put(f, "%5" PRIu32 " |%s|", s->layer_id[first], row);
 	}
 	free(cells);
-	free(h);
+}
+
+static void render(const struct view *v, struct frame *f)
+{
+	f->n = 0;
+	render_header(v, f);
+	render_hot(v, f);
+	render_heat(&v->cur, f);
 	put(f, "q quit   l choose a layer   s sort (%s)", sort_names[v->sort]);
 }
 
@@ -532,14 +576,60 @@ static json_t *jint(uint64_t v)
 	return json_integer(v > INT64_MAX ? INT64_MAX : (json_int_t)v);
 }
 
-static int print_json(const struct view *v)
+static void hot_json(const struct view *v, json_t *o)
 {
 	const struct sample *s = &v->cur;
-	json_t *o = json_object(), *errs = json_object(), *hl = json_array(),
-	       *he = json_array();
+	json_t *hl = json_array(), *he = json_array();
 	unsigned idx[HOT_ROWS], nl = hot_layers(s, idx, HOT_ROWS);
 	size_t nh;
 	struct hot *h = hottest(v, &nh);
+
+	for (unsigned i = 0; i < nl; i++)
+		json_array_append_new(hl, json_pack("{s:I, s:I, s:I}", "layer",
+						    (json_int_t)s->layer_id[idx[i]], "reads",
+						    (json_int_t)s->layer_reads[idx[i]], "bytes",
+						    (json_int_t)s->layer_bytes[idx[i]]));
+	json_object_set_new(o, "hottest_layers", hl);
+	for (size_t i = 0; h && i < nh && i < HOT_ROWS; i++)
+		json_array_append_new(he, json_pack("{s:I, s:I, s:I, s:f}", "layer",
+						    (json_int_t)s->layer_id[h[i].layer], "expert",
+						    (json_int_t)h[i].expert, "reads",
+						    (json_int_t)h[i].reads, "reads_per_second",
+						    h[i].now));
+	json_object_set_new(o, "hottest_experts", he);
+	free(h);
+}
+
+/* The heat map at 16 x 64 cells. */
+static json_t *heat_json(const struct sample *s)
+{
+	unsigned rows = s->nlayers < 16 ? (s->nlayers ? s->nlayers : 1) : 16;
+	unsigned cols = s->nexperts < 64 ? (s->nexperts ? s->nexperts : 1) : 64;
+	uint64_t *cells = calloc((size_t)rows * cols, sizeof *cells);
+	json_t *hm = json_object(), *grid = json_array();
+
+	if (cells && s->expert_reads)
+		heat(s, rows, cols, cells);
+	for (unsigned r = 0; cells && s->expert_reads && r < rows; r++) {
+		json_t *row = json_array();
+
+		for (unsigned c = 0; c < cols; c++)
+			json_array_append_new(row, jint(cells[(size_t)r * cols + c]));
+		json_array_append_new(grid, row);
+	}
+	free(cells);
+	json_object_set_new(hm, "layers", json_integer(s->nlayers));
+	json_object_set_new(hm, "experts", json_integer(s->nexperts));
+	json_object_set_new(hm, "rows", json_integer(rows));
+	json_object_set_new(hm, "columns", json_integer(cols));
+	json_object_set_new(hm, "cells", grid);
+	return hm;
+}
+
+static int print_json(const struct view *v)
+{
+	const struct sample *s = &v->cur;
+	json_t *o = json_object(), *errs = json_object();
 
 	json_object_set_new(o, "mount", cli_json_text(v->mount));
 	json_object_set_new(o, "pack_state", json_string(s->pack_state));
@@ -560,44 +650,8 @@ static int print_json(const struct view *v)
 		json_object_set_new(errs, s->errnos[i].name, jint(s->errnos[i].count));
 	json_object_set_new(o, "read_errors_by_errno", errs);
 	json_object_set_new(o, "sort", json_string(sort_names[v->sort]));
-	for (unsigned i = 0; i < nl; i++)
-		json_array_append_new(hl, json_pack("{s:I, s:I, s:I}", "layer",
-						    (json_int_t)s->layer_id[idx[i]], "reads",
-						    (json_int_t)s->layer_reads[idx[i]], "bytes",
-						    (json_int_t)s->layer_bytes[idx[i]]));
-	json_object_set_new(o, "hottest_layers", hl);
-	for (size_t i = 0; h && i < nh && i < HOT_ROWS; i++)
-		json_array_append_new(he, json_pack("{s:I, s:I, s:I, s:f}", "layer",
-						    (json_int_t)s->layer_id[h[i].layer], "expert",
-						    (json_int_t)h[i].expert, "reads",
-						    (json_int_t)h[i].reads, "reads_per_second",
-						    h[i].now));
-	json_object_set_new(o, "hottest_experts", he);
-	free(h);
-	{
-		/* the heat map at 16 x 64 cells */
-		unsigned rows = s->nlayers < 16 ? (s->nlayers ? s->nlayers : 1) : 16;
-		unsigned cols = s->nexperts < 64 ? (s->nexperts ? s->nexperts : 1) : 64;
-		uint64_t *cells = calloc((size_t)rows * cols, sizeof *cells);
-		json_t *hm = json_object(), *grid = json_array();
-
-		if (cells && s->expert_reads)
-			heat(s, rows, cols, cells);
-		for (unsigned r = 0; cells && s->expert_reads && r < rows; r++) {
-			json_t *row = json_array();
-
-			for (unsigned c = 0; c < cols; c++)
-				json_array_append_new(row, jint(cells[(size_t)r * cols + c]));
-			json_array_append_new(grid, row);
-		}
-		free(cells);
-		json_object_set_new(hm, "layers", json_integer(s->nlayers));
-		json_object_set_new(hm, "experts", json_integer(s->nexperts));
-		json_object_set_new(hm, "rows", json_integer(rows));
-		json_object_set_new(hm, "columns", json_integer(cols));
-		json_object_set_new(hm, "cells", grid);
-		json_object_set_new(o, "heat_map", hm);
-	}
+	hot_json(v, o);
+	json_object_set_new(o, "heat_map", heat_json(s));
 	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO
 								   : cli_finish_stdout(CMD);
 }
@@ -641,9 +695,8 @@ static void choose_layer(struct view *v)
 	v->layer = buf[0] && *end == '\0' && id >= 0 ? id : -1;
 }
 
-static int live(struct view *v)
+static int live(struct view *v, struct frame *f)
 {
-	static struct frame f;
 	char why[512];
 	struct timespec last = {0}, now;
 
@@ -667,19 +720,19 @@ static int live(struct view *v)
 			}
 			last = now;
 			last.tv_sec += 1;
-			draw(v, &f);
+			draw(v, f);
 		}
 		key = getch();
 		if (key == 'q' || key == 'Q')
 			break;
 		if (key == 's') {
 			v->sort = (v->sort + 1) % SORT_COUNT;
-			draw(v, &f);
+			draw(v, f);
 		} else if (key == 'l') {
 			choose_layer(v);
-			draw(v, &f);
+			draw(v, f);
 		} else if (key == KEY_RESIZE) {
-			draw(v, &f);
+			draw(v, f);
 		}
 	}
 	endwin();
@@ -720,61 +773,67 @@ static unsigned terminal_width(void)
 	return 100;
 }
 
-int cmd_top(int argc, char **argv)
+static enum cli_parse parse_args(int argc, char **argv, struct top_args *a)
 {
-	static struct view v;
-	static struct frame f;
-	bool once = false, json = false;
-	char why[512], shown[CLI_TEXT_MAX];
-	int c, status;
+	enum cli_parse p = cli_parse_options(&cli_top_command, argc, argv, a);
 
-	while ((c = cli_getopt(CMD, argc, argv, "1jh", long_options)) != -1) {
-		switch (c) {
-		case '1':
-			once = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return cli_finish_stdout(CMD);
-		default:
-			return CLI_EXIT_USAGE;
-		}
-	}
+	if (p != CLI_RUN)
+		return p;
 	if (optind + 1 != argc)
-		return cli_usage_error(CMD, optind == argc ? "missing MOUNT" : "too many arguments");
-	if (once && json)
-		return cli_usage_error(CMD, "--once and --json exclude each other");
-	if (!once && !json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
-		return cli_usage_error(CMD, "not a terminal: use --once or --json");
+		cli_usage_error(CMD, optind == argc ? "missing MOUNT" : "too many arguments");
+	else if (a->once && a->json)
+		cli_usage_error(CMD, "--once and --json exclude each other");
+	else if (!a->once && !a->json && (!isatty(STDIN_FILENO) || !isatty(STDOUT_FILENO)))
+		cli_usage_error(CMD, "not a terminal: use --once or --json");
+	else
+		return CLI_RUN;
+	return CLI_USAGE_ERROR;
+}
+
+/* --once and --json: one look, printed. */
+static int print_once(struct view *v, bool json, struct frame *f)
+{
+	if (json)
+		return print_json(v);
+	f->width = terminal_width();
+	f->height = 44;
+	render(v, f);
+	for (unsigned i = 0; i < f->n - 1; i++)
+		puts(f->line[i]);
+	return cli_finish_stdout(CMD);
+}
+
+static int run(int argc, char **argv)
+{
+	struct top_args a = {0};
+	struct view v = {.layer = -1};
+	char why[512], shown[CLI_TEXT_MAX];
+	enum cli_parse p = parse_args(argc, argv, &a);
+	struct frame *f;
+	bool sampled;
+	int status;
+
+	if (p != CLI_RUN)
+		return cli_parse_status(p, CMD);
+	/* a frame is large (lines of the widest terminal): not on the stack */
+	if (!(f = calloc(1, sizeof *f))) {
+		fprintf(stderr, "moepack %s: out of memory\n", CMD);
+		return CLI_EXIT_IO;
+	}
 	v.mount = argv[optind];
 	snprintf(v.shown, sizeof v.shown, "%s", cli_text(shown, v.mount));
-	v.layer = -1;
 	setlocale(LC_ALL, "");
-	if (once || json) {
-		if (!two_samples(&v, why, sizeof why)) {
-			fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
-			return CLI_EXIT_IO;
-		}
-		if (json) {
-			status = print_json(&v);
-		} else {
-			f.width = terminal_width();
-			f.height = 44;
-			render(&v, &f);
-			for (unsigned i = 0; i < f.n - 1; i++)
-				puts(f.line[i]);
-			status = cli_finish_stdout(CMD);
-		}
+	if (a.once || a.json)
+		sampled = two_samples(&v, why, sizeof why);
+	else
+		sampled = take_sample(&v, why, sizeof why);
+	if (!sampled) {
+		fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
+		status = CLI_EXIT_IO;
 	} else {
-		if (!take_sample(&v, why, sizeof why)) {
-			fprintf(stderr, "moepack: %s: %s\n", cli_text(shown, v.mount), why);
-			return CLI_EXIT_IO;
-		}
-		status = live(&v);
+		status = a.once || a.json ? print_once(&v, a.json, f) : live(&v, f);
 	}
+	free(f);
 	free(v.cur.expert_reads);
 	free(v.prev.expert_reads);
 	return status;

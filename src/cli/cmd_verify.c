@@ -17,55 +17,7 @@
 /* Lines naming bad chunks at most; the rest are counted. */
 #define MAX_BAD_LINES 100
 
-static const char usage_text[] =
-	"Usage: moepack verify [OPTIONS] PACK\n"
-	"Check PACK and its manifest the way the reference loader does: manifest,\n"
-	"header, every index entry, trailing bytes, index SHA-256 and, with --full,\n"
-	"the SHA-256 of the whole file; with --payload, also the payload itself.\n"
-	"\n"
-	"  -f, --full               also check expert_pack.sha256 (reads every byte)\n"
-	"  -p, --payload            scan every block's fp16 scales and every role:\n"
-	"                           report non-finite scales, all-zero roles and\n"
-	"                           experts whose scales are all zero (with --full,\n"
-	"                           in the same single read of the pack)\n"
-	"  -j, --json               print one JSON object on stdout\n"
-	"  -q, --quiet              print nothing unless the pack is invalid\n"
-	"  -m, --manifest=FILE      the manifest (default: PACK.manifest.json)\n"
-	"      --expect-layers=N    require model.num_hidden_layers to be N\n"
-	"      --expect-experts=N   require model.num_experts to be N\n"
-	"  -c, --config=FILE        require model.config_sha256 to be FILE's SHA-256\n"
-	"  -s, --seal               check every chunk against PACK.seal, on all\n"
-	"                           cores; name the layer, expert and role of each\n"
-	"                           bad chunk\n"
-	"      --jobs=N             --seal: hash on N threads (default: one per CPU)\n"
-	"      --trust=PUB[,PUB...] require PACK.sig: a signature by one of these\n"
-	"                           Ed25519 public keys over this pack, its seal\n"
-	"                           and its manifest\n"
-	"  -h, --help               show this help and exit\n"
-	"\n"
-	"Exit status: 0 valid, 1 invalid (or the payload scan found a problem, a\n"
-	"chunk differs from its seal, the seal is not the pack's, the signature is\n"
-	"missing or does not verify),\n"
-	"2 usage error (including --full when the manifest has no\n"
-	"expert_pack.sha256), 3 a file cannot be read.\n";
-
-enum { OPT_EXPECT_LAYERS = 0x100, OPT_EXPECT_EXPERTS, OPT_JOBS, OPT_TRUST };
-
-static const struct option long_options[] = {
-	{"full", no_argument, NULL, 'f'},
-	{"payload", no_argument, NULL, 'p'},
-	{"json", no_argument, NULL, 'j'},
-	{"quiet", no_argument, NULL, 'q'},
-	{"manifest", required_argument, NULL, 'm'},
-	{"expect-layers", required_argument, NULL, OPT_EXPECT_LAYERS},
-	{"expect-experts", required_argument, NULL, OPT_EXPECT_EXPERTS},
-	{"config", required_argument, NULL, 'c'},
-	{"seal", no_argument, NULL, 's'},
-	{"jobs", required_argument, NULL, OPT_JOBS},
-	{"trust", required_argument, NULL, OPT_TRUST},
-	{"help", no_argument, NULL, 'h'},
-	{NULL, 0, NULL, 0},
-};
+enum { OPT_EXPECT_LAYERS = CLI_LONG_ONLY, OPT_EXPECT_EXPERTS, OPT_JOBS, OPT_TRUST };
 
 struct verify_args {
 	bool json, quiet, payload, seal;
@@ -77,80 +29,97 @@ struct verify_args {
 	struct mp_open_opts open;
 };
 
-static int parse_args(int argc, char **argv, struct verify_args *a)
-{
-	const char *cmd = argv[0];
-	struct mp_error err;
-	int c;
+#define A struct verify_args
+static const struct cli_option options[] = {
+	CLI_OPT_TRUE("full", 'f', "also check expert_pack.sha256 (reads every byte)", A,
+		     open.full),
+	CLI_OPT_TRUE("payload", 'p', "scan every block's fp16 scales and every role:\n"
+		     "report non-finite scales, all-zero roles and\n"
+		     "experts whose scales are all zero (with --full,\n"
+		     "in the same single read of the pack)", A, payload),
+	CLI_OPT_JSON(CLI_HELP_JSON, A, json),
+	CLI_OPT_QUIET("print nothing unless the pack is invalid", A, quiet),
+	CLI_OPT_MANIFEST(A, open.manifest_path),
+	CLI_OPT_U64("expect-layers", OPT_EXPECT_LAYERS, "N",
+		    "require model.num_hidden_layers to be N", A, open.expect_layers, 0, 1,
+		    UINT64_MAX),
+	CLI_OPT_U64("expect-experts", OPT_EXPECT_EXPERTS, "N",
+		    "require model.num_experts to be N", A, open.expect_experts, 0, 1,
+		    UINT64_MAX),
+	CLI_OPT_TEXT("config", 'c', "FILE", "require model.config_sha256 to be FILE's SHA-256",
+		     A, open.config_path),
+	CLI_OPT_TRUE("seal", 's', "check every chunk against PACK.seal, on all\n"
+		     "cores; name the layer, expert and role of each\n"
+		     "bad chunk", A, seal),
+	CLI_OPT_U64("jobs", OPT_JOBS, "N", "--seal: hash on N threads (default: one per CPU)",
+		    A, jobs, 0, 1, 64),
+	CLI_OPT_CALL("trust", OPT_TRUST, "PUB[,PUB...]",
+		     "require PACK.sig: a signature by one of these\n"
+		     "Ed25519 public keys over this pack, its seal\n"
+		     "and its manifest"),
+	{NULL},
+};
+#undef A
 
-	while ((c = cli_getopt(cmd, argc, argv, "fpjqm:c:sh", long_options)) != -1) {
-		switch (c) {
-		case 's':
-			a->seal = true;
-			break;
-		case OPT_JOBS:
-			if (cli_parse_u64(optarg, "--jobs", 0, 1, 64, &a->jobs, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			break;
-		case OPT_TRUST: {
-			char *p;
-			free(a->trust_list);
-			a->ntrust = 0;
-			if (!(a->trust_list = strdup(optarg)))
-				return cli_usage_error(cmd, "out of memory");
-			for (p = strtok(a->trust_list, ","); p; p = strtok(NULL, ",")) {
-				if (a->ntrust == MP_MAX_TRUSTED_KEYS)
-					return cli_usage_error(cmd, "--trust takes at most %u keys",
-							       MP_MAX_TRUSTED_KEYS);
-				a->trust[a->ntrust++] = p;
-			}
-			if (a->ntrust == 0)
-				return cli_usage_error(cmd, "--trust needs a key file");
-			break;
-		}
-		case 'f':
-			a->open.full = true;
-			break;
-		case 'p':
-			a->payload = true;
-			break;
-		case 'j':
-			a->json = true;
-			break;
-		case 'q':
-			a->quiet = true;
-			break;
-		case 'm':
-			a->open.manifest_path = optarg;
-			break;
-		case 'c':
-			a->open.config_path = optarg;
-			break;
-		case OPT_EXPECT_LAYERS:
-			if (cli_parse_u64(optarg, "--expect-layers", 0, 1, UINT64_MAX,
-					  &a->open.expect_layers, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			break;
-		case OPT_EXPECT_EXPERTS:
-			if (cli_parse_u64(optarg, "--expect-experts", 0, 1, UINT64_MAX,
-					  &a->open.expect_experts, &err))
-				return cli_usage_error(cmd, "%s", err.msg);
-			break;
-		case 'h':
-			fputs(usage_text, stdout);
-			return -1;
-		default:
-			return CLI_EXIT_USAGE;
-		}
+/* --trust PUB[,PUB...]: the last one given counts. */
+static enum cli_parse on_option(void *args, int key, const char *arg, const char *cmd)
+{
+	struct verify_args *a = args;
+
+	(void)key;
+	free(a->trust_list);
+	a->ntrust = 0;
+	if (!(a->trust_list = strdup(arg))) {
+		cli_usage_error(cmd, "out of memory");
+		return CLI_USAGE_ERROR;
 	}
-	if (optind >= argc)
-		return cli_usage_error(cmd, "missing PACK");
-	if (argc - optind > 1)
-		return cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
-	if (a->jobs && !a->seal)
-		return cli_usage_error(cmd, "--jobs needs --seal");
-	a->pack = argv[optind];
-	return CLI_EXIT_OK;
+	for (char *p = strtok(a->trust_list, ","); p; p = strtok(NULL, ",")) {
+		if (a->ntrust == MP_MAX_TRUSTED_KEYS) {
+			cli_usage_error(cmd, "--trust takes at most %u keys", MP_MAX_TRUSTED_KEYS);
+			return CLI_USAGE_ERROR;
+		}
+		a->trust[a->ntrust++] = p;
+	}
+	if (a->ntrust == 0) {
+		cli_usage_error(cmd, "--trust needs a key file");
+		return CLI_USAGE_ERROR;
+	}
+	return CLI_RUN;
+}
+
+static int run(int argc, char **argv);
+
+const struct cli_command cli_verify_command = {
+	.name = "verify",
+	.summary = "check a pack and its manifest as the loader does",
+	.operands = "PACK",
+	.about = "Check PACK and its manifest the way the reference loader does: manifest,\n"
+		 "header, every index entry, trailing bytes, index SHA-256 and, with --full,\n"
+		 "the SHA-256 of the whole file; with --payload, also the payload itself.\n",
+	.options = options,
+	.epilogue = "\n"
+		    "Exit status: 0 valid, 1 invalid (or the payload scan found a problem, a\n"
+		    "chunk differs from its seal, the seal is not the pack's, the signature is\n"
+		    "missing or does not verify),\n"
+		    "2 usage error (including --full when the manifest has no\n"
+		    "expert_pack.sha256), 3 a file cannot be read.\n",
+	.on_option = on_option,
+	.run = run,
+};
+
+static enum cli_parse parse_args(int argc, char **argv, struct verify_args *a)
+{
+	struct cli_operands ops;
+	enum cli_parse p = cli_parse(&cli_verify_command, argc, argv, a, &ops);
+
+	if (p != CLI_RUN)
+		return p;
+	if (a->jobs && !a->seal) {
+		cli_usage_error(argv[0], "--jobs needs --seal");
+		return CLI_USAGE_ERROR;
+	}
+	a->pack = ops.v[0];
+	return CLI_RUN;
 }
 
 /* What --seal and --trust found, for printing. */
@@ -379,13 +348,49 @@ static json_t *summary_json(const struct payload *pl)
 	return o;
 }
 
-static json_t *warnings_json(const struct mp_pack *pack)
+/* The object without the problem list. */
+static json_t *verify_json(const struct verify_args *a, const struct mp_pack *pack,
+			   const struct mp_error *err, const struct payload *pl,
+			   const struct sealcheck *sc)
 {
-	json_t *list = json_array();
+	char *manifest = pack ? NULL : cli_manifest_path(a->pack, a->open.manifest_path);
+	bool ok = pack != NULL && err->code == MP_OK;
+	json_t *o = cli_json_result(err->code, "valid", err->msg, a->pack);
 
-	for (unsigned i = 0; pack && list && i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		json_array_append_new(list, cli_json_text(pack->warnings[i]));
-	return list;
+	json_object_set_new(o, "manifest",
+			    cli_json_text(pack ? pack->manifest_path : manifest));
+	/* only a pack that passed is vouched for: a digest next to "ok":
+	 * false (payload, full digest, ...) would read as a valid identity */
+	json_object_set_new(o, "index_sha256",
+			    ok ? json_string(pack->m.index_sha256) : json_null());
+	json_object_set_new(o, "full_sha256_checked",
+			    json_boolean(pack && pack->full_checked));
+	json_object_set_new(o, "warnings", cli_warnings_json(pack));
+	if (a->payload)
+		json_object_set_new(o, "payload", pl->done ? summary_json(pl) : json_null());
+	seal_json_fields(o, a, sc);
+	free(manifest);
+	return o;
+}
+
+/* text is the object's JSON: drop its closing brace, add the problems, close
+ * again.  Returns jansson's status. */
+static int print_with_problems(char *text, const struct payload *pl)
+{
+	int rc = 0;
+
+	text[strlen(text) - 1] = '\0';
+	printf("%s,\"problems\":[", text);
+	for (size_t i = 0; i < pl->n && rc == 0; i++) {
+		json_t *p = problem_json(&pl->list[i]);
+
+		if (i)
+			putchar(',');
+		rc = json_dumpf(p, stdout, JSON_PRESERVE_ORDER | JSON_COMPACT);
+		json_decref(p);
+	}
+	printf("]}\n");
+	return rc;
 }
 
 /*
@@ -397,49 +402,17 @@ static int print_json(const struct verify_args *a, const struct mp_pack *pack,
 		      const struct mp_error *err, const struct payload *pl,
 		      const struct sealcheck *sc)
 {
-	char *manifest = pack ? NULL : cli_manifest_path(a->pack, a->open.manifest_path);
-	bool ok = pack != NULL && err->code == MP_OK;
-	json_t *o = json_object();
-	char *text;
+	json_t *o = verify_json(a, pack, err, pl, sc);
+	char *text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
 	int rc = 0;
 
-	json_object_set_new(o, "ok", json_boolean(ok));
-	json_object_set_new(o, "code", json_string(mp_err_name(err->code)));
-	json_object_set_new(o, "message", cli_json_text(ok ? "valid" : err->msg));
-	json_object_set_new(o, "pack", cli_json_text(a->pack));
-	json_object_set_new(o, "manifest",
-			    cli_json_text(pack ? pack->manifest_path : manifest));
-	/* only a pack that passed is vouched for: a digest next to "ok":
-	 * false (payload, full digest, ...) would read as a valid identity */
-	json_object_set_new(o, "index_sha256",
-			    ok ? json_string(pack->m.index_sha256) : json_null());
-	json_object_set_new(o, "full_sha256_checked",
-			    json_boolean(pack && pack->full_checked));
-	json_object_set_new(o, "warnings", warnings_json(pack));
-	if (a->payload)
-		json_object_set_new(o, "payload", pl->done ? summary_json(pl) : json_null());
-	seal_json_fields(o, a, sc);
-	free(manifest);
-	text = json_dumps(o, JSON_PRESERVE_ORDER | JSON_COMPACT);
 	json_decref(o);
 	if (!text)
 		return CLI_EXIT_IO;
-	if (!a->payload) {
+	if (!a->payload)
 		printf("%s\n", text);
-	} else {
-		/* drop the closing brace, add the problems, close again */
-		text[strlen(text) - 1] = '\0';
-		printf("%s,\"problems\":[", text);
-		for (size_t i = 0; i < pl->n && rc == 0; i++) {
-			json_t *p = problem_json(&pl->list[i]);
-
-			if (i)
-				putchar(',');
-			rc = json_dumpf(p, stdout, JSON_PRESERVE_ORDER | JSON_COMPACT);
-			json_decref(p);
-		}
-		printf("]}\n");
-	}
+	else
+		rc = print_with_problems(text, pl);
 	free(text);
 	return rc ? CLI_EXIT_IO : CLI_EXIT_OK;
 }
@@ -526,71 +499,87 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 	return MP_OK;
 }
 
-int cmd_verify(int argc, char **argv)
-{
-	struct verify_args a = {0};
-	struct progress_bar bar;
-	struct mp_error err = {0};
-	struct mp_pack *pack = NULL;
-	struct payload pl = {0};
-	struct sealcheck sc = {0};
-	bool full;
-	int rc = parse_args(argc, argv, &a);
+/* Everything one run found, for the report. */
+struct verify_run {
+	struct mp_pack *pack;
+	struct mp_error err;
+	struct payload pl;
+	struct sealcheck sc;
+};
 
-	if (rc) {
-		free(a.trust_list);
-		return rc < 0 ? cli_finish_stdout(argv[0]) : rc;
-	}
+/* Open and validate the pack, then --payload, then --seal and --trust:
+ * each only when what came before passed. */
+static enum mp_err check_all(struct verify_args *a, struct verify_run *r)
+{
+	struct progress_bar bar;
+	bool full = a->open.full;
+	enum mp_err rc;
 
 	/* with --payload the digest rides on the scan's read */
-	full = a.open.full;
-	if (a.payload)
-		a.open.full = false;
-	progress_bar_init(&bar, stderr, "sha256", !a.quiet);
-	a.open.progress = progress_bar_update;
-	a.open.progress_arg = &bar;
-	rc = mp_pack_open(&pack, a.pack, &a.open, &err);
+	if (a->payload)
+		a->open.full = false;
+	progress_bar_init(&bar, stderr, "sha256", !a->quiet);
+	a->open.progress = progress_bar_update;
+	a->open.progress_arg = &bar;
+	rc = mp_pack_open(&r->pack, a->pack, &a->open, &r->err);
 	progress_bar_finish(&bar);
-	a.open.full = full;
-	if (rc == MP_OK && a.payload) {
-		pl.pack_path = a.pack;
-		progress_bar_init(&bar, stderr, full ? "sha256+scan" : "scan", !a.quiet);
-		rc = run_payload(&a, pack, &pl, &bar, &err);
+	a->open.full = full;
+	if (rc == MP_OK && a->payload) {
+		r->pl.pack_path = a->pack;
+		progress_bar_init(&bar, stderr, full ? "sha256+scan" : "scan", !a->quiet);
+		rc = run_payload(a, r->pack, &r->pl, &bar, &r->err);
 		progress_bar_finish(&bar);
 	}
-	if (rc == MP_OK && (a.seal || a.ntrust)) {
-		sc.pack = pack;
-		sc.pack_path = a.pack;
-		sc.json = a.json;
-		progress_bar_init(&bar, stderr, "seal", !a.quiet && !a.json);
-		rc = run_seal(&a, pack, &sc, &bar, &err);
+	if (rc == MP_OK && (a->seal || a->ntrust)) {
+		r->sc.pack = r->pack;
+		r->sc.pack_path = a->pack;
+		r->sc.json = a->json;
+		progress_bar_init(&bar, stderr, "seal", !a->quiet && !a->json);
+		rc = run_seal(a, r->pack, &r->sc, &bar, &r->err);
 		progress_bar_finish(&bar);
 	}
-
-	if (a.json) {
-		int out = print_json(&a, pack, &err, &pl, &sc);
-
-		rc = rc ? cli_exit_status(rc) : out;
-	} else if (rc) {
-		if (pl.done)
-			print_payload_summary(a.pack, &pl);
-		rc = cli_report(a.pack, &err);
-	} else {
-		if (!a.quiet) {
-			cli_print_warnings(pack);
-			if (pl.done)
-				print_payload_summary(a.pack, &pl);
-			seal_summary(&sc);
-			print_summary(pack);
-		}
-	}
-	free(pl.list);
-	json_decref(sc.bad_list);
-	mp_seal_free(sc.seal);
-	mp_seal_layout_free(&sc.l);
-	free(a.trust_list);
-	mp_pack_close(pack);
-	if (cli_finish_stdout(argv[0]) && !rc)
-		rc = CLI_EXIT_IO;
 	return rc;
+}
+
+static int report(const struct verify_args *a, const struct verify_run *r, enum mp_err rc)
+{
+	if (a->json) {
+		int out = print_json(a, r->pack, &r->err, &r->pl, &r->sc);
+
+		return rc ? cli_exit_status(rc) : out;
+	}
+	if (rc) {
+		if (r->pl.done)
+			print_payload_summary(a->pack, &r->pl);
+		return cli_report(a->pack, &r->err);
+	}
+	if (!a->quiet) {
+		cli_print_warnings(r->pack);
+		if (r->pl.done)
+			print_payload_summary(a->pack, &r->pl);
+		seal_summary(&r->sc);
+		print_summary(r->pack);
+	}
+	return CLI_EXIT_OK;
+}
+
+static int run(int argc, char **argv)
+{
+	struct verify_args a = {0};
+	struct verify_run r = {0};
+	enum cli_parse p = parse_args(argc, argv, &a);
+	int rc;
+
+	if (p != CLI_RUN) {
+		free(a.trust_list);
+		return cli_parse_status(p, argv[0]);
+	}
+	rc = report(&a, &r, check_all(&a, &r));
+	free(r.pl.list);
+	json_decref(r.sc.bad_list);
+	mp_seal_free(r.sc.seal);
+	mp_seal_layout_free(&r.sc.l);
+	free(a.trust_list);
+	mp_pack_close(r.pack);
+	return cli_finish(argv[0], rc);
 }

@@ -6,31 +6,10 @@
 
 #include "cli/cli.h"
 
-struct command {
-	const char *name;
-	int (*run)(int argc, char **argv);
-	const char *summary;
-	/* The operands after the options, for the bash completion: words
-	 * of a|b choices, [optional] ones and a trailing "..." (repeats). */
-	const char *operands;
-};
-
-static const struct command commands[] = {
-	{"verify", cmd_verify, "check a pack and its manifest as the loader does", "PACK"},
-	{"info", cmd_info, "describe a pack's model, roles and layout", "PACK"},
-	{"ls", cmd_ls, "list index entries (name, layer, expert, role, offset, size)",
-	 "PACK [LAYER [EXPERT]]"},
-	{"cat", cmd_cat, "write one expert payload to standard output",
-	 "PACK LAYER EXPERT up|gate|down|object"},
-	{"dump", cmd_dump, "dequantize one expert's role to float32 (or text, stats)",
-	 "PACK LAYER EXPERT up|gate|down"},
-	{"mkdemo", cmd_mkdemo, "write a valid demo pack, manifest and config", ""},
-	{"check-gguf", cmd_check_gguf, "check a Kimi-K3 GGUF checkpoint (or its shard set)",
-	 "FILE.gguf..."},
-	{"build", cmd_build, "build a pack and manifest from a GGUF checkpoint", ""},
-	{"top", cmd_top, "a live view of what loaders read from a mount", "MOUNT"},
-	{"seal", cmd_seal, "write PACK.seal: a SHA-256 for every chunk of the pack", "PACK"},
-	{"sign", cmd_sign, "sign a sealed pack with an Ed25519 key (PACK.sig)", "PACK"},
+static const struct cli_command *const commands[] = {
+	&cli_verify_command, &cli_info_command, &cli_ls_command, &cli_cat_command,
+	&cli_dump_command, &cli_mkdemo_command, &cli_check_gguf_command, &cli_build_command,
+	&cli_top_command, &cli_seal_command, &cli_sign_command,
 };
 
 #define COMMAND_COUNT (sizeof commands / sizeof commands[0])
@@ -42,7 +21,7 @@ static void usage(FILE *out)
 	      "\n"
 	      "Commands:\n", out);
 	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+		fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
 	fputs("\n"
 	      "Run 'moepack COMMAND --help' or 'moepack help COMMAND' for a command's\n"
 	      "options.\n"
@@ -50,11 +29,11 @@ static void usage(FILE *out)
 	      "See moepack(1) and moepack-pack(5).\n", out);
 }
 
-static const struct command *find_command(const char *name)
+static const struct cli_command *find_command(const char *name)
 {
 	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		if (strcmp(commands[i].name, name) == 0)
-			return &commands[i];
+		if (strcmp(commands[i]->name, name) == 0)
+			return commands[i];
 	return NULL;
 }
 
@@ -63,22 +42,24 @@ static const struct command *find_command(const char *name)
  * without CMD the commands and their operands, one a line; with CMD that
  * command's option tables (cli_getopt prints them).
  */
+/*
+ * The hidden `moepack --list-options [CMD]` (the bash completion's source):
+ * without CMD the commands and their operands, one a line; with CMD that
+ * command's options.
+ */
 static int list_options(int argc, char **argv)
 {
-	char list[] = "--list-options";
+	const struct cli_command *cmd = argc == 3 ? find_command(argv[2]) : NULL;
 
 	if (argc == 2) {
 		for (size_t i = 0; i < COMMAND_COUNT; i++)
-			printf("%s %s\n", commands[i].name, commands[i].operands);
+			printf("%s %s\n", commands[i]->name,
+			       commands[i]->completion ? commands[i]->completion
+						       : commands[i]->operands);
 		return cli_finish_stdout("--list-options");
 	}
-	for (size_t i = 0; argc == 3 && i < COMMAND_COUNT; i++) {
-		if (strcmp(commands[i].name, argv[2]) == 0) {
-			char *cmd_argv[] = {argv[2], list, NULL};
-
-			return commands[i].run(2, cmd_argv);
-		}
-	}
+	if (cmd)
+		return cli_list_options(cmd);
 	fprintf(stderr, "moepack: --list-options takes at most one known command\n");
 	return CLI_EXIT_USAGE;
 }
@@ -92,9 +73,30 @@ static int unknown_command(const char *name)
 	return CLI_EXIT_USAGE;
 }
 
+/* `moepack help [COMMAND]` */
+static int help(int argc, char **argv)
+{
+	const struct cli_command *cmd;
+
+	if (argc == 2) {
+		usage(stdout);
+		return cli_finish_stdout("help");
+	}
+	if (argc > 3) {
+		fprintf(stderr, "moepack help: too many arguments\n"
+			"Try 'moepack --help' for more information.\n");
+		return CLI_EXIT_USAGE;
+	}
+	cmd = find_command(argv[2]);
+	if (!cmd)
+		return unknown_command(argv[2]);
+	cli_print_help(cmd);
+	return cli_finish_stdout(cmd->name);
+}
+
 int main(int argc, char **argv)
 {
-	const struct command *cmd;
+	const struct cli_command *cmd;
 	const char *arg = argc > 1 ? argv[1] : NULL;
 
 	if (!arg) {
@@ -109,22 +111,8 @@ int main(int argc, char **argv)
 		printf("moepack (%s) %s\n", PACKAGE_NAME, PACKAGE_VERSION);
 		return cli_finish_stdout("version");
 	}
-	if (strcmp(arg, "help") == 0) {
-		char help[] = "--help";
-		char *help_argv[] = {argc > 2 ? argv[2] : NULL, help, NULL};
-
-		if (argc == 2) {
-			usage(stdout);
-			return cli_finish_stdout("help");
-		}
-		if (argc > 3) {
-			fprintf(stderr, "moepack help: too many arguments\n"
-				"Try 'moepack --help' for more information.\n");
-			return CLI_EXIT_USAGE;
-		}
-		cmd = find_command(argv[2]);
-		return cmd ? cmd->run(2, help_argv) : unknown_command(argv[2]);
-	}
+	if (strcmp(arg, "help") == 0)
+		return help(argc, argv);
 	if (strcmp(arg, "--list-options") == 0)
 		return list_options(argc, argv);
 	if (arg[0] == '-') {
