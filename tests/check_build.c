@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "writer/build.h"
 #include "base/file.h"
 #include "writer/ggufpack.h"
@@ -18,15 +19,6 @@
 #include "writer/gguf.h"
 #include "pack/index.h"
 #include "writer/shards.h"
-
-static char *fixture(const char *name)
-{
-	const char *top = getenv("top_srcdir");
-	static char path[4096];
-
-	snprintf(path, sizeof path, "%s/tests/data/gguf/%s", top ? top : ".", name);
-	return path;
-}
 
 /* The reference's Kimi-K3 numbers, from one layout computation. */
 START_TEST(test_layout_k3)
@@ -97,7 +89,8 @@ START_TEST(test_gguf_keys)
 {
 	struct mp_gguf_header h;
 	struct mp_error err;
-	int fd = open(fixture("valid.gguf"), O_RDONLY);
+	char path[PATH_MAX];
+	int fd = open(fx_data_path("gguf/valid.gguf", path, sizeof path), O_RDONLY);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(mp_gguf_read(fd, "valid.gguf", &h, NULL, NULL, &err), MP_OK);
@@ -117,7 +110,9 @@ START_TEST(test_single_file_set)
 {
 	struct mp_shard_set *set = NULL;
 	struct mp_error err;
-	enum mp_err rc = mp_shards_open(fixture("valid.gguf"), &set, &err);
+	char path[PATH_MAX];
+	enum mp_err rc = mp_shards_open(fx_data_path("gguf/valid.gguf", path, sizeof path),
+					&set, &err);
 
 	ck_assert_ptr_nonnull(set);
 	ck_assert_int_eq(rc, MP_E_GGUF_ARCH);
@@ -143,26 +138,18 @@ END_TEST
 /* A scratch directory for the output tests, removed by the caller. */
 static char *scratch(void)
 {
-	static char dir[64];
+	static char dir[PATH_MAX];
 
-	snprintf(dir, sizeof dir, "/tmp/check_build.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	fx_mkdtemp(dir, sizeof dir);
 	return dir;
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* Outputs are never written through a link, a FIFO or another name's inode. */
 START_TEST(test_open_output)
 {
 	char *dir = scratch();
-	char a[128], lnk[128], hard[128], fifo[128], victim[128];
+	char a[PATH_MAX + 8], lnk[PATH_MAX + 8], hard[PATH_MAX + 8], fifo[PATH_MAX + 8],
+	     victim[PATH_MAX + 8];
 	struct mp_error err;
 	struct stat st, st2;
 	int fd, fd2;
@@ -212,7 +199,7 @@ START_TEST(test_open_output)
 	ck_assert_int_eq(mp_open_output(fifo, O_RDWR, NULL, "state", MP_E_PACK_IO, &fd, &st2,
 					&err), MP_E_PACK_IO);
 	ck_assert_msg(strstr(err.msg, "a FIFO") != NULL, "%s", err.msg);
-	remove_dir(dir);
+	fx_rmtree(dir);
 }
 END_TEST
 
@@ -220,7 +207,8 @@ END_TEST
 START_TEST(test_path_set)
 {
 	char *dir = scratch();
-	char in[128], other[128], hard[128], spelled[128];
+	char in[PATH_MAX + 16], other[PATH_MAX + 8], hard[PATH_MAX + 8],
+	     spelled[2 * PATH_MAX + 8];
 	struct mp_path_set ps;
 	struct mp_error err;
 	int fd;
@@ -258,7 +246,7 @@ START_TEST(test_path_set)
 	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_E_USAGE);
 	ck_assert_msg(strstr(err.msg, "is the same file as output") != NULL, "%s", err.msg);
 	mp_path_set_free(&ps);
-	remove_dir(dir);
+	fx_rmtree(dir);
 }
 END_TEST
 
@@ -279,13 +267,4 @@ static Suite *build_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *runner = srunner_create(build_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+const struct fx_suite_def fx_suite = {.make = build_suite};

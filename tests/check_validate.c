@@ -2144,21 +2144,6 @@ END_TEST
 /* ====================================================================== */
 /* Accepted packs                                                          */
 
-struct progress_log {
-	uint64_t calls, done, total;
-	bool backwards;
-};
-
-static void log_progress(uint64_t done, uint64_t total, void *arg)
-{
-	struct progress_log *p = arg;
-
-	p->backwards |= done < p->done;
-	p->calls++;
-	p->done = done;
-	p->total = total;
-}
-
 /*
  * Every entry as stored against what the open pack says: lookup and
  * role_range give the entry's offset and size, the bytes read through the
@@ -2322,9 +2307,9 @@ START_TEST(test_accept_full_digest)
 	struct fx f;
 	struct mp_pack *p;
 	struct mp_error err;
-	struct progress_log log = {0};
+	struct fx_progress log = {0};
 	struct mp_open_opts o = {
-		.full = true, .progress = log_progress, .progress_arg = &log};
+		.full = true, .progress = fx_progress_log, .progress_arg = &log};
 	char hex[MP_SHA256_HEX];
 
 	fx_setup(&f, &(struct fx_pack_opts){.full_sha256 = true});
@@ -2338,7 +2323,7 @@ START_TEST(test_accept_full_digest)
 	ck_assert(!log.backwards);
 	mp_pack_close(p);
 	/* with the digest recorded but not asked for, nothing is read */
-	log = (struct progress_log){0};
+	log = (struct fx_progress){0};
 	o.full = false;
 	ck_assert_int_eq(fx_open_pack(&f, &o, &p, &err), MP_OK);
 	ck_assert(!p->full_checked);
@@ -2611,7 +2596,4 @@ static Suite *validate_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(validate_suite());
-}
+const struct fx_suite_def fx_suite = {.make = validate_suite};
