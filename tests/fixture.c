@@ -700,6 +700,18 @@ char *fx_data_path(const char *rel, char *out, size_t len)
 	return out;
 }
 
+char *fx_repeat(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+	char *out = malloc(len * n + 1);
+
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * len, s, len);
+	out[len * n] = '\0';
+	return out;
+}
+
 void fx_assert_file_eq(const char *path, const char *text)
 {
 	size_t len;

@@ -232,6 +232,8 @@ bool fx_err_matches(const struct mp_error *err, enum mp_err code,
 char *fx_data_path(const char *rel, char *out, size_t len);
 /* mkstemp "${TMPDIR:-/tmp}/moepack-test.XXXXXX" into path; the open fd. */
 int fx_mkstemp(char path[PATH_MAX]);
+/* s written n times over, malloc'ed. */
+char *fx_repeat(const char *s, size_t n);
 /* Assert that the file holds exactly text (and nothing after it). */
 void fx_assert_file_eq(const char *path, const char *text);
 
