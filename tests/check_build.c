@@ -250,6 +250,80 @@ START_TEST(test_path_set)
 }
 END_TEST
 
+/* ---- config.json: what build --config records, -o config= checks ---------- */
+
+/* A config.json that mp_model_config_check accepts for ex. */
+static void write_model_config(const char *path, const struct mp_experts *ex, bool nested)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof text,
+			 "%s{\"num_hidden_layers\": 93, \"first_k_dense_replace\": 1, "
+			 "\"num_experts\": %llu, \"num_experts_per_token\": %d, "
+			 "\"num_shared_experts\": 2, \"hidden_size\": 7168, "
+			 "\"routed_expert_hidden_size\": %llu, \"moe_intermediate_size\": %llu, "
+			 "\"hidden_act\": \"situ\"}%s\n",
+			 nested ? "{\"model_type\": \"k3\", \"text_config\": " : "",
+			 (unsigned long long)ex->experts, MP_TOP_K,
+			 (unsigned long long)ex->hidden, (unsigned long long)ex->inter,
+			 nested ? "}" : "");
+
+	ck_assert_int_lt(n, (int)sizeof text);
+	fx_write_file(path, text, (size_t)n);
+}
+
+static void config_ok(const char *cfg, struct mp_shard_set *set, const struct mp_experts *ex,
+		      struct mp_model_config *mc)
+{
+	size_t before = set->nproblems;
+	struct mp_error err = {0};
+	enum mp_err rc = mp_model_config_check(cfg, set, false, ex, mc, &err);
+
+	ck_assert_msg(rc == MP_OK, "%s: %s%s", mp_err_name(rc), err.msg,
+		      set->nproblems > before ? set->problems[before].msg : "");
+}
+
+/*
+ * build --config records the SHA-256 of the config file's bytes, which is
+ * what mp_pack_open(config_path) computes: a pack built for a config opens
+ * with it, and not with the same config one byte longer.
+ */
+START_TEST(test_config_digest_build_to_open)
+{
+	const struct mp_experts ex = {.experts = 2, .hidden = 4096, .inter = 1024};
+	struct fx f;
+	struct mp_shard_set *set = NULL;
+	struct mp_model_config mc;
+	struct mp_error err;
+	char gguf[PATH_MAX], cfg[PATH_MAX], hex[MP_SHA256_HEX], *text;
+	struct mp_open_opts o = {.config_path = cfg};
+	size_t len;
+
+	fx_setup(&f, &(struct fx_pack_opts){.sparse = true});
+	fx_path(&f, "config.json", cfg, sizeof cfg);
+	mp_shards_open(fx_data_path("gguf/valid.gguf", gguf, sizeof gguf), &set, &err);
+	ck_assert_ptr_nonnull(set);
+	for (int nested = 0; nested < 2; nested++) {
+		write_model_config(cfg, &ex, nested);
+		config_ok(cfg, set, &ex, &mc);
+		fx_sha256_file(cfg, hex);
+		ck_assert_str_eq(mc.sha256, hex);
+		fx_manifest_set_str(&f, "model.config_sha256", mc.sha256);
+		ck_assert_int_eq(fx_open(&f, &o, &err), MP_OK);
+	}
+	/* the same values, one more byte: a different config to both */
+	text = fx_read_file(cfg, &len);
+	text[len] = ' '; /* over the NUL fx_read_file added */
+	fx_write_file(cfg, text, len + 1);
+	free(text);
+	config_ok(cfg, set, &ex, &mc);
+	ck_assert_str_ne(mc.sha256, hex);
+	ck_assert_int_eq(fx_open(&f, &o, &err), MP_E_CONFIG_DIGEST);
+	ck_assert_ptr_nonnull(strstr(err.msg, mc.sha256));
+	mp_shards_close(set);
+	fx_cleanup(&f);
+}
+END_TEST
+
 static Suite *build_suite(void)
 {
 	Suite *s = suite_create("build");
@@ -263,6 +337,7 @@ static Suite *build_suite(void)
 	tcase_add_test(tc, test_single_file_set);
 	tcase_add_test(tc, test_open_output);
 	tcase_add_test(tc, test_path_set);
+	tcase_add_test(tc, test_config_digest_build_to_open);
 	suite_add_tcase(s, tc);
 	return s;
 }
