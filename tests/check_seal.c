@@ -513,19 +513,11 @@ START_TEST(test_hash_file_windows)
 }
 END_TEST
 
-static void progress_count(uint64_t done, uint64_t total, void *arg)
-{
-	uint64_t *last = arg;
-	ck_assert_uint_le(done, total);
-	last[0] = done;
-	last[1] = total;
-}
-
 /* Seal a real pack; returns the seal (anchored unless the manifest has no sha256). */
 static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l, unsigned jobs)
 {
 	struct mp_error err;
-	uint64_t prog[2] = {0, 0};
+	struct fx_progress prog = {0};
 	struct mp_seal *s = calloc(1, sizeof *s);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(mp_seal_layout_of_pack(l, pack, MP_SEAL_MIN_CHUNK, &err), MP_OK);
@@ -536,11 +528,12 @@ static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l,
 	s->pack_size = pack->file_size;
 	s->flags = pack->m.sha256[0] ? 0 : MP_SEAL_FLAG_UNANCHORED;
 	memcpy(s->index_sha256, pack->index_digest, 32);
-	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, progress_count, prog,
+	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, fx_progress_log, &prog,
 					   s->digests, s->pack_sha256, &err),
 			 MP_OK);
-	ck_assert_uint_eq(prog[0], pack->file_size);
-	ck_assert_uint_eq(prog[1], pack->file_size);
+	ck_assert_uint_eq(prog.done, pack->file_size);
+	ck_assert_uint_eq(prog.total, pack->file_size);
+	ck_assert(!prog.backwards && !prog.past_total);
 	free(mp_seal_encode(s, &(size_t){0}));
 	return s;
 }

@@ -727,6 +727,7 @@ void fx_progress_log(uint64_t done, uint64_t total, void *arg)
 	struct fx_progress *p = arg;
 
 	p->backwards |= done < p->done;
+	p->past_total |= done > total;
 	p->calls++;
 	p->done = done;
 	p->total = total;

@@ -245,7 +245,8 @@ void fx_sha256_of(const void *data, size_t len, unsigned char out[32]);
 /* What a progress callback was told; fx_progress_log is the callback. */
 struct fx_progress {
 	uint64_t calls, done, total;
-	bool backwards; /* done ever went down */
+	bool backwards;  /* done ever went down */
+	bool past_total; /* done was ever more than total */
 };
 void fx_progress_log(uint64_t done, uint64_t total, void *arg);
 
