@@ -223,35 +223,33 @@ void fx_truncate(const struct fx *f, uint64_t size)
 
 /* ---- raw bytes of the pack ------------------------------------------- */
 
-void fx_pread(const struct fx *f, uint64_t offset, void *buf, size_t len)
+/* Read len bytes at offset of f->pack into rbuf, or write them from wbuf. */
+static void pack_io(const struct fx *f, uint64_t offset, void *rbuf, const void *wbuf,
+		    size_t len)
 {
-	int fd = open(f->pack, O_RDONLY | O_CLOEXEC);
+	int fd = open(f->pack, (wbuf ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	const char *what = wbuf ? "write" : "read";
 	ssize_t n;
 
 	if (fd < 0)
 		fx_sys_abort("open %s", f->pack);
-	n = pread(fd, buf, len, (off_t)offset);
+	n = wbuf ? pwrite(fd, wbuf, len, (off_t)offset) : pread(fd, rbuf, len, (off_t)offset);
 	if (n < 0)
-		fx_sys_abort("pread %s", f->pack);
-	ck_assert_msg((size_t)n == len, "short read of %zu bytes at %llu in %s", len,
+		fx_sys_abort("p%s %s", what, f->pack);
+	ck_assert_msg((size_t)n == len, "short %s of %zu bytes at %llu in %s", what, len,
 		      (unsigned long long)offset, f->pack);
-	close(fd);
+	if (close(fd))
+		fx_sys_abort("close %s", f->pack);
+}
+
+void fx_pread(const struct fx *f, uint64_t offset, void *buf, size_t len)
+{
+	pack_io(f, offset, buf, NULL, len);
 }
 
 void fx_pwrite(const struct fx *f, uint64_t offset, const void *buf, size_t len)
 {
-	int fd = open(f->pack, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		fx_sys_abort("open %s", f->pack);
-	n = pwrite(fd, buf, len, (off_t)offset);
-	if (n < 0)
-		fx_sys_abort("pwrite %s", f->pack);
-	ck_assert_msg((size_t)n == len, "short write at %llu in %s",
-		      (unsigned long long)offset, f->pack);
-	if (close(fd))
-		fx_sys_abort("close %s", f->pack);
+	pack_io(f, offset, NULL, buf, len);
 }
 
 uint32_t fx_get_u32(const struct fx *f, uint64_t offset)
