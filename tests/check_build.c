@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fixture.h"
 #include "writer/build.h"
 #include "base/file.h"
 #include "writer/ggufpack.h"
@@ -18,15 +19,6 @@
 #include "writer/gguf.h"
 #include "pack/index.h"
 #include "writer/shards.h"
-
-static char *fixture(const char *name)
-{
-	const char *top = getenv("top_srcdir");
-	static char path[4096];
-
-	snprintf(path, sizeof path, "%s/tests/data/gguf/%s", top ? top : ".", name);
-	return path;
-}
 
 /* The reference's Kimi-K3 numbers, from one layout computation. */
 START_TEST(test_layout_k3)
@@ -97,7 +89,8 @@ START_TEST(test_gguf_keys)
 {
 	struct mp_gguf_header h;
 	struct mp_error err;
-	int fd = open(fixture("valid.gguf"), O_RDONLY);
+	char path[PATH_MAX];
+	int fd = open(fx_data_path("gguf/valid.gguf", path, sizeof path), O_RDONLY);
 
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(mp_gguf_read(fd, "valid.gguf", &h, NULL, NULL, &err), MP_OK);
@@ -117,7 +110,9 @@ START_TEST(test_single_file_set)
 {
 	struct mp_shard_set *set = NULL;
 	struct mp_error err;
-	enum mp_err rc = mp_shards_open(fixture("valid.gguf"), &set, &err);
+	char path[PATH_MAX];
+	enum mp_err rc = mp_shards_open(fx_data_path("gguf/valid.gguf", path, sizeof path),
+					&set, &err);
 
 	ck_assert_ptr_nonnull(set);
 	ck_assert_int_eq(rc, MP_E_GGUF_ARCH);
@@ -143,26 +138,18 @@ END_TEST
 /* A scratch directory for the output tests, removed by the caller. */
 static char *scratch(void)
 {
-	static char dir[64];
+	static char dir[PATH_MAX];
 
-	snprintf(dir, sizeof dir, "/tmp/check_build.XXXXXX");
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	fx_mkdtemp(dir, sizeof dir);
 	return dir;
-}
-
-static void remove_dir(const char *dir)
-{
-	char cmd[128];
-
-	snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-	ck_assert_int_eq(system(cmd), 0);
 }
 
 /* Outputs are never written through a link, a FIFO or another name's inode. */
 START_TEST(test_open_output)
 {
 	char *dir = scratch();
-	char a[128], lnk[128], hard[128], fifo[128], victim[128];
+	char a[PATH_MAX + 8], lnk[PATH_MAX + 8], hard[PATH_MAX + 8], fifo[PATH_MAX + 8],
+	     victim[PATH_MAX + 8];
 	struct mp_error err;
 	struct stat st, st2;
 	int fd, fd2;
@@ -212,7 +199,7 @@ START_TEST(test_open_output)
 	ck_assert_int_eq(mp_open_output(fifo, O_RDWR, NULL, "state", MP_E_PACK_IO, &fd, &st2,
 					&err), MP_E_PACK_IO);
 	ck_assert_msg(strstr(err.msg, "a FIFO") != NULL, "%s", err.msg);
-	remove_dir(dir);
+	fx_rmtree(dir);
 }
 END_TEST
 
@@ -220,7 +207,8 @@ END_TEST
 START_TEST(test_path_set)
 {
 	char *dir = scratch();
-	char in[128], other[128], hard[128], spelled[128];
+	char in[PATH_MAX + 16], other[PATH_MAX + 8], hard[PATH_MAX + 8],
+	     spelled[2 * PATH_MAX + 8];
 	struct mp_path_set ps;
 	struct mp_error err;
 	int fd;
@@ -258,7 +246,81 @@ START_TEST(test_path_set)
 	ck_assert_int_eq(mp_path_set_check(&ps, &err), MP_E_USAGE);
 	ck_assert_msg(strstr(err.msg, "is the same file as output") != NULL, "%s", err.msg);
 	mp_path_set_free(&ps);
-	remove_dir(dir);
+	fx_rmtree(dir);
+}
+END_TEST
+
+/* ---- config.json: what build --config records, -o config= checks ---------- */
+
+/* A config.json that mp_model_config_check accepts for ex. */
+static void write_model_config(const char *path, const struct mp_experts *ex, bool nested)
+{
+	char text[1024];
+	int n = snprintf(text, sizeof text,
+			 "%s{\"num_hidden_layers\": 93, \"first_k_dense_replace\": 1, "
+			 "\"num_experts\": %llu, \"num_experts_per_token\": %d, "
+			 "\"num_shared_experts\": 2, \"hidden_size\": 7168, "
+			 "\"routed_expert_hidden_size\": %llu, \"moe_intermediate_size\": %llu, "
+			 "\"hidden_act\": \"situ\"}%s\n",
+			 nested ? "{\"model_type\": \"k3\", \"text_config\": " : "",
+			 (unsigned long long)ex->experts, MP_TOP_K,
+			 (unsigned long long)ex->hidden, (unsigned long long)ex->inter,
+			 nested ? "}" : "");
+
+	ck_assert_int_lt(n, (int)sizeof text);
+	fx_write_file(path, text, (size_t)n);
+}
+
+static void config_ok(const char *cfg, struct mp_shard_set *set, const struct mp_experts *ex,
+		      struct mp_model_config *mc)
+{
+	size_t before = set->nproblems;
+	struct mp_error err = {0};
+	enum mp_err rc = mp_model_config_check(cfg, set, false, ex, mc, &err);
+
+	ck_assert_msg(rc == MP_OK, "%s: %s%s", mp_err_name(rc), err.msg,
+		      set->nproblems > before ? set->problems[before].msg : "");
+}
+
+/*
+ * build --config records the SHA-256 of the config file's bytes, which is
+ * what mp_pack_open(config_path) computes: a pack built for a config opens
+ * with it, and not with the same config one byte longer.
+ */
+START_TEST(test_config_digest_build_to_open)
+{
+	const struct mp_experts ex = {.experts = 2, .hidden = 4096, .inter = 1024};
+	struct fx f;
+	struct mp_shard_set *set = NULL;
+	struct mp_model_config mc;
+	struct mp_error err;
+	char gguf[PATH_MAX], cfg[PATH_MAX], hex[MP_SHA256_HEX], *text;
+	struct mp_open_opts o = {.config_path = cfg};
+	size_t len;
+
+	fx_setup(&f, &(struct fx_pack_opts){.sparse = true});
+	fx_path(&f, "config.json", cfg, sizeof cfg);
+	mp_shards_open(fx_data_path("gguf/valid.gguf", gguf, sizeof gguf), &set, &err);
+	ck_assert_ptr_nonnull(set);
+	for (int nested = 0; nested < 2; nested++) {
+		write_model_config(cfg, &ex, nested);
+		config_ok(cfg, set, &ex, &mc);
+		fx_sha256_file(cfg, hex);
+		ck_assert_str_eq(mc.sha256, hex);
+		fx_manifest_set_str(&f, "model.config_sha256", mc.sha256);
+		ck_assert_int_eq(fx_open(&f, &o, &err), MP_OK);
+	}
+	/* the same values, one more byte: a different config to both */
+	text = fx_read_file(cfg, &len);
+	text[len] = ' '; /* over the NUL fx_read_file added */
+	fx_write_file(cfg, text, len + 1);
+	free(text);
+	config_ok(cfg, set, &ex, &mc);
+	ck_assert_str_ne(mc.sha256, hex);
+	ck_assert_int_eq(fx_open(&f, &o, &err), MP_E_CONFIG_DIGEST);
+	ck_assert_ptr_nonnull(strstr(err.msg, mc.sha256));
+	mp_shards_close(set);
+	fx_cleanup(&f);
 }
 END_TEST
 
@@ -275,17 +337,9 @@ static Suite *build_suite(void)
 	tcase_add_test(tc, test_single_file_set);
 	tcase_add_test(tc, test_open_output);
 	tcase_add_test(tc, test_path_set);
+	tcase_add_test(tc, test_config_digest_build_to_open);
 	suite_add_tcase(s, tc);
 	return s;
 }
 
-int main(void)
-{
-	SRunner *runner = srunner_create(build_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+const struct fx_suite_def fx_suite = {.make = build_suite};

@@ -241,22 +241,6 @@ START_TEST(test_sha256_hex_check)
 }
 END_TEST
 
-struct progress_log {
-	uint64_t calls, last_done, last_total;
-	int went_backwards;
-};
-
-static void log_progress(uint64_t done, uint64_t total, void *arg)
-{
-	struct progress_log *p = arg;
-
-	if (done < p->last_done)
-		p->went_backwards = 1;
-	p->calls++;
-	p->last_done = done;
-	p->last_total = total;
-}
-
 /* A file of len deterministic bytes, returned too (caller frees). */
 static unsigned char *make_file(const char *path, size_t len)
 {
@@ -278,7 +262,7 @@ START_TEST(test_sha256_fd_matches_buf)
 	const size_t len = (17u << 20) + 12345;
 	char dir[PATH_MAX], path[PATH_MAX + 16], hex[MP_SHA256_HEX], ref[MP_SHA256_HEX];
 	unsigned char d[MP_SHA256_LEN], b[MP_SHA256_LEN];
-	struct progress_log log = {0};
+	struct fx_progress log = {0};
 	struct mp_error err = {0};
 	unsigned char *data;
 	int fd;
@@ -288,7 +272,7 @@ START_TEST(test_sha256_fd_matches_buf)
 	data = make_file(path, len);
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(mp_sha256_fd(fd, len, path, log_progress, &log, d, &err), MP_OK);
+	ck_assert_int_eq(mp_sha256_fd(fd, len, path, fx_progress_log, &log, d, &err), MP_OK);
 	mp_sha256_buf(data, len, b);
 	ck_assert_mem_eq(d, b, MP_SHA256_LEN);
 	hex_of(d, hex);
@@ -296,9 +280,9 @@ START_TEST(test_sha256_fd_matches_buf)
 	ck_assert_str_eq(hex, ref);
 
 	ck_assert_uint_ge(log.calls, 1);
-	ck_assert_uint_eq(log.last_done, len);
-	ck_assert_uint_eq(log.last_total, len);
-	ck_assert_int_eq(log.went_backwards, 0);
+	ck_assert_uint_eq(log.done, len);
+	ck_assert_uint_eq(log.total, len);
+	ck_assert(!log.backwards);
 
 	/* a prefix is the digest of the prefix; no callback is fine */
 	ck_assert_int_eq(mp_sha256_fd(fd, 1000, path, NULL, NULL, d, &err), MP_OK);
@@ -322,7 +306,7 @@ struct ra_log {
 	uint64_t max_len;
 	int bad;                     /* a gap, an overlap or a wrong byte */
 	uint64_t fail_at;            /* fail when this pos arrives (0: never) */
-	struct progress_log prog;
+	struct fx_progress prog;
 };
 
 static enum mp_err ra_consume(const unsigned char *buf, size_t len, uint64_t pos,
@@ -344,7 +328,7 @@ static enum mp_err ra_consume(const unsigned char *buf, size_t len, uint64_t pos
 
 static void ra_progress(uint64_t done, uint64_t total, void *arg)
 {
-	log_progress(done, total, &((struct ra_log *)arg)->prog);
+	fx_progress_log(done, total, &((struct ra_log *)arg)->prog);
 }
 
 START_TEST(test_readahead_ring)
@@ -372,9 +356,9 @@ START_TEST(test_readahead_ring)
 	ck_assert_uint_eq(l.next, len);
 	ck_assert_uint_eq(l.max_len, 4096 + 7);
 	ck_assert_uint_eq(l.calls, (len + 4096 + 6) / (4096 + 7));
-	ck_assert_uint_eq(l.prog.last_done, len);
-	ck_assert_uint_eq(l.prog.last_total, len);
-	ck_assert_int_eq(l.prog.went_backwards, 0);
+	ck_assert_uint_eq(l.prog.done, len);
+	ck_assert_uint_eq(l.prog.total, len);
+	ck_assert(!l.prog.backwards);
 
 	/* a range inside the file: positions are absolute, progress relative */
 	memset(&l, 0, sizeof l);
@@ -385,8 +369,8 @@ START_TEST(test_readahead_ring)
 				      &l, &err), MP_OK);
 	ck_assert_int_eq(l.bad, 0);
 	ck_assert_uint_eq(l.next, 51000);
-	ck_assert_uint_eq(l.prog.last_done, 50000);
-	ck_assert_uint_eq(l.prog.last_total, 50000);
+	ck_assert_uint_eq(l.prog.done, 50000);
+	ck_assert_uint_eq(l.prog.total, 50000);
 
 	/* the default ring, and a range that fits one buffer (no thread) */
 	memset(&l, 0, sizeof l);
@@ -1195,7 +1179,4 @@ static Suite *core_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(core_suite());
-}
+const struct fx_suite_def fx_suite = {.make = core_suite};

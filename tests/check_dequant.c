@@ -46,10 +46,8 @@ static char *data_path(const char *dir, const char *name, char *out, size_t len)
 static const char *fixture_dir(void)
 {
 	static char dir[PATH_MAX];
-	const char *top = getenv("top_srcdir");
 
-	snprintf(dir, sizeof dir, "%s/tests/data/dequant", top && *top ? top : "..");
-	return dir;
+	return fx_data_path("dequant", dir, sizeof dir);
 }
 
 struct compare_result {
@@ -234,15 +232,14 @@ END_TEST
  */
 START_TEST(test_oracle_fresh)
 {
-	const char *top = getenv("top_srcdir");
-	char tmp[PATH_MAX], cmd[3 * PATH_MAX], why[512] = "", line[512];
+	char gen[PATH_MAX], tmp[PATH_MAX], cmd[3 * PATH_MAX], why[512] = "", line[512];
 	unsigned seed = (unsigned)time(NULL);
 	FILE *p;
 	int status;
 
 	fx_mkdtemp(tmp, sizeof tmp);
-	snprintf(cmd, sizeof cmd, "python3 '%s/tests/data/dequant/gen.py' --out '%s' --seed %u 2>&1",
-		 top && *top ? top : "..", tmp, seed);
+	snprintf(cmd, sizeof cmd, "python3 '%s' --out '%s' --seed %u 2>&1",
+		 fx_data_path("dequant/gen.py", gen, sizeof gen), tmp, seed);
 	p = popen(cmd, "r");
 	ck_assert_msg(p != NULL, "cannot run %s", cmd);
 	while (fgets(line, sizeof line, p)) {
@@ -331,8 +328,9 @@ END_TEST
 
 static void put16(const struct fx *f, uint64_t at, uint16_t v)
 {
-	unsigned char b[2] = {(unsigned char)v, (unsigned char)(v >> 8)};
+	unsigned char b[2];
 
+	fx_put_le(b, v, 2);
 	fx_pwrite(f, at, b, 2);
 }
 
@@ -582,9 +580,12 @@ static Suite *dequant_suite(void)
 	return s;
 }
 
-int main(int argc, char **argv)
+/* `check_dequant --decode TYPE`; -1 (run the suite) for anything else. */
+static int decode_command(int argc, char **argv)
 {
 	if (argc == 3 && strcmp(argv[1], "--decode") == 0)
 		return decode_stdin(argv[2]);
-	return fx_run_suite(dequant_suite());
+	return -1;
 }
+
+const struct fx_suite_def fx_suite = {.make = dequant_suite, .command = decode_command};

@@ -23,6 +23,7 @@
 #include <check.h>
 
 #include "base/errors.h"
+#include "fixture.h"
 #include "writer/gguf.h"
 #include "writer/ggufwrite.h"
 #include "writer/k3names.h"
@@ -40,13 +41,15 @@
 
 /* ---- helpers -------------------------------------------------------------- */
 
+/* tests/data/gguf/<name>, malloc'd. */
 static char *fixture_path(const char *name)
 {
-	const char *top = getenv("top_srcdir");
-	char *path;
+	char rel[PATH_MAX], path[PATH_MAX], *copy;
 
-	ck_assert_int_ge(asprintf(&path, "%s/tests/data/gguf/%s", top ? top : "..", name), 0);
-	return path;
+	ck_assert_int_lt(snprintf(rel, sizeof rel, "gguf/%s", name), (int)sizeof rel);
+	copy = strdup(fx_data_path(rel, path, sizeof path));
+	ck_assert_ptr_nonnull(copy);
+	return copy;
 }
 
 struct bytes {
@@ -57,20 +60,10 @@ struct bytes {
 static struct bytes load_fixture(const char *name)
 {
 	char *path = fixture_path(name);
-	struct bytes b = {0};
-	FILE *f = fopen(path, "rb");
-	long len;
+	struct bytes b;
 
-	ck_assert_msg(f, "cannot open fixture %s (is top_srcdir set?)", path);
-	ck_assert_int_eq(fseek(f, 0, SEEK_END), 0);
-	len = ftell(f);
-	ck_assert_int_gt(len, 0);
-	rewind(f);
-	b.len = (size_t)len;
-	b.data = malloc(b.len);
-	ck_assert_ptr_nonnull(b.data);
-	ck_assert_uint_eq(fread(b.data, 1, b.len, f), b.len);
-	fclose(f);
+	b.data = (unsigned char *)fx_read_file(path, &b.len);
+	ck_assert_uint_gt(b.len, 0);
 	free(path);
 	return b;
 }
@@ -90,29 +83,23 @@ static size_t find(const struct bytes *b, const char *s)
 static void put_u32(struct bytes *b, size_t off, uint32_t v)
 {
 	ck_assert_uint_le(off + 4, b->len);
-	for (int i = 0; i < 4; i++)
-		b->data[off + i] = (unsigned char)(v >> (8 * i));
+	fx_put_le(b->data + off, v, 4);
 }
 
 static void put_u64(struct bytes *b, size_t off, uint64_t v)
 {
 	ck_assert_uint_le(off + 8, b->len);
-	for (int i = 0; i < 8; i++)
-		b->data[off + i] = (unsigned char)(v >> (8 * i));
+	fx_put_le(b->data + off, v, 8);
 }
 
 /* Check `len` bytes as a file and return the code; *err and *res filled. */
 static enum mp_err check_bytes(const void *data, size_t len,
 			       struct mp_gguf_check_result *res, struct mp_error *err)
 {
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX];
 	enum mp_err rc;
-	int fd;
+	int fd = fx_mkstemp(path);
 
-	snprintf(path, sizeof path, "%s/check_gguf.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	fd = mkstemp(path);
-	ck_assert_msg(fd >= 0, "mkstemp %s", path);
 	ck_assert_int_eq(write(fd, data, len), (ssize_t)len);
 	rc = mp_gguf_check_fd(fd, path, res, err);
 	close(fd);
@@ -675,12 +662,8 @@ END_TEST
  */
 static int sparse_file(const void *head, size_t len, uint64_t size, char path[PATH_MAX])
 {
-	const char *tmp = getenv("TMPDIR");
-	int fd;
+	int fd = fx_mkstemp(path);
 
-	snprintf(path, PATH_MAX, "%s/check_gguf.XXXXXX", tmp && tmp[0] ? tmp : "/tmp");
-	fd = mkstemp(path);
-	ck_assert_msg(fd >= 0, "mkstemp %s", path);
 	unlink(path);
 	ck_assert_int_eq(write(fd, head, len), (ssize_t)len);
 	if (ftruncate(fd, (off_t)size) != 0) {
@@ -1182,8 +1165,8 @@ static void out_tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t 
 
 START_TEST(test_writer_round_trip)
 {
-	char path[] = "/tmp/check_gguf_write.XXXXXX";
-	int fd = mkstemp(path);
+	char path[PATH_MAX];
+	int fd = fx_mkstemp(path);
 	struct mp_gguf_out_kv kv[] = {
 		{"general.architecture", MP_GGUF_STRING, "kimi-k3", 0},
 		{"split.no", MP_GGUF_U16, NULL, 1},
@@ -1447,13 +1430,4 @@ static Suite *gguf_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	SRunner *runner = srunner_create(gguf_suite());
-	int failed;
-
-	srunner_run_all(runner, CK_NORMAL);
-	failed = srunner_ntests_failed(runner);
-	srunner_free(runner);
-	return failed ? EXIT_FAILURE : EXIT_SUCCESS;
-}
+const struct fx_suite_def fx_suite = {.make = gguf_suite};

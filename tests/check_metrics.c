@@ -1,10 +1,10 @@
 /* check_metrics.c - the metrics counters, report and file writer (metrics.c). */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -235,14 +235,10 @@ START_TEST(test_sharded_counts_are_exact)
 {
 	static struct mp_metrics m;
 	struct counting c = {.m = &m, .n = 50000};
-	pthread_t t[8];
 
 	memset(&m, 0, sizeof m);
 	ck_assert_uint_eq(sizeof m.shard[0] % 64, 0);
-	for (int i = 0; i < 8; i++)
-		ck_assert_int_eq(pthread_create(&t[i], NULL, count_many, &c), 0);
-	for (int i = 0; i < 8; i++)
-		pthread_join(t[i], NULL);
+	fx_run_threads(8, count_many, &c, 0);
 	ck_assert_uint_eq(mp_metrics_reads(&m, MP_MF_OBJECT, -1), 8 * 50000);
 	ck_assert_uint_eq(mp_metrics_reads(&m, MP_MF_OBJECT, 1), 8 * 25000);
 	ck_assert_uint_eq(mp_metrics_bytes(&m, MP_MF_OBJECT, 0), 3 * 8 * 25000);
@@ -273,51 +269,37 @@ START_TEST(test_expert_reads)
 }
 END_TEST
 
-static char *slurp(const char *path)
-{
-	static char buf[256];
-	FILE *f = fopen(path, "r");
-	size_t n;
-
-	ck_assert_ptr_nonnull(f);
-	n = fread(buf, 1, sizeof buf - 1, f);
-	buf[n] = '\0';
-	fclose(f);
-	return buf;
-}
-
+/* Entries in dir, "." and ".." not counted. */
 static unsigned entries(const char *dir)
 {
-	char cmd[600];
-	FILE *p;
+	DIR *d = opendir(dir);
+	struct dirent *de;
 	unsigned n = 0;
 
-	snprintf(cmd, sizeof cmd, "ls -A '%s' | wc -l", dir);
-	p = popen(cmd, "r");
-	ck_assert_ptr_nonnull(p);
-	ck_assert_int_eq(fscanf(p, "%u", &n), 1);
-	pclose(p);
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
+	closedir(d);
 	return n;
 }
 
 START_TEST(test_write_file)
 {
-	char dir[] = "/tmp/moepack-check-metrics.XXXXXX", path[256], victim[256],
-	     tmp[300];
+	char dir[PATH_MAX], path[PATH_MAX + 16], victim[PATH_MAX + 8], tmp[PATH_MAX + 40];
 	struct mp_error err = {0};
 	struct stat st;
 	int fd;
 
-	ck_assert_ptr_nonnull(mkdtemp(dir));
+	fx_mkdtemp(dir, sizeof dir);
 	snprintf(path, sizeof path, "%s/m.prom", dir);
 	snprintf(victim, sizeof victim, "%s/victim", dir);
 	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
 
 	/* new, then replaced */
 	ck_assert_int_eq(mp_metrics_write_file(path, "a 1\n", 4, &err), MP_OK);
-	ck_assert_str_eq(slurp(path), "a 1\n");
+	fx_assert_file_eq(path, "a 1\n");
 	ck_assert_int_eq(mp_metrics_write_file(path, "b 2\n", 4, &err), MP_OK);
-	ck_assert_str_eq(slurp(path), "b 2\n");
+	fx_assert_file_eq(path, "b 2\n");
 	ck_assert_int_eq(stat(path, &st), 0);
 	ck_assert_int_eq(st.st_mode & 0777, 0644);
 	ck_assert_uint_eq(entries(dir), 1);
@@ -330,7 +312,7 @@ START_TEST(test_write_file)
 	unlink(path);
 	ck_assert_int_eq(symlink(victim, path), 0);
 	ck_assert_int_eq(mp_metrics_write_file(path, "c 3\n", 4, &err), MP_OK);
-	ck_assert_str_eq(slurp(victim), "keep");
+	fx_assert_file_eq(victim, "keep");
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
 
@@ -338,8 +320,8 @@ START_TEST(test_write_file)
 	 * never followed */
 	ck_assert_int_eq(symlink(victim, tmp), 0);
 	ck_assert_int_eq(mp_metrics_write_file(path, "d 4\n", 4, &err), MP_OK);
-	ck_assert_str_eq(slurp(victim), "keep");
-	ck_assert_str_eq(slurp(path), "d 4\n");
+	fx_assert_file_eq(victim, "keep");
+	fx_assert_file_eq(path, "d 4\n");
 	ck_assert_int_eq(lstat(tmp, &st), -1);
 
 	/* a directory at the path: refused, nothing left behind */
@@ -385,7 +367,4 @@ static Suite *metrics_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(metrics_suite());
-}
+const struct fx_suite_def fx_suite = {.make = metrics_suite};

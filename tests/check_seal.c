@@ -16,7 +16,6 @@
 #include <unistd.h>
 
 #include <check.h>
-#include <openssl/evp.h>
 
 #include "pack/digest.h"
 #include "base/errors.h"
@@ -25,13 +24,6 @@
 #include "seal/seal.h"
 
 #define KB64 (64u << 10)
-
-/* SHA-256 with OpenSSL directly, not through digest.c. */
-static void sha(const void *p, size_t n, unsigned char out[32])
-{
-	unsigned int len = 32;
-	ck_assert(EVP_Digest(p, n, out, &len, EVP_sha256(), NULL) == 1);
-}
 
 /*
  * Walk every chunk of l: they must tile [0, file_size) in order, each at
@@ -231,22 +223,10 @@ static struct mp_seal *sample_seal(uint64_t n)
 	return s;
 }
 
-static void put32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
 /* Re-seal the trailer so that only the field under test is wrong. */
 static void reseal(unsigned char *b, size_t len)
 {
-	sha(b, len - 32, b + len - 32);
+	fx_sha256_of(b, len - 32, b + len - 32);
 }
 
 START_TEST(test_encode_layout)
@@ -267,7 +247,7 @@ START_TEST(test_encode_layout)
 	ck_assert_uint_eq(b[56], 0xaa);
 	ck_assert_uint_eq(b[88], 0xbb);
 	ck_assert_uint_eq(b[128 + 32 * 2], 2);
-	sha(b, len - 32, d);
+	fx_sha256_of(b, len - 32, d);
 	ck_assert_mem_eq(b + len - 32, d, 32);
 	ck_assert_mem_eq(s->seal_digest, d, 32);
 	ck_assert_int_eq(mp_seal_parse(&back, b, len, "x", &err), MP_OK);
@@ -325,9 +305,9 @@ START_TEST(test_parse_refusals)
 		if (cases[i].width == 1)
 			b[cases[i].off] = (unsigned char)cases[i].value;
 		else if (cases[i].width == 4)
-			put32(b + cases[i].off, (uint32_t)cases[i].value);
+			fx_put_le(b + cases[i].off, (uint32_t)cases[i].value, 4);
 		else
-			put64(b + cases[i].off, cases[i].value);
+			fx_put_le(b + cases[i].off, cases[i].value, 8);
 		reseal(b, len);
 		snprintf(label, sizeof label, "case %zu", i);
 		back = (struct mp_seal *)1;
@@ -362,7 +342,7 @@ START_TEST(test_parse_refusals)
 	}
 	/* flag bit 0 is the one allowed */
 	memcpy(b, good, len);
-	put32(b + 24, 1);
+	fx_put_le(b + 24, 1, 4);
 	reseal(b, len);
 	ck_assert_int_eq(mp_seal_parse(&back, b, len, "S", &err), MP_OK);
 	ck_assert(mp_seal_unanchored(back));
@@ -533,19 +513,11 @@ START_TEST(test_hash_file_windows)
 }
 END_TEST
 
-static void progress_count(uint64_t done, uint64_t total, void *arg)
-{
-	uint64_t *last = arg;
-	ck_assert_uint_le(done, total);
-	last[0] = done;
-	last[1] = total;
-}
-
 /* Seal a real pack; returns the seal (anchored unless the manifest has no sha256). */
 static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l, unsigned jobs)
 {
 	struct mp_error err;
-	uint64_t prog[2] = {0, 0};
+	struct fx_progress prog = {0};
 	struct mp_seal *s = calloc(1, sizeof *s);
 	ck_assert_ptr_nonnull(s);
 	ck_assert_int_eq(mp_seal_layout_of_pack(l, pack, MP_SEAL_MIN_CHUNK, &err), MP_OK);
@@ -556,11 +528,12 @@ static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l,
 	s->pack_size = pack->file_size;
 	s->flags = pack->m.sha256[0] ? 0 : MP_SEAL_FLAG_UNANCHORED;
 	memcpy(s->index_sha256, pack->index_digest, 32);
-	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, progress_count, prog,
+	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, fx_progress_log, &prog,
 					   s->digests, s->pack_sha256, &err),
 			 MP_OK);
-	ck_assert_uint_eq(prog[0], pack->file_size);
-	ck_assert_uint_eq(prog[1], pack->file_size);
+	ck_assert_uint_eq(prog.done, pack->file_size);
+	ck_assert_uint_eq(prog.total, pack->file_size);
+	ck_assert(!prog.backwards && !prog.past_total);
 	free(mp_seal_encode(s, &(size_t){0}));
 	return s;
 }
@@ -776,7 +749,4 @@ static Suite *seal_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(seal_suite());
-}
+const struct fx_suite_def fx_suite = {.make = seal_suite};

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <check.h>
@@ -29,7 +28,7 @@
 #define FILE_SIZE (HEAD + NOBJ * STRIDE)
 
 struct sc_fixture {
-	char path[64];
+	char path[PATH_MAX];
 	int fd;
 	unsigned char *bytes;
 	uint64_t offsets[NOBJ];
@@ -49,9 +48,7 @@ static void setup(struct sc_fixture *f, bool short_file)
 	srand(7);
 	for (size_t i = 0; i < FILE_SIZE; i++)
 		f->bytes[i] = (unsigned char)rand();
-	snprintf(f->path, sizeof f->path, "/tmp/check_sealcheck.XXXXXX");
-	f->fd = mkstemp(f->path);
-	ck_assert_int_ge(f->fd, 0);
+	f->fd = fx_mkstemp(f->path);
 	/* a short file: the layout says more than the file has */
 	ck_assert_int_eq(write(f->fd, f->bytes, short_file ? FILE_SIZE - 5000 : FILE_SIZE),
 			 (ssize_t)(short_file ? FILE_SIZE - 5000 : FILE_SIZE));
@@ -203,19 +200,16 @@ START_TEST(test_concurrent_once)
 {
 	struct sc_fixture f;
 	struct racer r[8];
-	pthread_t th[8];
 	pthread_barrier_t go;
 	uint64_t nchunks;
 
 	setup(&f, false);
 	span_bytes(&f, HEAD + 1000, 3 * CHUNK, &nchunks);
 	pthread_barrier_init(&go, NULL, 8);
-	for (int i = 0; i < 8; i++) {
+	for (int i = 0; i < 8; i++)
 		r[i] = (struct racer){.f = &f, .go = &go};
-		ck_assert_int_eq(pthread_create(&th[i], NULL, race, &r[i]), 0);
-	}
+	fx_run_threads(8, race, r, sizeof r[0]);
 	for (int i = 0; i < 8; i++) {
-		pthread_join(th[i], NULL);
 		ck_assert(r[i].rc == MP_SEALREAD_GOOD || r[i].rc == MP_SEALREAD_FILLED);
 		ck_assert(r[i].same);
 	}
@@ -249,17 +243,25 @@ START_TEST(test_read_error_retries)
 }
 END_TEST
 
+struct chunk_wait {
+	struct sc_fixture *f;
+	uint64_t chunk;
+	enum mp_chunk_state state;
+};
+
+static bool chunk_reached(void *arg)
+{
+	struct chunk_wait *w = arg;
+
+	return mp_sealcheck_state(&w->f->sc, w->chunk) == w->state;
+}
+
 /* Wait (a condition, with a generous ceiling) for chunk c to reach state s. */
 static bool wait_state(struct sc_fixture *f, uint64_t c, enum mp_chunk_state s)
 {
-	struct timespec pause = { 0, 1000 * 1000 };
+	struct chunk_wait w = {f, c, s};
 
-	for (int i = 0; i < 60 * 1000; i++) {
-		if (mp_sealcheck_state(&f->sc, c) == s)
-			return true;
-		nanosleep(&pause, NULL);
-	}
-	return false;
+	return fx_wait_until(chunk_reached, &w);
 }
 
 START_TEST(test_ahead_checks_the_window)
@@ -363,7 +365,4 @@ static Suite *sealcheck_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(sealcheck_suite());
-}
+const struct fx_suite_def fx_suite = {.make = sealcheck_suite};

@@ -1033,12 +1033,9 @@ END_TEST
 /* Longest inputs: paths of PATH_MAX bytes that escape 4x, full warnings. */
 static char *long_path(unsigned char fill)
 {
-	char *p = malloc(4096);
+	char *p = fx_repeat((char[]){(char)fill, '\0'}, 4095);
 
-	ck_assert_ptr_nonnull(p);
 	p[0] = '/';
-	memset(p + 1, fill, 4094);
-	p[4095] = '\0';
 	return p;
 }
 
@@ -1222,16 +1219,12 @@ static void *count_many(void *arg)
 START_TEST(test_counters_are_atomic)
 {
 	static const uint32_t ids[] = {1, 2};
-	pthread_t th[COUNT_THREADS];
 	struct mp_stats s;
 	struct mp_error err = {0};
 	uint64_t reads = 0, bytes = 0, objects = 0;
 
 	ck_assert_int_eq(mp_stats_init(&s, 2, 3, &err), MP_OK);
-	for (int i = 0; i < COUNT_THREADS; i++)
-		ck_assert_int_eq(pthread_create(&th[i], NULL, count_many, &s), 0);
-	for (int i = 0; i < COUNT_THREADS; i++)
-		pthread_join(th[i], NULL);
+	fx_run_threads(COUNT_THREADS, count_many, &s, 0);
 	for (int l = 0; l < 2; l++) {
 		reads += atomic_load(&s.layer_reads[l]);
 		bytes += atomic_load(&s.layer_bytes[l]);
@@ -1314,7 +1307,4 @@ static Suite *tree_suite(void)
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(tree_suite());
-}
+const struct fx_suite_def fx_suite = {.make = tree_suite};

@@ -27,6 +27,7 @@
 
 #include "fixture.h"
 #include "base/jsonstr.h"
+#include "pack/index.h"
 #include "pack/manifest.h"
 #include "pack/pack.h"
 
@@ -1028,23 +1029,11 @@ static size_t count_values(json_t *v)
 	return n;
 }
 
-static char *repeat(const char *s, size_t n)
-{
-	size_t len = strlen(s);
-	char *out = malloc(len * n + 1);
-
-	ck_assert_ptr_nonnull(out);
-	for (size_t i = 0; i < n; i++)
-		memcpy(out + i * len, s, len);
-	out[len * n] = '\0';
-	return out;
-}
-
 START_TEST(test_manifest_too_deep)
 {
 	struct fx f;
 	/* the top level is depth 1: 64 arrays under it make 65 */
-	char *open_ = repeat("[", 64), *close_ = repeat("]", 64);
+	char *open_ = fx_repeat("[", 64), *close_ = fx_repeat("]", 64);
 
 	fx_setup(&f, &small_pack);
 	add_junk(&f, open_, "", "", 0, close_);
@@ -1125,7 +1114,7 @@ START_TEST(test_manifest_limits_at_the_edge)
 	struct mp_error err;
 	json_t *root;
 	size_t base;
-	char *open_ = repeat("[", 63), *close_ = repeat("]", 63);
+	char *open_ = fx_repeat("[", 63), *close_ = fx_repeat("]", 63);
 
 	fx_setup(&f, &small_pack);
 	root = fx_manifest_load(&f);
@@ -2144,21 +2133,6 @@ END_TEST
 /* ====================================================================== */
 /* Accepted packs                                                          */
 
-struct progress_log {
-	uint64_t calls, done, total;
-	bool backwards;
-};
-
-static void log_progress(uint64_t done, uint64_t total, void *arg)
-{
-	struct progress_log *p = arg;
-
-	p->backwards |= done < p->done;
-	p->calls++;
-	p->done = done;
-	p->total = total;
-}
-
 /*
  * Every entry as stored against what the open pack says: lookup and
  * role_range give the entry's offset and size, the bytes read through the
@@ -2322,9 +2296,9 @@ START_TEST(test_accept_full_digest)
 	struct fx f;
 	struct mp_pack *p;
 	struct mp_error err;
-	struct progress_log log = {0};
+	struct fx_progress log = {0};
 	struct mp_open_opts o = {
-		.full = true, .progress = log_progress, .progress_arg = &log};
+		.full = true, .progress = fx_progress_log, .progress_arg = &log};
 	char hex[MP_SHA256_HEX];
 
 	fx_setup(&f, &(struct fx_pack_opts){.full_sha256 = true});
@@ -2338,7 +2312,7 @@ START_TEST(test_accept_full_digest)
 	ck_assert(!log.backwards);
 	mp_pack_close(p);
 	/* with the digest recorded but not asked for, nothing is read */
-	log = (struct progress_log){0};
+	log = (struct fx_progress){0};
 	o.full = false;
 	ck_assert_int_eq(fx_open_pack(&f, &o, &p, &err), MP_OK);
 	ck_assert(!p->full_checked);
@@ -2498,12 +2472,402 @@ START_TEST(test_identity_taken_before_reading)
 }
 END_TEST
 
-static Suite *validate_suite(void)
-{
-	Suite *s = suite_create("validate");
-	TCase *tc;
+/* ---- mp_manifest_with_path --------------------------------------------- */
 
-	tc = tcase_create("manifest");
+/*
+ * The mounted manifest of f's pack with expert_pack.path := path, parsed
+ * back: the path must read back as given and nothing else may change, key
+ * order included.  Returns the text (caller frees).
+ */
+static char *with_path_round_trip(const struct fx *f, const char *path)
+{
+	size_t len, out_len = 0;
+	char *raw = fx_read_file(f->manifest, &len), *out = NULL;
+	struct mp_error err = {0};
+	json_t *before = json_loads(raw, 0, NULL), *after;
+	bool surrogates = false;
+	const char *k1, *k2;
+	void *i1, *i2;
+
+	ck_assert_ptr_nonnull(before);
+	ck_assert_int_eq(mp_manifest_with_path(raw, len, path, &out, &out_len, &err), MP_OK);
+	ck_assert_ptr_nonnull(out);
+	ck_assert_uint_eq(out_len, strlen(out));
+	ck_assert_int_eq(mp_manifest_parse_ex(out, out_len, "mounted", &after, &surrogates,
+					      &err), MP_OK);
+	ck_assert(!surrogates);
+	ck_assert_str_eq(json_string_value(fx_json_get(after, "expert_pack.path")), path);
+	/* key order kept, at the top and inside expert_pack */
+	for (i1 = json_object_iter(before), i2 = json_object_iter(after); i1 && i2;
+	     i1 = json_object_iter_next(before, i1), i2 = json_object_iter_next(after, i2)) {
+		k1 = json_object_iter_key(i1);
+		k2 = json_object_iter_key(i2);
+		ck_assert_str_eq(k1, k2);
+	}
+	ck_assert(!i1 && !i2);
+	fx_json_set(before, "expert_pack.path", json_string(path));
+	ck_assert_msg(json_equal(before, after), "values other than the path changed");
+	json_decref(before);
+	json_decref(after);
+	free(raw);
+	return out;
+}
+
+START_TEST(test_with_path_directory_or_not)
+{
+	static const char *const paths[] = {
+		"/srv/models/k3.pack", "k3.pack", "./k3.pack", "../up/k3.pack", "/k3.pack",
+		"models/k3.pack",
+	};
+	struct fx f;
+
+	fx_setup(&f, &small_pack);
+	for (size_t i = 0; i < sizeof paths / sizeof *paths; i++) {
+		/* taken as given: never made absolute, never resolved */
+		char *out = with_path_round_trip(&f, paths[i]);
+
+		free(out);
+	}
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* A pack named like a manifest is still just a path to record. */
+START_TEST(test_with_path_manifest_name)
+{
+	struct fx f;
+	char *out;
+
+	fx_setup(&f, &small_pack);
+	out = with_path_round_trip(&f, "/srv/k3.pack.manifest.json");
+	ck_assert_ptr_nonnull(strstr(out, "\"path\": \"/srv/k3.pack.manifest.json\""));
+	free(out);
+	out = with_path_round_trip(&f, ".manifest.json");
+	free(out);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * PACK given a manifest: mp_pack_open(PACK.manifest.json) looks for
+ * PACK.manifest.json.manifest.json and says what went wrong; with the
+ * manifest named, or a pack path of another name, there is no such hint.
+ */
+START_TEST(test_pack_given_a_manifest)
+{
+	struct fx f;
+	char missing[PATH_MAX + 16], other[PATH_MAX];
+	struct mp_open_opts o = {0};
+	struct mp_error err;
+
+	fx_setup(&f, &small_pack);
+	snprintf(missing, sizeof missing, "%s.manifest.json", f.manifest);
+	ck_assert_int_eq(mp_pack_open(&(struct mp_pack *){NULL}, f.manifest, NULL, &err),
+			 MP_E_MANIFEST_IO);
+	fx_assert_err(&err, MP_E_MANIFEST_IO, missing, f.manifest,
+		      "is a manifest: pass the pack, not its manifest");
+
+	o.manifest_path = f.manifest;
+	ck_assert_int_ne(mp_pack_open(&(struct mp_pack *){NULL}, f.manifest, &o, &err), MP_OK);
+	ck_assert_ptr_null(strstr(err.msg, "pass the pack"));
+
+	fx_path(&f, "other.pack", other, sizeof other);
+	fx_write_file(other, "", 0);
+	ck_assert_int_eq(mp_pack_open(&(struct mp_pack *){NULL}, other, NULL, &err),
+			 MP_E_MANIFEST_IO);
+	ck_assert_ptr_null(strstr(err.msg, "pass the pack"));
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* 64 KiB paths (far past PATH_MAX: the text is not a file name to it). */
+START_TEST(test_with_path_very_long)
+{
+	struct fx f;
+	char *dirs = fx_repeat("directory/", 6554), *path, *out;
+	size_t n = strlen(dirs);
+
+	fx_setup(&f, &small_pack);
+	path = malloc(n + 16);
+	ck_assert_ptr_nonnull(path);
+	snprintf(path, n + 16, "/%sk3.pack", dirs);
+	ck_assert_uint_gt(strlen(path), 65536);
+	out = with_path_round_trip(&f, path);
+	free(out);
+	/* one that escapes: every byte written as \" or \\ */
+	free(path);
+	path = fx_repeat("\"\\", 32768);
+	out = with_path_round_trip(&f, path);
+	ck_assert_uint_gt(strlen(out), 4 * 32768);
+	free(out);
+	free(path);
+	free(dirs);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* Not UTF-8: \udcXX escapes that mp_manifest_parse_ex reads back as bytes. */
+START_TEST(test_with_path_not_utf8)
+{
+	struct fx f;
+	size_t len, out_len;
+	char *raw, *out = NULL;
+	struct mp_error err = {0};
+	bool surrogates = false;
+	json_t *root;
+
+	fx_setup(&f, &small_pack);
+	raw = fx_read_file(f.manifest, &len);
+	ck_assert_int_eq(mp_manifest_with_path(raw, len, "/srv/\xff\xfe.pack", &out, &out_len,
+					       &err), MP_OK);
+	ck_assert_ptr_nonnull(strstr(out, "\"/srv/\\udcff\\udcfe.pack\""));
+	ck_assert_int_eq(mp_manifest_parse_ex(out, out_len, "mounted", &root, &surrogates,
+					      &err), MP_OK);
+	ck_assert(surrogates);
+	json_decref(root);
+	free(out);
+	free(raw);
+	fx_cleanup(&f);
+}
+END_TEST
+
+START_TEST(test_with_path_refused)
+{
+	static const struct {
+		const char *text;
+		enum mp_err code;
+		const char *words;
+	} cases[] = {
+		{"{", MP_E_MANIFEST_JSON, "manifest"},
+		{"", MP_E_MANIFEST_JSON, "manifest"},
+		{"{}", MP_E_MANIFEST_TYPE, "expert_pack is not an object"},
+		{"{\"expert_pack\": []}", MP_E_MANIFEST_TYPE, "expert_pack is not an object"},
+		{"{\"expert_pack\": \"/x.pack\"}", MP_E_MANIFEST_TYPE, "expert_pack"},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char *out = (char *)"untouched";
+		size_t out_len = 7;
+		struct mp_error err = {0};
+		enum mp_err rc = mp_manifest_with_path(cases[i].text, strlen(cases[i].text),
+						       "/x.pack", &out, &out_len, &err);
+
+		ck_assert_msg(rc == cases[i].code, "%s: %s", cases[i].text, mp_err_name(rc));
+		fx_assert_err_labeled(cases[i].text, &err, cases[i].code, cases[i].words);
+		ck_assert_ptr_null(out);
+	}
+}
+END_TEST
+
+/* ---- model.config_sha256 against --config --------------------------------- */
+
+/* The mismatch names both digests: the file's and the recorded one. */
+START_TEST(test_config_mismatch_names_both)
+{
+	struct fx f;
+	char cfg[PATH_MAX], msg[MP_MSG_MAX];
+	struct mp_open_opts o = {.config_path = cfg};
+	struct mp_error err;
+
+	fx_setup(&f, &small_pack);
+	fx_path(&f, "config.json", cfg, sizeof cfg);
+	fx_write_file(cfg, "abc", 3);
+	fx_manifest_set_str(&f, "model.config_sha256",
+			    "0000000000000000000000000000000000000000000000000000000000000000");
+	fx_open(&f, &o, &err);
+	snprintf(msg, sizeof msg, "config SHA-256 does not match manifest: computed %s, "
+		 "model.config_sha256 %s", SHA256_ABC,
+		 "0000000000000000000000000000000000000000000000000000000000000000");
+	fx_assert_err(&err, MP_E_CONFIG_DIGEST, "");
+	ck_assert_str_eq(err.msg, msg);
+	/* the same digest passes */
+	fx_manifest_set_str(&f, "model.config_sha256", SHA256_ABC);
+	EXPECT_OPEN(&f, &o, MP_OK, "");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/*
+ * With --config the recorded digest is read early (before the header), so
+ * a malformed one wins over a header fault; without, the header fault is
+ * reported first and any well-formed digest is accepted unchecked.
+ */
+START_TEST(test_config_recorded_value_with_and_without)
+{
+	struct fx f;
+	char cfg[PATH_MAX];
+	struct mp_open_opts o = {.config_path = cfg};
+	struct mp_pack *p;
+	struct mp_error err;
+
+	fx_setup(&f, &small_pack);
+	fx_path(&f, "config.json", cfg, sizeof cfg);
+	fx_write_file(cfg, "abc", 3);
+	fx_manifest_set_str(&f, "model.config_sha256",
+			    "BA7816BF8F01CFEA414140DE5DAE2223B00361A396177A9CB410FF61F20015AD");
+	fx_set_u32(&f, FX_HDR_VERSION, 2);
+	fx_fix(&f, FX_FIX_INDEX);
+	EXPECT_OPEN(&f, &o, MP_E_MANIFEST_VALUE, "model.config_sha256");
+	EXPECT_OPEN(&f, NULL, MP_E_HEADER_VERSION, "version");
+	fx_manifest_set_int(&f, "model.config_sha256", 7);
+	EXPECT_OPEN(&f, &o, MP_E_MANIFEST_TYPE, "model.config_sha256");
+	fx_manifest_remove(&f, "model.config_sha256");
+	EXPECT_OPEN(&f, &o, MP_E_MANIFEST_MISSING, "model.config_sha256");
+
+	/* no --config: another file's digest is kept as recorded */
+	fx_set_u32(&f, FX_HDR_VERSION, MP_VERSION);
+	fx_manifest_set_str(&f, "model.config_sha256", SHA256_ABC);
+	fx_fix(&f, FX_FIX_INDEX);
+	fx_write_file(cfg, "abd", 3);
+	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
+	ck_assert_str_eq(p->m.config_sha256, SHA256_ABC);
+	mp_pack_close(p);
+	EXPECT_OPEN(&f, &o, MP_E_CONFIG_DIGEST, SHA256_ABC);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* An empty config and one of exactly 16 MiB are configs like any other. */
+START_TEST(test_config_size_edges)
+{
+	struct fx f;
+	char cfg[PATH_MAX], hex[MP_SHA256_HEX];
+	struct mp_open_opts o = {.config_path = cfg};
+
+	fx_setup(&f, &small_pack);
+	fx_path(&f, "config.json", cfg, sizeof cfg);
+	fx_write_file(cfg, "", 0);
+	fx_manifest_set_str(&f, "model.config_sha256",
+			    "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+	EXPECT_OPEN(&f, &o, MP_OK, "");
+	ck_assert_int_eq(truncate(cfg, 16 << 20), 0);
+	fx_sha256_file(cfg, hex);
+	fx_manifest_set_str(&f, "model.config_sha256", hex);
+	EXPECT_OPEN(&f, &o, MP_OK, "");
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* ---- header encode / decode -------------------------------------------- */
+
+START_TEST(test_header_codec_round_trip)
+{
+	static const uint64_t counts[] = {0, 1, 552, UINT64_C(0x0123456789abcdef), UINT64_MAX};
+	unsigned char raw[MP_HEADER_SIZE], again[MP_HEADER_SIZE];
+	struct mp_header h;
+
+	for (size_t i = 0; i < sizeof counts / sizeof *counts; i++) {
+		uint64_t ds = ~counts[i];
+
+		memset(raw, 0xa5, sizeof raw);
+		mp_header_encode(raw, counts[i], ds);
+		ck_assert_mem_eq(raw, MP_MAGIC "\0\0", MP_MAGIC_LEN);
+		for (int b = 0; b < 8; b++) {
+			ck_assert_uint_eq(raw[FX_HDR_INDEX_COUNT + b], (counts[i] >> (8 * b)) & 255);
+			ck_assert_uint_eq(raw[FX_HDR_DATA_START + b], (ds >> (8 * b)) & 255);
+		}
+		ck_assert_mem_eq(raw + FX_HDR_VERSION, "\1\0\0\0(\0\0\0", 8);
+		mp_header_decode(raw, &h);
+		ck_assert_mem_eq(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN);
+		ck_assert_uint_eq(h.version, MP_VERSION);
+		ck_assert_uint_eq(h.header_size, MP_HEADER_SIZE);
+		ck_assert_uint_eq(h.index_count, counts[i]);
+		ck_assert_uint_eq(h.data_start, ds);
+		mp_header_encode(again, h.index_count, h.data_start);
+		ck_assert_mem_eq(again, raw, MP_HEADER_SIZE);
+	}
+	/* decode takes every field as it is, little-endian */
+	for (int b = 0; b < MP_HEADER_SIZE; b++)
+		raw[b] = (unsigned char)(b + 1);
+	mp_header_decode(raw, &h);
+	ck_assert_mem_eq(h.magic, raw, MP_MAGIC_LEN);
+	ck_assert_uint_eq(h.version, 0x14131211);
+	ck_assert_uint_eq(h.header_size, 0x18171615);
+	ck_assert_uint_eq(h.index_count, UINT64_C(0x201f1e1d1c1b1a19));
+	ck_assert_uint_eq(h.data_start, UINT64_C(0x2827262524232221));
+}
+END_TEST
+
+START_TEST(test_entry_codec_round_trip)
+{
+	unsigned char raw[MP_ENTRY_SIZE];
+	char name[200];
+	struct mp_entry e;
+
+	memset(raw, 0xa5, sizeof raw);
+	mp_entry_encode(raw, "blk.92.ffn_down_exps.weight", -2, UINT64_MAX - 1,
+			UINT64_C(1) << 40);
+	mp_entry_decode(raw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.92.ffn_down_exps.weight");
+	for (size_t i = strlen("blk.92.ffn_down_exps.weight"); i < MP_ENTRY_NAME_LEN; i++)
+		ck_assert_uint_eq(e.name[i], 0);
+	ck_assert_int_eq(e.expert, -2);
+	ck_assert_uint_eq(e.reserved, 0);
+	ck_assert_uint_eq(e.offset, UINT64_MAX - 1);
+	ck_assert_uint_eq(e.nbytes, UINT64_C(1) << 40);
+	/* a name too long keeps 127 bytes and its NUL */
+	memset(name, 'n', sizeof name - 1);
+	name[sizeof name - 1] = '\0';
+	mp_entry_encode(raw, name, 0, 0, 0);
+	mp_entry_decode(raw, &e);
+	ck_assert_uint_eq(e.name[MP_ENTRY_NAME_LEN - 2], 'n');
+	ck_assert_uint_eq(e.name[MP_ENTRY_NAME_LEN - 1], 0);
+}
+END_TEST
+
+/*
+ * Each header field the validator refuses, written over a valid header
+ * that mp_header_encode made of the pack's own values (which opens).
+ */
+START_TEST(test_header_encoded_fields_refused)
+{
+	static const struct {
+		unsigned at, width;
+		uint64_t value;
+		enum mp_err code;
+		const char *words;
+	} cases[] = {
+		{FX_HDR_MAGIC, 1, 'g', MP_E_HEADER_MAGIC, "magic"},
+		{FX_HDR_MAGIC + 12, 1, '2', MP_E_HEADER_MAGIC, "magic"},
+		{FX_HDR_MAGIC + 15, 1, ' ', MP_E_HEADER_MAGIC, "three NUL bytes"},
+		{FX_HDR_VERSION, 4, 0, MP_E_HEADER_VERSION, "version is 0"},
+		{FX_HDR_VERSION, 4, UINT32_MAX, MP_E_HEADER_VERSION, "4294967295"},
+		{FX_HDR_HEADER_SIZE, 4, 39, MP_E_HEADER_SIZE, "header_size is 39"},
+		{FX_HDR_HEADER_SIZE, 4, 0, MP_E_HEADER_SIZE, "header_size is 0"},
+		{FX_HDR_INDEX_COUNT, 8, COUNT + 1, MP_E_INDEX_COUNT, "index_count"},
+		{FX_HDR_INDEX_COUNT, 8, 0, MP_E_INDEX_COUNT, "index_count is 0"},
+		{FX_HDR_DATA_START, 8, 0, MP_E_DATA_START, "data_start is 0"},
+		{FX_HDR_DATA_START, 8, UINT64_MAX, MP_E_DATA_START, "data_start"},
+	};
+	unsigned char raw[MP_HEADER_SIZE];
+	uint64_t data_start;
+	struct fx f;
+
+	fx_setup(&f, &small_pack);
+	data_start = fx_get_u64(&f, FX_HDR_DATA_START);
+	for (size_t i = 0; i < sizeof cases / sizeof *cases; i++) {
+		char label[32];
+		struct mp_error err;
+
+		mp_header_encode(raw, COUNT, data_start);
+		fx_pwrite(&f, 0, raw, sizeof raw);
+		fx_fix(&f, FX_FIX_INDEX);
+		EXPECT_OPEN(&f, NULL, MP_OK, "");
+		fx_put_le(raw + cases[i].at, cases[i].value, cases[i].width);
+		fx_pwrite(&f, 0, raw, sizeof raw);
+		fx_fix(&f, FX_FIX_INDEX);
+		fx_open(&f, NULL, &err);
+		snprintf(label, sizeof label, "case %zu", i);
+		fx_assert_err_labeled(label, &err, cases[i].code, cases[i].words);
+	}
+	fx_cleanup(&f);
+}
+END_TEST
+
+static TCase *manifest_tcase(void)
+{
+	TCase *tc = tcase_create("manifest");
+
 	tcase_add_loop_test(tc, test_manifest_faults, 0, N_BATCHES);
 	tcase_add_test(tc, test_active_layers_1_to_91);
 	tcase_add_test(tc, test_active_layers_0_to_91);
@@ -2526,9 +2890,13 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_path_elsewhere);
 	tcase_add_test(tc, test_path_relative_to_manifest);
 	tcase_add_test(tc, test_path_through_symlinks);
-	suite_add_tcase(s, tc);
+	return tc;
+}
 
-	tc = tcase_create("files");
+static TCase *files_tcase(void)
+{
+	TCase *tc = tcase_create("files");
+
 	tcase_add_test(tc, test_pack_missing);
 	tcase_add_test(tc, test_manifest_missing);
 	tcase_add_test(tc, test_manifest_explicit_path_missing);
@@ -2548,9 +2916,13 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_manifest_top_level_array);
 	tcase_add_test(tc, test_manifest_top_level_scalar);
 	tcase_add_test(tc, test_order_manifest_before_header);
-	suite_add_tcase(s, tc);
+	return tc;
+}
 
-	tc = tcase_create("header");
+static TCase *header_tcase(void)
+{
+	TCase *tc = tcase_create("header");
+
 	tcase_add_test(tc, test_header_short);
 	tcase_add_test(tc, test_header_magic);
 	tcase_add_test(tc, test_header_magic_padding);
@@ -2564,9 +2936,13 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_data_start_inside_index);
 	tcase_add_test(tc, test_order_header_fields);
 	tcase_add_test(tc, test_order_data_start_before_truncation);
-	suite_add_tcase(s, tc);
+	return tc;
+}
 
-	tc = tcase_create("entries");
+static TCase *entries_tcase(void)
+{
+	TCase *tc = tcase_create("entries");
+
 	tcase_add_test(tc, test_entry_name_wrong_role);
 	tcase_add_test(tc, test_entry_name_wrong_layer);
 	tcase_add_test(tc, test_entry_name_leading_zero);
@@ -2593,9 +2969,13 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_order_entries_before_trailing);
 	tcase_add_test(tc, test_order_trailing_before_digest);
 	tcase_add_test(tc, test_order_index_digest_before_full);
-	suite_add_tcase(s, tc);
+	return tc;
+}
 
-	tc = tcase_create("accepted");
+static TCase *accepted_tcase(void)
+{
+	TCase *tc = tcase_create("accepted");
+
 	tcase_add_test(tc, test_accept_default);
 	tcase_add_test(tc, test_accept_page_aligned);
 	tcase_add_test(tc, test_accept_gaps);
@@ -2607,11 +2987,55 @@ static Suite *validate_suite(void)
 	tcase_add_test(tc, test_lookup_not_found);
 	tcase_add_test(tc, test_default_manifest_path);
 	tcase_add_test(tc, test_identity_taken_before_reading);
-	suite_add_tcase(s, tc);
+	return tc;
+}
+
+static TCase *with_path_tcase(void)
+{
+	TCase *tc = tcase_create("with_path");
+
+	tcase_add_test(tc, test_with_path_directory_or_not);
+	tcase_add_test(tc, test_with_path_manifest_name);
+	tcase_add_test(tc, test_pack_given_a_manifest);
+	tcase_add_test(tc, test_with_path_very_long);
+	tcase_add_test(tc, test_with_path_not_utf8);
+	tcase_add_test(tc, test_with_path_refused);
+	return tc;
+}
+
+static TCase *config_tcase(void)
+{
+	TCase *tc = tcase_create("config");
+
+	tcase_add_test(tc, test_config_mismatch_names_both);
+	tcase_add_test(tc, test_config_recorded_value_with_and_without);
+	tcase_add_test(tc, test_config_size_edges);
+	return tc;
+}
+
+static TCase *codec_tcase(void)
+{
+	TCase *tc = tcase_create("codec");
+
+	tcase_add_test(tc, test_header_codec_round_trip);
+	tcase_add_test(tc, test_entry_codec_round_trip);
+	tcase_add_test(tc, test_header_encoded_fields_refused);
+	return tc;
+}
+
+static Suite *validate_suite(void)
+{
+	Suite *s = suite_create("validate");
+
+	suite_add_tcase(s, manifest_tcase());
+	suite_add_tcase(s, files_tcase());
+	suite_add_tcase(s, header_tcase());
+	suite_add_tcase(s, entries_tcase());
+	suite_add_tcase(s, accepted_tcase());
+	suite_add_tcase(s, with_path_tcase());
+	suite_add_tcase(s, config_tcase());
+	suite_add_tcase(s, codec_tcase());
 	return s;
 }
 
-int main(void)
-{
-	return fx_run_suite(validate_suite());
-}
+const struct fx_suite_def fx_suite = {.make = validate_suite};

@@ -6,11 +6,13 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <openssl/evp.h>
@@ -23,7 +25,8 @@
 
 /* ---- directories and files ------------------------------------------- */
 
-void fx_mkdtemp(char *out, size_t len)
+/* "${TMPDIR:-/tmp}/moepack-test.XXXXXX" into out, for mkdtemp / mkstemp. */
+static void temp_template(char *out, size_t len)
 {
 	const char *base = getenv("TMPDIR");
 	int n;
@@ -32,8 +35,24 @@ void fx_mkdtemp(char *out, size_t len)
 		base = "/tmp";
 	n = snprintf(out, len, "%s/moepack-test.XXXXXX", base);
 	ck_assert_msg(n > 0 && (size_t)n < len, "TMPDIR too long: %s", base);
+}
+
+void fx_mkdtemp(char *out, size_t len)
+{
+	temp_template(out, len);
 	if (!mkdtemp(out))
 		fx_sys_abort("mkdtemp %s", out);
+}
+
+int fx_mkstemp(char path[PATH_MAX])
+{
+	int fd;
+
+	temp_template(path, PATH_MAX);
+	fd = mkstemp(path);
+	if (fd < 0)
+		fx_sys_abort("mkstemp %s", path);
+	return fd;
 }
 
 static int rmtree_at(int parent, const char *name);
@@ -204,35 +223,33 @@ void fx_truncate(const struct fx *f, uint64_t size)
 
 /* ---- raw bytes of the pack ------------------------------------------- */
 
-void fx_pread(const struct fx *f, uint64_t offset, void *buf, size_t len)
+/* Read len bytes at offset of f->pack into rbuf, or write them from wbuf. */
+static void pack_io(const struct fx *f, uint64_t offset, void *rbuf, const void *wbuf,
+		    size_t len)
 {
-	int fd = open(f->pack, O_RDONLY | O_CLOEXEC);
+	int fd = open(f->pack, (wbuf ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	const char *what = wbuf ? "write" : "read";
 	ssize_t n;
 
 	if (fd < 0)
 		fx_sys_abort("open %s", f->pack);
-	n = pread(fd, buf, len, (off_t)offset);
+	n = wbuf ? pwrite(fd, wbuf, len, (off_t)offset) : pread(fd, rbuf, len, (off_t)offset);
 	if (n < 0)
-		fx_sys_abort("pread %s", f->pack);
-	ck_assert_msg((size_t)n == len, "short read of %zu bytes at %llu in %s", len,
+		fx_sys_abort("p%s %s", what, f->pack);
+	ck_assert_msg((size_t)n == len, "short %s of %zu bytes at %llu in %s", what, len,
 		      (unsigned long long)offset, f->pack);
-	close(fd);
+	if (close(fd))
+		fx_sys_abort("close %s", f->pack);
+}
+
+void fx_pread(const struct fx *f, uint64_t offset, void *buf, size_t len)
+{
+	pack_io(f, offset, buf, NULL, len);
 }
 
 void fx_pwrite(const struct fx *f, uint64_t offset, const void *buf, size_t len)
 {
-	int fd = open(f->pack, O_WRONLY | O_CLOEXEC);
-	ssize_t n;
-
-	if (fd < 0)
-		fx_sys_abort("open %s", f->pack);
-	n = pwrite(fd, buf, len, (off_t)offset);
-	if (n < 0)
-		fx_sys_abort("pwrite %s", f->pack);
-	ck_assert_msg((size_t)n == len, "short write at %llu in %s",
-		      (unsigned long long)offset, f->pack);
-	if (close(fd))
-		fx_sys_abort("close %s", f->pack);
+	pack_io(f, offset, NULL, buf, len);
 }
 
 uint32_t fx_get_u32(const struct fx *f, uint64_t offset)
@@ -255,12 +272,17 @@ uint64_t fx_get_u64(const struct fx *f, uint64_t offset)
 	return v;
 }
 
+void fx_put_le(unsigned char *p, uint64_t v, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		p[i] = (unsigned char)(v >> (8 * i));
+}
+
 void fx_set_u32(const struct fx *f, uint64_t offset, uint32_t value)
 {
 	unsigned char b[4];
 
-	for (int i = 0; i < 4; i++)
-		b[i] = (unsigned char)(value >> (8 * i));
+	fx_put_le(b, value, sizeof b);
 	fx_pwrite(f, offset, b, sizeof b);
 }
 
@@ -268,8 +290,7 @@ void fx_set_u64(const struct fx *f, uint64_t offset, uint64_t value)
 {
 	unsigned char b[8];
 
-	for (int i = 0; i < 8; i++)
-		b[i] = (unsigned char)(value >> (8 * i));
+	fx_put_le(b, value, sizeof b);
 	fx_pwrite(f, offset, b, sizeof b);
 }
 
@@ -512,13 +533,21 @@ static void to_hex(const unsigned char *d, char hex[MP_SHA256_HEX])
 	hex[64] = '\0';
 }
 
-void fx_sha256_hex_of(const void *data, size_t len, char hex[MP_SHA256_HEX])
+void fx_sha256_of(const void *data, size_t len, unsigned char out[32])
 {
 	unsigned char d[EVP_MAX_MD_SIZE];
 	unsigned int dlen = 0;
 
 	ck_assert(EVP_Digest(data, len, d, &dlen, EVP_sha256(), NULL) == 1);
 	ck_assert_uint_eq(dlen, 32);
+	memcpy(out, d, 32);
+}
+
+void fx_sha256_hex_of(const void *data, size_t len, char hex[MP_SHA256_HEX])
+{
+	unsigned char d[32];
+
+	fx_sha256_of(data, len, d);
 	to_hex(d, hex);
 }
 
@@ -656,6 +685,74 @@ void fx_assert_err_at(const char *file, int line, const char *label,
 		_ck_assert_failed(file, line, "error", "%s%s%s", label ? label : "",
 				  label ? ": " : "", why);
 	_mark_point(file, line);
+}
+
+/* ---- helpers for any suite ------------------------------------------------ */
+
+char *fx_data_path(const char *rel, char *out, size_t len)
+{
+	const char *top = getenv("top_srcdir");
+	int n = snprintf(out, len, "%s/tests/data/%s", top && *top ? top : "..", rel);
+
+	ck_assert_msg(n > 0 && (size_t)n < len, "path too long: tests/data/%s", rel);
+	return out;
+}
+
+char *fx_repeat(const char *s, size_t n)
+{
+	size_t len = strlen(s);
+	char *out = malloc(len * n + 1);
+
+	ck_assert_ptr_nonnull(out);
+	for (size_t i = 0; i < n; i++)
+		memcpy(out + i * len, s, len);
+	out[len * n] = '\0';
+	return out;
+}
+
+void fx_assert_file_eq(const char *path, const char *text)
+{
+	size_t len;
+	char *got = fx_read_file(path, &len);
+
+	ck_assert_msg(len == strlen(text) && memcmp(got, text, len) == 0,
+		      "%s holds \"%s\", expected \"%s\"", path, got, text);
+	free(got);
+}
+
+void fx_progress_log(uint64_t done, uint64_t total, void *arg)
+{
+	struct fx_progress *p = arg;
+
+	p->backwards |= done < p->done;
+	p->past_total |= done > total;
+	p->calls++;
+	p->done = done;
+	p->total = total;
+}
+
+bool fx_wait_until(bool (*cond)(void *arg), void *arg)
+{
+	const struct timespec pause = {0, 1000 * 1000};
+
+	for (int i = 0; i < 60 * 1000; i++) {
+		if (cond(arg))
+			return true;
+		nanosleep(&pause, NULL);
+	}
+	return false;
+}
+
+void fx_run_threads(unsigned n, void *(*fn)(void *), void *args, size_t stride)
+{
+	pthread_t th[64];
+
+	ck_assert_uint_le(n, 64);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_create(&th[i], NULL, fn,
+						 stride ? (char *)args + i * stride : args), 0);
+	for (unsigned i = 0; i < n; i++)
+		ck_assert_int_eq(pthread_join(th[i], NULL), 0);
 }
 
 /* ---- running ------------------------------------------------------------ */

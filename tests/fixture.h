@@ -17,6 +17,17 @@
  * Temporary files live under ${TMPDIR:-/tmp}.  fx_run_suite() points
  * TMPDIR at one directory per run and removes it afterwards, so a test that
  * fails half-way (and so never reaches fx_cleanup) leaves nothing behind.
+ *
+ * Adding a suite: tests/check_NAME.c holds only its test cases, the
+ * function that makes its Suite, and the one definition
+ *
+ *	const struct fx_suite_def fx_suite = {.make = NAME_suite};
+ *
+ * There is no main() in it: tests/check_main.c is the one main() of every
+ * Check program.  In Makefile.am, add tests/check_NAME to check_PROGRAMS
+ * and give it tests_check_NAME_SOURCES = tests/check_NAME.c
+ * $(CHECK_COMMON) and the _CFLAGS / _LDADD lines of the others.  A helper
+ * that a second suite would need too belongs here, not in the suite.
  */
 #ifndef MOEPACK_TESTS_FIXTURE_H
 #define MOEPACK_TESTS_FIXTURE_H
@@ -215,7 +226,55 @@ void fx_assert_err_at(const char *file, int line, const char *label,
 bool fx_err_matches(const struct mp_error *err, enum mp_err code,
 		    const char *const *needles, char *why, size_t len);
 
+/* ---- helpers for any suite ------------------------------------------------ */
+
+/* "${top_srcdir:-..}/tests/data/<rel>" into out (ck_abort if it does not fit). */
+char *fx_data_path(const char *rel, char *out, size_t len);
+/* mkstemp "${TMPDIR:-/tmp}/moepack-test.XXXXXX" into path; the open fd. */
+int fx_mkstemp(char path[PATH_MAX]);
+/* s written n times over, malloc'ed. */
+char *fx_repeat(const char *s, size_t n);
+/* Assert that the file holds exactly text (and nothing after it). */
+void fx_assert_file_eq(const char *path, const char *text);
+
+/* n bytes of v, little-endian, at p. */
+void fx_put_le(unsigned char *p, uint64_t v, size_t n);
+/* SHA-256 of data with OpenSSL directly (not through src/pack/digest.c). */
+void fx_sha256_of(const void *data, size_t len, unsigned char out[32]);
+
+/* What a progress callback was told; fx_progress_log is the callback. */
+struct fx_progress {
+	uint64_t calls, done, total;
+	bool backwards;  /* done ever went down */
+	bool past_total; /* done was ever more than total */
+};
+void fx_progress_log(uint64_t done, uint64_t total, void *arg);
+
+/*
+ * Poll cond(arg) every millisecond until it is true (returns true) or a
+ * minute has gone by (returns false): for state another thread changes.
+ */
+bool fx_wait_until(bool (*cond)(void *arg), void *arg);
+
+/*
+ * Run fn on n threads at once (n <= 64) and join them all.  Thread i gets
+ * (char *)args + i * stride: stride 0 gives every thread the same args.
+ */
+void fx_run_threads(unsigned n, void *(*fn)(void *), void *args, size_t stride);
+
 /* ---- running ------------------------------------------------------------ */
+
+/* What a Check program runs: each check_*.c defines one, named fx_suite. */
+struct fx_suite_def {
+	Suite *(*make)(void);
+	/*
+	 * Optional: another use of the program, tried first with main()'s
+	 * arguments (check_dequant --decode TYPE).  Returns the exit status,
+	 * or -1 to run the suite.
+	 */
+	int (*command)(int argc, char **argv);
+};
+extern const struct fx_suite_def fx_suite;
 
 /*
  * Run s with CK_FORK default (CK_FORK env still wins) and CK_NORMAL output,
