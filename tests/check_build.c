@@ -11,7 +11,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "writer/build.h"
+#include "writer/layout.h"
+#include "writer/manifestwrite.h"
 #include "base/file.h"
 #include "writer/ggufpack.h"
 #include "writer/outputs.h"

@@ -6,7 +6,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "writer/build.h"
+#include "writer/demo.h"
 #include "cli/cli.h"
 #include "writer/ggufwrite.h"
 #include "pack/progress.h"
@@ -77,7 +77,7 @@ static const struct option long_options[] = {
 	{NULL, 0, NULL, 0},
 };
 
-/* How each numeric option is read; 0 means "default" to mp_build_resolve,
+/* How each numeric option is read; 0 means "default" to mp_demo_resolve,
  * so an explicit 0 is refused where it would silently mean that. */
 struct number_option {
 	int key;
@@ -88,12 +88,12 @@ struct number_option {
 };
 
 static const struct number_option number_options[] = {
-	{'e', "--experts", 0, 1, offsetof(struct mp_build_opts, experts)},
-	{OPT_HIDDEN, "--hidden", 0, 1, offsetof(struct mp_build_opts, hidden)},
-	{OPT_INTER, "--inter", 0, 1, offsetof(struct mp_build_opts, inter)},
-	{'a', "--alignment", CLI_NUM_SUFFIX, 1, offsetof(struct mp_build_opts, alignment)},
-	{OPT_GAP, "--gap", CLI_NUM_SUFFIX, 0, offsetof(struct mp_build_opts, gap)},
-	{'s', "--seed", 0, 0, offsetof(struct mp_build_opts, seed)},
+	{'e', "--experts", 0, 1, offsetof(struct mp_demo_opts, experts)},
+	{OPT_HIDDEN, "--hidden", 0, 1, offsetof(struct mp_demo_opts, hidden)},
+	{OPT_INTER, "--inter", 0, 1, offsetof(struct mp_demo_opts, inter)},
+	{'a', "--alignment", CLI_NUM_SUFFIX, 1, offsetof(struct mp_demo_opts, alignment)},
+	{OPT_GAP, "--gap", CLI_NUM_SUFFIX, 0, offsetof(struct mp_demo_opts, gap)},
+	{'s', "--seed", 0, 0, offsetof(struct mp_demo_opts, seed)},
 };
 
 static const struct number_option *find_number_option(int key)
@@ -105,7 +105,7 @@ static const struct number_option *find_number_option(int key)
 }
 
 /* Returns 0 to go on, -1 after --help, or an exit status. */
-static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quiet,
+static int parse_args(int argc, char **argv, struct mp_demo_opts *o, bool *quiet,
 		      bool *force, const char **gguf)
 {
 	bool pack_only = false; /* an option that means nothing with --gguf */
@@ -173,7 +173,7 @@ static int parse_args(int argc, char **argv, struct mp_build_opts *o, bool *quie
 	return CLI_EXIT_OK;
 }
 
-static void print_result(const struct mp_build_opts *o)
+static void print_result(const struct mp_demo_opts *o)
 {
 	char human[32], shown[CLI_TEXT_MAX];
 	char *manifest = cli_manifest_path(o->out, o->manifest);
@@ -223,7 +223,7 @@ static int build_error(const char *cmd, const struct mp_error *err)
 }
 
 /* --gguf DIR: the demo checkpoint, and what to try with it. */
-static int make_gguf(const char *cmd, const char *dir, const struct mp_build_opts *b,
+static int make_gguf(const char *cmd, const char *dir, const struct mp_demo_opts *b,
 		     bool force, bool quiet)
 {
 	struct mp_gguf_demo_opts o = {.dir = dir, .experts = b->experts, .hidden = b->hidden,
@@ -268,14 +268,14 @@ static int make_gguf(const char *cmd, const char *dir, const struct mp_build_opt
  */
 static void on_fatal_signal(int sig)
 {
-	mp_build_remove_temporaries();
+	mp_demo_remove_temporaries();
 	raise(sig);
 }
 
 int cmd_mkdemo(int argc, char **argv)
 {
 	const char *cmd = argv[0];
-	struct mp_build_opts o = {0};
+	struct mp_demo_opts o = {0};
 	struct progress_bar bar;
 	struct mp_error err = {0};
 	bool quiet = false, force = false;
@@ -290,7 +290,7 @@ int cmd_mkdemo(int argc, char **argv)
 		return make_gguf(cmd, gguf, &o, force, quiet);
 	/* Resolve first, so that a bad geometry is a usage error with the
 	 * "Try --help" line and the defaults can be reported. */
-	code = mp_build_resolve(&o, &err);
+	code = mp_demo_resolve(&o, &err);
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);
 	if (code)
@@ -305,7 +305,7 @@ int cmd_mkdemo(int argc, char **argv)
 	progress_bar_init(&bar, stderr, "mkdemo", !quiet);
 	o.progress = progress_bar_update;
 	o.progress_arg = &bar;
-	code = mp_build_demo(&o, &err);
+	code = mp_demo_write(&o, &err);
 	progress_bar_finish(&bar);
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);

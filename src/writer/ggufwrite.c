@@ -23,6 +23,7 @@
 
 #include "pack/pack.h"
 #include "base/quant.h"
+#include "writer/outputs.h"
 
 #define ALIGNMENT 32u           /* ggml's default: no general.alignment key */
 #define CHUNK (4u << 20)        /* tensor data generated per write */
@@ -130,21 +131,11 @@ uint64_t mp_gguf_out_tensor_bytes(const struct mp_gguf_out_tensor *t)
 static enum mp_err write_at(int fd, const void *data, size_t len, uint64_t pos,
 			    const char *path, struct mp_error *err)
 {
-	const unsigned char *p = data;
+	int e = mp_output_pwrite(fd, data, len, &pos);
 
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)pos);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
-				       PRIu64 ": %s", path, pos,
-				       n < 0 ? strerror(errno) : "nothing written");
-		p += n;
-		len -= (size_t)n;
-		pos += (uint64_t)n;
-	}
+	if (e)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
+			       PRIu64 ": %s", path, pos, e > 0 ? strerror(e) : "nothing written");
 	return MP_OK;
 }
 
@@ -351,16 +342,6 @@ struct target {
 	int fd;
 };
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *s = malloc(n);
-
-	if (s)
-		snprintf(s, n, "%s/%s", dir, name);
-	return s;
-}
-
 /* An empty temporary sibling of t->path, opened without following links. */
 static enum mp_err target_open(struct target *t, const char *dir, const char *name,
 			       struct mp_error *err)
@@ -368,7 +349,7 @@ static enum mp_err target_open(struct target *t, const char *dir, const char *na
 	size_t n = strlen(dir) + strlen(name) + 64;
 
 	t->fd = -1;
-	t->path = join(dir, name);
+	t->path = mp_path_join(dir, name);
 	t->tmp = malloc(n);
 	if (!t->path || !t->tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
@@ -467,7 +448,7 @@ static enum mp_err prepare_directory(const struct mp_gguf_demo_opts *o, struct m
 static enum mp_err refuse_existing(const char *dir, const char *name, struct mp_error *err)
 {
 	struct stat st;
-	char *path = join(dir, name);
+	char *path = mp_path_join(dir, name);
 	enum mp_err rc = MP_OK;
 
 	if (!path)

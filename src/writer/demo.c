@@ -1,5 +1,5 @@
 /*
- * build.c - write a valid demo expert pack, its manifest and a config.
+ * demo.c - write a valid demo expert pack, its manifest and a config.
  *
  * Everything is first written to temporary files next to their targets and
  * renamed into place at the end, the manifest last: a failed or interrupted
@@ -10,12 +10,14 @@
  */
 #include "config.h"
 
-#include "writer/build.h"
+#include "writer/demo.h"
 
 #include "pack/digest.h"
 #include "base/file.h"
 #include "pack/index.h"
 #include "base/jsonstr.h"
+#include "writer/layout.h"
+#include "writer/manifestwrite.h"
 #include "writer/outputs.h"
 #include "base/quant.h"
 
@@ -34,14 +36,12 @@
 #define DEFAULT_EXPERTS 4
 #define DEFAULT_ALIGNMENT 4096
 #define NUM_HIDDEN_LAYERS 93
-#define LAYER_COUNT (MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1)
 #define QK 256 /* weights per k-quant super-block: shapes are multiples */
 
 /* Limits that keep all arithmetic far from overflow and reject nonsense
  * early with a message instead of a failed multi-terabyte write. */
 #define MAX_DIM (1u << 24)
 #define MAX_ALIGNMENT (1u << 30)
-#define MAX_PACK_SIZE (1ULL << 50) /* 1 PiB */
 
 #define WRITE_BUF (8u << 20)
 #define PROGRESS_STEP (8u << 20)
@@ -60,17 +60,6 @@ static uint64_t gcd_u64(uint64_t a, uint64_t b)
 }
 
 static int is_pow2(uint64_t v) { return v && !(v & (v - 1)); }
-
-/* Round v up to a multiple of the power of two a; -1 on overflow. */
-static int round_up(uint64_t v, uint64_t a, uint64_t *out)
-{
-	uint64_t t;
-
-	if (__builtin_add_overflow(v, a - 1, &t))
-		return -1;
-	*out = t & ~(a - 1);
-	return 0;
-}
 
 /*
  * How many 256 x 256 weight units (h * i, with h = hidden/256 and
@@ -93,90 +82,30 @@ static uint64_t units_needed(uint64_t alignment)
 	return need;
 }
 
-static enum mp_err compute_geometry(const struct mp_build_opts *o, struct mp_layout *g,
-				    struct mp_error *err)
+/* The pack's layout for o's expert: role sizes, shapes and offsets. */
+static enum mp_err demo_layout(const struct mp_demo_opts *o, struct mp_layout *l,
+			       struct mp_error *err)
 {
 	uint64_t weights = o->hidden * o->inter; /* both <= 2^24 */
 
-	memset(g, 0, sizeof *g);
+	memset(l, 0, sizeof *l);
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
 		const struct mp_quant_type *qt = mp_quant_by_id(mp_role_dtype[r]);
 
-		g->role_bytes[r] = mp_quant_bytes(qt, weights);
-		if (g->role_bytes[r] == 0)
+		l->role_bytes[r] = mp_quant_bytes(qt, weights);
+		if (l->role_bytes[r] == 0)
 			return mp_fail(err, MP_E_USAGE,
 				       "invalid usage: --hidden %" PRIu64 " x --inter %" PRIu64
 				       " is not a whole number of %s blocks",
 				       o->hidden, o->inter, qt->name);
-		/* GGUF ne[] order, the GGML row length first: up and gate
-		 * rows read the hidden state, down rows the expert's. */
-		if (r == MP_ROLE_DOWN) {
-			g->role_shape[r][0] = o->inter;
-			g->role_shape[r][1] = o->hidden;
-		} else {
-			g->role_shape[r][0] = o->hidden;
-			g->role_shape[r][1] = o->inter;
-		}
 	}
-	return mp_layout_compute(g, o->experts, o->alignment, o->gap, err);
+	mp_layout_set_shapes(l, o->hidden, o->inter);
+	return mp_layout_compute(l, o->experts, o->alignment, o->gap, err);
 }
 
-enum mp_err mp_layout_compute(struct mp_layout *g, uint64_t experts, uint64_t alignment,
-			      uint64_t gap, struct mp_error *err)
+/* Defaults for the counts, and every option within its limits. */
+static enum mp_err check_options(struct mp_demo_opts *o, struct mp_error *err)
 {
-	uint64_t payload, gaps, t;
-
-	g->experts = experts;
-	g->alignment = alignment;
-	g->object_bytes = 0;
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		if (__builtin_add_overflow(g->object_bytes, g->role_bytes[r], &g->object_bytes))
-			return mp_fail(err, MP_E_USAGE, "invalid usage: an expert is larger "
-				       "than 2^64 bytes");
-	if (round_up(gap, alignment, &g->gap))
-		return mp_fail(err, MP_E_USAGE,
-			       "invalid usage: --gap %" PRIu64 " is too large", gap);
-	g->objects = (uint64_t)LAYER_COUNT * experts;
-	g->index_count = g->objects * 3;
-	g->index_end = MP_HEADER_SIZE + (uint64_t)MP_ENTRY_SIZE * g->index_count;
-	if (round_up(g->index_end, alignment, &g->data_start))
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --alignment %" PRIu64
-			       " is too large", alignment);
-	if (__builtin_mul_overflow(g->objects, g->object_bytes, &payload) ||
-	    __builtin_mul_overflow(g->objects - 1, g->gap, &gaps) ||
-	    __builtin_add_overflow(payload, gaps, &t) ||
-	    __builtin_add_overflow(t, g->data_start, &g->size) || g->size > MAX_PACK_SIZE)
-		return mp_fail(err, MP_E_USAGE,
-			       "invalid usage: the pack would be larger than %llu bytes "
-			       "(check --experts, --hidden, --inter and --gap)",
-			       (unsigned long long)MAX_PACK_SIZE);
-	return MP_OK;
-}
-
-uint64_t mp_layout_object_offset(const struct mp_layout *g, uint64_t object)
-{
-	return g->data_start + object * (g->object_bytes + g->gap);
-}
-
-void mp_layout_entry(const struct mp_layout *g, uint64_t i, unsigned char raw[MP_ENTRY_SIZE])
-{
-	uint64_t object = i / 3;
-	enum mp_role role = (enum mp_role)(i % 3);
-	uint64_t layer = MP_ACTIVE_FIRST + object / g->experts;
-	uint64_t offset = mp_layout_object_offset(g, object);
-	char name[MP_ENTRY_NAME_LEN];
-
-	for (int r = 0; r < (int)role; r++)
-		offset += g->role_bytes[r];
-	mp_tensor_name(name, sizeof name, layer, role);
-	mp_entry_encode(raw, name, (int32_t)(object % g->experts), offset, g->role_bytes[role]);
-}
-
-enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
-{
-	uint64_t need, h, i;
-	struct mp_layout g;
-
 	if (!o->out || !*o->out)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --out is required");
 	if (o->experts == 0)
@@ -206,14 +135,19 @@ enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 			       "invalid usage: --inter %" PRIu64
 			       " must be a multiple of %d of at most %u",
 			       o->inter, QK, MAX_DIM);
+	return MP_OK;
+}
 
-	/*
-	 * A role holds h*i*256 blocks (h = hidden/256, i = inter/256), so its
-	 * size is aligned exactly when h*i is a multiple of `need`.
-	 */
-	need = units_needed(o->alignment);
-	h = o->hidden / QK;
-	i = o->inter / QK;
+/*
+ * hidden and inter, the 0 ones chosen: a role holds h*i*256 blocks
+ * (h = hidden/256, i = inter/256), so its size is aligned exactly when
+ * h*i is a multiple of `need`.
+ */
+static enum mp_err choose_dimensions(struct mp_demo_opts *o, struct mp_error *err)
+{
+	uint64_t need = units_needed(o->alignment);
+	uint64_t h = o->hidden / QK, i = o->inter / QK;
+
 	if (h == 0 && i == 0) {
 		i = 1;
 		h = need;
@@ -235,7 +169,17 @@ enum mp_err mp_build_resolve(struct mp_build_opts *o, struct mp_error *err)
 			       o->alignment, MAX_DIM, MAX_DIM);
 	o->hidden = h * QK;
 	o->inter = i * QK;
-	return compute_geometry(o, &g, err);
+	return MP_OK;
+}
+
+enum mp_err mp_demo_resolve(struct mp_demo_opts *o, struct mp_error *err)
+{
+	struct mp_layout l;
+	enum mp_err rc = check_options(o, err);
+
+	if (!rc)
+		rc = choose_dimensions(o, err);
+	return rc ? rc : demo_layout(o, &l, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -249,7 +193,7 @@ struct outfile {
 };
 
 /*
- * The temporaries being written, for mp_build_remove_temporaries() in a
+ * The temporaries being written, for mp_demo_remove_temporaries() in a
  * signal handler: the one piece of global state, because a handler has no
  * other way to find them.  A slot's name is complete before it is marked
  * live, and it is unmarked only once the file is gone or renamed.
@@ -258,7 +202,7 @@ struct outfile {
 static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
 static volatile sig_atomic_t temporary_live[MAX_TEMPORARIES];
 
-void mp_build_remove_temporaries(void)
+void mp_demo_remove_temporaries(void)
 {
 	for (int i = 0; i < MAX_TEMPORARIES; i++)
 		if (temporary_live[i])
@@ -401,21 +345,12 @@ static enum mp_err outfile_commit(struct outfile *f, struct mp_error *err)
 static enum mp_err write_all(int fd, const void *data, size_t len, uint64_t pos,
 			     const char *path, struct mp_error *err)
 {
-	const unsigned char *p = data;
+	int e = mp_output_pwrite(fd, data, len, &pos);
 
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)pos);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_PACK_IO,
-				       "cannot write %s at offset %" PRIu64 ": %s", path, pos,
-				       n < 0 ? strerror(errno) : "no space");
-		p += n;
-		len -= (size_t)n;
-		pos += (uint64_t)n;
-	}
+	if (e)
+		return mp_fail(err, MP_E_PACK_IO,
+			       "cannot write %s at offset %" PRIu64 ": %s", path, pos,
+			       e > 0 ? strerror(e) : "no space");
 	return MP_OK;
 }
 
@@ -495,35 +430,35 @@ static enum mp_err writer_skip(struct writer *w, uint64_t n, struct mp_error *er
 
 /* Header and index; the index digest covers exactly these bytes. */
 static enum mp_err write_index(struct writer *w,
-			       const struct mp_layout *g, struct mp_sha256 *index_hash,
+			       const struct mp_layout *l, struct mp_sha256 *index_hash,
 			       struct mp_error *err)
 {
 	unsigned char *h, *e;
 	enum mp_err rc;
 
 	h = w->buf + w->len;
-	mp_header_encode(h, g->index_count, g->data_start);
+	mp_header_encode(h, l->index_count, l->data_start);
 	mp_sha256_update(index_hash, h, MP_HEADER_SIZE);
 	w->len += MP_HEADER_SIZE;
 
-	for (uint64_t i = 0; i < g->index_count; i++) {
+	for (uint64_t i = 0; i < l->index_count; i++) {
 		rc = writer_reserve(w, MP_ENTRY_SIZE, err);
 		if (rc)
 			return rc;
 		e = w->buf + w->len;
-		mp_layout_entry(g, i, e);
+		mp_layout_entry(l, i, e);
 		mp_sha256_update(index_hash, e, MP_ENTRY_SIZE);
 		w->len += MP_ENTRY_SIZE;
 	}
 	return MP_OK;
 }
 
-static enum mp_err write_payload(struct writer *w, const struct mp_build_opts *o,
-				 const struct mp_layout *g, struct mp_error *err)
+static enum mp_err write_payload(struct writer *w, const struct mp_demo_opts *o,
+				 const struct mp_layout *l, struct mp_error *err)
 {
-	enum mp_err rc = writer_skip(w, g->data_start - g->index_end, err);
+	enum mp_err rc = writer_skip(w, l->data_start - l->index_end, err);
 
-	for (uint64_t object = 0; !rc && object < g->objects; object++) {
+	for (uint64_t object = 0; !rc && object < l->objects; object++) {
 		for (int r = 0; !rc && r < MP_ROLE_COUNT; r++) {
 			const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
 			/* One stream per role payload, so any payload can be
@@ -531,10 +466,10 @@ static enum mp_err write_payload(struct writer *w, const struct mp_build_opts *o
 			uint64_t seed = mp_splitmix64(o->seed ^ mp_splitmix64(object * 3 + (uint64_t)r));
 			uint64_t done = 0;
 
-			while (!rc && done < g->role_bytes[r]) {
+			while (!rc && done < l->role_bytes[r]) {
 				size_t room = (WRITE_BUF - w->len) / t->block_bytes *
 					      t->block_bytes;
-				uint64_t left = g->role_bytes[r] - done;
+				uint64_t left = l->role_bytes[r] - done;
 				size_t chunk = left < room ? (size_t)left : room;
 
 				if (chunk == 0) {
@@ -546,8 +481,8 @@ static enum mp_err write_payload(struct writer *w, const struct mp_build_opts *o
 				done += chunk;
 			}
 		}
-		if (!rc && object + 1 < g->objects && g->gap)
-			rc = writer_skip(w, g->gap, err);
+		if (!rc && object + 1 < l->objects && l->gap)
+			rc = writer_skip(w, l->gap, err);
 	}
 	return rc ? rc : writer_flush(w, err);
 }
@@ -560,13 +495,13 @@ static enum mp_err set_size(struct outfile *f, uint64_t size, struct mp_error *e
 	return MP_OK;
 }
 
-static enum mp_err write_pack(struct outfile *f, const struct mp_build_opts *o,
-			      const struct mp_layout *g, char index_hex[MP_SHA256_HEX],
+static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
+			      const struct mp_layout *l, char index_hex[MP_SHA256_HEX],
 			      char full_hex[MP_SHA256_HEX], struct mp_error *err)
 {
 	struct writer w = {
 		.file = f,
-		.total = g->size,
+		.total = l->size,
 		.progress = o->progress,
 		.progress_arg = o->progress_arg,
 	};
@@ -588,23 +523,23 @@ static enum mp_err write_pack(struct outfile *f, const struct mp_build_opts *o,
 	 * skipped region.
 	 */
 	if (o->sparse) {
-		rc = set_size(f, g->size, err);
+		rc = set_size(f, l->size, err);
 		if (rc)
 			goto out;
 	}
-	rc = write_index(&w, g, index_hash, err);
+	rc = write_index(&w, l, index_hash, err);
 	if (rc)
 		goto out;
 	mp_sha256_final(index_hash, digest);
 	mp_sha256_hex(digest, index_hex);
 	if (o->sparse)
-		rc = writer_skip(&w, g->size - g->index_end, err);
+		rc = writer_skip(&w, l->size - l->index_end, err);
 	else
-		rc = write_payload(&w, o, g, err);
+		rc = write_payload(&w, o, l, err);
 	if (!rc)
 		rc = writer_flush(&w, err);
 	if (!rc && !o->sparse)
-		rc = set_size(f, g->size, err);
+		rc = set_size(f, l->size, err);
 	if (rc)
 		goto out;
 	writer_report(&w, 1);
@@ -632,27 +567,18 @@ static enum mp_err write_text(struct outfile *f, const char *text, struct mp_err
 	return rc ? rc : outfile_close(f, err);
 }
 
-/* jansson's set_new steals val even on failure; collect failures in *bad. */
-static void put(json_t *obj, const char *key, json_t *val, int *bad)
-{
-	if (!obj || !val || json_object_set_new(obj, key, val) != 0)
-		*bad = 1;
-}
-
-static json_t *uint_json(uint64_t v) { return json_integer((json_int_t)v); }
-
-static char *config_text(const struct mp_build_opts *o)
+static char *config_text(const struct mp_demo_opts *o)
 {
 	json_t *root = json_object();
 	int bad = !root;
 	char *text;
 
-	put(root, "model_type", json_string("kimi_k3"), &bad);
-	put(root, "hidden_size", uint_json(o->hidden), &bad);
-	put(root, "moe_intermediate_size", uint_json(o->inter), &bad);
-	put(root, "n_routed_experts", uint_json(o->experts), &bad);
-	put(root, "num_experts_per_tok", json_integer(MP_TOP_K), &bad);
-	put(root, "num_hidden_layers", json_integer(NUM_HIDDEN_LAYERS), &bad);
+	mp_mw_put(root, "model_type", json_string("kimi_k3"), &bad);
+	mp_mw_put(root, "hidden_size", mp_mw_u64(o->hidden), &bad);
+	mp_mw_put(root, "moe_intermediate_size", mp_mw_u64(o->inter), &bad);
+	mp_mw_put(root, "n_routed_experts", mp_mw_u64(o->experts), &bad);
+	mp_mw_put(root, "num_experts_per_tok", json_integer(MP_TOP_K), &bad);
+	mp_mw_put(root, "num_hidden_layers", json_integer(NUM_HIDDEN_LAYERS), &bad);
 	text = bad ? NULL : mp_json_dump_line(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return text;
@@ -665,134 +591,44 @@ struct digests {
 	char inventory[MP_SHA256_HEX];
 };
 
-static json_t *hard_constraints_json(int *bad)
-{
-	json_t *hc = json_object();
-
-	put(hc, "all_selected_experts_must_execute", json_true(), bad);
-	put(hc, "expert_pruning_allowed", json_false(), bad);
-	put(hc, "requantization_allowed", json_false(), bad);
-	put(hc, "top_k", json_integer(MP_TOP_K), bad);
-	put(hc, "top_k_is_immutable", json_true(), bad);
-	return hc;
-}
-
-static json_t *model_json(const struct mp_build_opts *o, const struct digests *d, int *bad)
-{
-	json_t *model = json_object();
-	json_t *ids = json_array();
-
-	for (int layer = MP_ACTIVE_FIRST; ids && layer <= MP_ACTIVE_LAST; layer++)
-		if (json_array_append_new(ids, json_integer(layer)) != 0)
-			*bad = 1;
-	put(model, "num_hidden_layers", json_integer(NUM_HIDDEN_LAYERS), bad);
-	put(model, "num_experts", uint_json(o->experts), bad);
-	put(model, "num_experts_per_token", json_integer(MP_TOP_K), bad);
-	put(model, "active_moe_layer_ids", ids, bad);
-	put(model, "config_sha256", json_string(d->config), bad);
-	return model;
-}
-
-static json_t *expert_pack_json(const struct mp_build_opts *o, const struct mp_layout *g,
-				const struct digests *d, int *bad)
-{
-	json_t *pack = json_object();
-	json_t *order = json_array();
-	json_t *roles = json_object();
-
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
-		json_t *role = json_object();
-		json_t *shape = json_array();
-
-		const char *name = mp_role_name((enum mp_role)r);
-
-		if (!order || json_array_append_new(order, json_string(name)))
-			*bad = 1;
-		if (!shape || json_array_append_new(shape, uint_json(g->role_shape[r][0])) ||
-		    json_array_append_new(shape, uint_json(g->role_shape[r][1])))
-			*bad = 1;
-		put(role, "dtype", json_string(t->name), bad);
-		put(role, "dtype_id", json_integer(t->id), bad);
-		put(role, "expert_bytes", uint_json(g->role_bytes[r]), bad);
-		put(role, "logical_shape", shape, bad);
-		put(roles, name, role, bad);
-	}
-	/* The path itself goes in last, see manifest_text(). */
-	put(pack, "path", json_null(), bad);
-	put(pack, "size", uint_json(g->size), bad);
-	put(pack, "physical_role_order", order, bad);
-	put(pack, "roles", roles, bad);
-	put(pack, "object_bytes", uint_json(g->object_bytes), bad);
-	put(pack, "data_start", uint_json(g->data_start), bad);
-	put(pack, "alignment", uint_json(o->alignment), bad);
-	put(pack, "index_sha256", json_string(d->index), bad);
-	if (o->full_sha256)
-		put(pack, "sha256", json_string(d->full), bad);
-	return pack;
-}
-
 /*
  * The checkpoint inventory that source.inventory_sha256 covers.  A demo has
  * no checkpoint: no shards and no tensors, and a summary that says so.
  */
 static json_t *inventory_json(int *bad)
 {
-	json_t *inv = json_object();
-	json_t *summary = json_object();
+	static const struct mp_mw_summary none = {.architecture = "moepack-demo"};
 
-	put(summary, "architecture", json_string("moepack-demo"), bad);
-	put(summary, "full_source_hashes", json_false(), bad);
-	put(summary, "shard_count", json_integer(0), bad);
-	put(summary, "tensor_count", json_integer(0), bad);
-	put(summary, "total_bytes", json_integer(0), bad);
-	put(inv, "summary", summary, bad);
-	put(inv, "shards", json_array(), bad);
-	put(inv, "tensors", json_array(), bad);
-	return inv;
+	return mp_mw_inventory(&none, json_array(), json_array(), bad);
 }
 
-/*
- * SHA-256 of the inventory's canonical JSON, as the reference builder
- * hashes it: keys sorted, no white space, non-ASCII as it is.
- */
+/* SHA-256 of the inventory's canonical JSON, as the reference hashes it. */
 static int inventory_digest(char hex[MP_SHA256_HEX])
 {
-	unsigned char digest[MP_SHA256_LEN];
 	int bad = 0;
 	json_t *inv = inventory_json(&bad);
-	char *text = bad ? NULL : json_dumps(inv, JSON_COMPACT | JSON_SORT_KEYS);
+	int rc = bad ? -1 : mp_mw_canonical_sha256(inv, hex);
 
 	json_decref(inv);
-	if (!text)
-		return -1;
-	mp_sha256_buf(text, strlen(text), digest);
-	mp_sha256_hex(digest, hex);
-	free(text);
-	return 0;
+	return rc;
 }
 
-static char *manifest_text(const struct mp_build_opts *o, const struct mp_layout *g,
+static char *manifest_text(const struct mp_demo_opts *o, const struct mp_layout *l,
 			   const char *abs_path, const struct digests *d)
 {
-	json_t *root = json_object();
-	json_t *source;
-	int bad = !root;
+	int bad = 0;
+	json_t *inventory = inventory_json(&bad);
+	json_t *model = mp_mw_model(NUM_HIDDEN_LAYERS, o->experts, MP_TOP_K, d->config, &bad);
+	json_t *pack = mp_mw_expert_pack(l, d->index, &bad);
+	json_t *root;
 	char *text;
 
-	put(root, "format", json_string(MP_FORMAT), &bad);
-	put(root, "complete", json_true(), &bad);
-	put(root, "hard_constraints", hard_constraints_json(&bad), &bad);
-	put(root, "model", model_json(o, d, &bad), &bad);
-	put(root, "expert_pack", expert_pack_json(o, g, d, &bad), &bad);
-	source = inventory_json(&bad);
-	put(source, "inventory_sha256", json_string(d->inventory), &bad);
-	put(root, "source", source, &bad);
-	/* The path may not be UTF-8, which jansson cannot carry. */
-	text = bad ? NULL
-		   : mp_json_dump_with_path(root, json_object_get(root, "expert_pack"), "path",
-					    abs_path, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
+	if (o->full_sha256)
+		mp_mw_put(pack, "sha256", json_string(d->full), &bad);
+	root = mp_mw_root(model, pack, inventory, d->inventory, &bad);
+	text = bad ? NULL : mp_mw_text(root, abs_path, false);
 	json_decref(root);
+	json_decref(inventory);
 	return text;
 }
 
@@ -854,82 +690,99 @@ static enum mp_err check_outputs(const char *pack, const char *config, const cha
 	return rc;
 }
 
-enum mp_err mp_build_demo(const struct mp_build_opts *opts, struct mp_error *err)
-{
-	struct mp_build_opts o = *opts;
-	struct outfile pack = {.fd = -1, .slot = -1}, config = {.fd = -1, .slot = -1},
-		       manifest = {.fd = -1, .slot = -1};
-	char *manifest_path = NULL, *config_path = NULL, *abs_path = NULL;
-	char *config_json = NULL, *manifest_json = NULL;
+/* One mkdemo run: its options, layout, outputs and what goes into them. */
+struct demo_run {
+	struct mp_demo_opts o;
+	struct mp_layout l;
+	struct outfile pack, config, manifest;
+	char *manifest_path, *config_path, *abs_path;
+	char *config_json, *manifest_json;
 	struct digests d;
-	struct mp_layout g;
+};
+
+/* The output names, checked, and the pack's absolute name. */
+static enum mp_err name_outputs(struct demo_run *run, struct mp_error *err)
+{
+	const struct mp_demo_opts *o = &run->o;
 	enum mp_err rc;
 
-	memset(&d, 0, sizeof d);
-	rc = mp_build_resolve(&o, err);
+	run->manifest_path = o->manifest ? strdup(o->manifest)
+					 : mp_pack_default_manifest_path(o->out);
+	run->config_path = mp_path_with_suffix(o->out, ".config.json");
+	if (!run->manifest_path || !run->config_path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = check_outputs(o->out, run->config_path, run->manifest_path, err);
+	return rc ? rc : absolute_path(o->out, &run->abs_path, err);
+}
+
+/* All temporaries exist before the long write: a missing directory for
+ * the manifest fails now, not after an hour. */
+static enum mp_err create_outputs(struct demo_run *run, struct mp_error *err)
+{
+	enum mp_err rc = outfile_create(&run->pack, run->o.out, "--out", err);
+
 	if (!rc)
-		rc = compute_geometry(&o, &g, err);
+		rc = outfile_create(&run->config, run->config_path, "--out", err);
+	if (!rc)
+		rc = outfile_create(&run->manifest, run->manifest_path, "--manifest", err);
+	return rc;
+}
+
+/* Everything written, then renamed into place, the manifest last. */
+static enum mp_err write_outputs(struct demo_run *run, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	run->config_json = config_text(&run->o);
+	if (!run->config_json)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	text_digest(run->config_json, run->d.config);
+	if (inventory_digest(run->d.inventory) != 0)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = write_pack(&run->pack, &run->o, &run->l, run->d.index, run->d.full, err);
+	if (!rc)
+		rc = write_text(&run->config, run->config_json, err);
 	if (rc)
 		return rc;
-	manifest_path = o.manifest ? strdup(o.manifest) : mp_pack_default_manifest_path(o.out);
-	config_path = mp_path_with_suffix(o.out, ".config.json");
-	if (!manifest_path || !config_path) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	rc = check_outputs(o.out, config_path, manifest_path, err);
+	run->manifest_json = manifest_text(&run->o, &run->l, run->abs_path, &run->d);
+	if (!run->manifest_json)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = write_text(&run->manifest, run->manifest_json, err);
 	if (!rc)
-		rc = absolute_path(o.out, &abs_path, err);
-	if (rc)
-		goto out;
+		rc = outfile_commit(&run->pack, err);
+	if (!rc)
+		rc = outfile_commit(&run->config, err);
+	if (!rc)
+		rc = outfile_commit(&run->manifest, err);
+	return rc;
+}
 
-	/* All temporaries exist before the long write: a missing directory
-	 * for the manifest fails now, not after an hour. */
-	rc = outfile_create(&pack, o.out, "--out", err);
-	if (!rc)
-		rc = outfile_create(&config, config_path, "--out", err);
-	if (!rc)
-		rc = outfile_create(&manifest, manifest_path, "--manifest", err);
-	if (rc)
-		goto out;
+enum mp_err mp_demo_write(const struct mp_demo_opts *opts, struct mp_error *err)
+{
+	struct demo_run run = {
+		.o = *opts,
+		.pack = {.fd = -1, .slot = -1},
+		.config = {.fd = -1, .slot = -1},
+		.manifest = {.fd = -1, .slot = -1},
+	};
+	enum mp_err rc = mp_demo_resolve(&run.o, err);
 
-	config_json = config_text(&o);
-	if (!config_json) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	text_digest(config_json, d.config);
-	if (inventory_digest(d.inventory) != 0) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-
-	rc = write_pack(&pack, &o, &g, d.index, d.full, err);
+	if (!rc)
+		rc = demo_layout(&run.o, &run.l, err);
 	if (rc)
-		goto out;
-	rc = write_text(&config, config_json, err);
-	if (rc)
-		goto out;
-	manifest_json = manifest_text(&o, &g, abs_path, &d);
-	if (!manifest_json) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	rc = write_text(&manifest, manifest_json, err);
+		return rc;
+	rc = name_outputs(&run, err);
 	if (!rc)
-		rc = outfile_commit(&pack, err);
+		rc = create_outputs(&run, err);
 	if (!rc)
-		rc = outfile_commit(&config, err);
-	if (!rc)
-		rc = outfile_commit(&manifest, err);
-out:
-	outfile_discard(&pack);
-	outfile_discard(&config);
-	outfile_discard(&manifest);
-	free(manifest_json);
-	free(config_json);
-	free(abs_path);
-	free(config_path);
-	free(manifest_path);
+		rc = write_outputs(&run, err);
+	outfile_discard(&run.pack);
+	outfile_discard(&run.config);
+	outfile_discard(&run.manifest);
+	free(run.manifest_json);
+	free(run.config_json);
+	free(run.abs_path);
+	free(run.config_path);
+	free(run.manifest_path);
 	return rc;
 }
