@@ -231,57 +231,33 @@ static void temporary_untrack(struct outfile *f)
 	f->slot = -1;
 }
 
-static void split_path(const char *path, char **dir, const char **base)
-{
-	const char *slash = strrchr(path, '/');
-
-	if (!slash) {
-		*dir = strdup(".");
-		*base = path;
-	} else if (slash == path) {
-		*dir = strdup("/");
-		*base = slash + 1;
-	} else {
-		*dir = strndup(path, (size_t)(slash - path));
-		*base = slash + 1;
-	}
-}
-
-static enum mp_err outfile_create(struct outfile *f, const char *path, const char *option,
-				  struct mp_error *err)
+/* The target may be replaced: a regular file or nothing, not a directory.
+ * Replacing a FIFO, socket or device would surprise whoever made it. */
+static enum mp_err check_target(const char *path, const char *base, const char *option,
+				struct mp_error *err)
 {
 	struct stat st;
-	const char *base;
-	char *dir;
-	size_t len;
 
-	f->fd = -1;
-	f->tmp = NULL;
-	f->slot = -1;
-	f->path = strdup(path);
-	split_path(path, &dir, &base);
-	if (!f->path || !dir) {
-		free(dir);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
-	    (stat(path, &st) == 0 && S_ISDIR(st.st_mode))) {
-		free(dir);
+	    (stat(path, &st) == 0 && S_ISDIR(st.st_mode)))
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s %s is a directory", option,
 			       path);
-	}
-	/* Replacing a FIFO, socket or device would surprise whoever made it. */
-	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		free(dir);
+	if (stat(path, &st) == 0 && !S_ISREG(st.st_mode))
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: not a regular file (%s)",
 			       path, mp_file_kind(st.st_mode));
-	}
-	len = strlen(dir) + strlen(base) + 64;
+	return MP_OK;
+}
+
+/* Create DIR/.BASE.tmp-PID-N for the first N no other run holds. */
+static enum mp_err open_temporary(struct outfile *f, const char *dir, const char *base,
+				  struct mp_error *err)
+{
+	size_t len = strlen(dir) + strlen(base) + 64;
+	struct stat st;
+
 	f->tmp = malloc(len);
-	if (!f->tmp) {
-		free(dir);
+	if (!f->tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
 	for (unsigned attempt = 0; attempt < 1000; attempt++) {
 		enum mp_err code;
 
@@ -289,18 +265,40 @@ static enum mp_err outfile_create(struct outfile *f, const char *path, const cha
 		code = mp_open_output(f->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
 				      MP_E_PACK_IO, &f->fd, &st, err);
 		if (code == MP_OK)
-			break;
+			return MP_OK;
 		/* only a name taken by another run is worth another attempt */
 		if (lstat(f->tmp, &st) != 0 || attempt == 999) {
-			free(dir);
 			free(f->tmp);
 			f->tmp = NULL;
 			return code;
 		}
 	}
+	return MP_OK; /* not reached */
+}
+
+static enum mp_err outfile_create(struct outfile *f, const char *path, const char *option,
+				  struct mp_error *err)
+{
+	const char *base;
+	char *dir;
+	enum mp_err rc;
+
+	f->fd = -1;
+	f->tmp = NULL;
+	f->slot = -1;
+	f->path = strdup(path);
+	mp_path_split(path, &dir, &base);
+	if (!f->path || !dir) {
+		free(dir);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	rc = check_target(path, base, option, err);
+	if (!rc)
+		rc = open_temporary(f, dir, base, err);
 	free(dir);
-	temporary_track(f);
-	return MP_OK;
+	if (!rc)
+		temporary_track(f);
+	return rc;
 }
 
 /* Close the file if still open and remove the temporary if not renamed. */
@@ -495,6 +493,36 @@ static enum mp_err set_size(struct outfile *f, uint64_t size, struct mp_error *e
 	return MP_OK;
 }
 
+/*
+ * Header, index and payload, the index digest into index_hex.  A sparse
+ * pack gets its size up front; a dense one grows as it is written (filling
+ * a pre-truncated hole costs ext4 twice the time) and gets its size at the
+ * end, which only matters if it ends in a skipped region.
+ */
+static enum mp_err write_contents(struct writer *w, const struct mp_demo_opts *o,
+				  const struct mp_layout *l, struct mp_sha256 *index_hash,
+				  char index_hex[MP_SHA256_HEX], struct mp_error *err)
+{
+	unsigned char digest[MP_SHA256_LEN];
+	enum mp_err rc = o->sparse ? set_size(w->file, l->size, err) : MP_OK;
+
+	if (!rc)
+		rc = write_index(w, l, index_hash, err);
+	if (rc)
+		return rc;
+	mp_sha256_final(index_hash, digest);
+	mp_sha256_hex(digest, index_hex);
+	if (o->sparse)
+		rc = writer_skip(w, l->size - l->index_end, err);
+	else
+		rc = write_payload(w, o, l, err);
+	if (!rc)
+		rc = writer_flush(w, err);
+	if (!rc && !o->sparse)
+		rc = set_size(w->file, l->size, err);
+	return rc;
+}
+
 static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
 			      const struct mp_layout *l, char index_hex[MP_SHA256_HEX],
 			      char full_hex[MP_SHA256_HEX], struct mp_error *err)
@@ -507,49 +535,24 @@ static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
 	};
 	struct mp_sha256 *index_hash = mp_sha256_new();
 	unsigned char digest[MP_SHA256_LEN];
-	enum mp_err rc = MP_OK;
+	enum mp_err rc;
 
 	w.buf = malloc(WRITE_BUF);
 	if (o->full_sha256)
 		w.full = mp_sha256_new();
-	if (!index_hash || !w.buf || (o->full_sha256 && !w.full)) {
+	if (!index_hash || !w.buf || (o->full_sha256 && !w.full))
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		goto out;
-	}
-	/*
-	 * A sparse pack gets its size up front; a dense one grows as it is
-	 * written (filling a pre-truncated hole costs ext4 twice the time)
-	 * and gets its size at the end, which only matters if it ends in a
-	 * skipped region.
-	 */
-	if (o->sparse) {
-		rc = set_size(f, l->size, err);
-		if (rc)
-			goto out;
-	}
-	rc = write_index(&w, l, index_hash, err);
-	if (rc)
-		goto out;
-	mp_sha256_final(index_hash, digest);
-	mp_sha256_hex(digest, index_hex);
-	if (o->sparse)
-		rc = writer_skip(&w, l->size - l->index_end, err);
 	else
-		rc = write_payload(&w, o, l, err);
-	if (!rc)
-		rc = writer_flush(&w, err);
-	if (!rc && !o->sparse)
-		rc = set_size(f, l->size, err);
-	if (rc)
-		goto out;
-	writer_report(&w, 1);
-	full_hex[0] = '\0';
-	if (w.full) {
-		mp_sha256_final(w.full, digest);
-		mp_sha256_hex(digest, full_hex);
+		rc = write_contents(&w, o, l, index_hash, index_hex, err);
+	if (!rc) {
+		writer_report(&w, 1);
+		full_hex[0] = '\0';
+		if (w.full) {
+			mp_sha256_final(w.full, digest);
+			mp_sha256_hex(digest, full_hex);
+		}
+		rc = outfile_close(f, err);
 	}
-	rc = outfile_close(f, err);
-out:
 	mp_sha256_free(index_hash);
 	if (w.full)
 		mp_sha256_free(w.full);
@@ -640,37 +643,6 @@ static void text_digest(const char *text, char hex[MP_SHA256_HEX])
 	mp_sha256_hex(digest, hex);
 }
 
-/* realpath() of the directory plus the file name: the pack itself does not
- * exist yet, and a symlink at its name would be replaced, not followed. */
-static enum mp_err absolute_path(const char *path, char **out, struct mp_error *err)
-{
-	const char *base;
-	char *dir, *real;
-	size_t len;
-
-	split_path(path, &dir, &base);
-	if (!dir)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	real = realpath(dir, NULL);
-	if (!real) {
-		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s: %s", path,
-					 dir, strerror(errno));
-
-		free(dir);
-		return rc;
-	}
-	free(dir);
-	len = strlen(real) + strlen(base) + 2;
-	*out = malloc(len);
-	if (!*out) {
-		free(real);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	snprintf(*out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
-	free(real);
-	return MP_OK;
-}
-
 /* mkdemo reads nothing, but its three outputs must be three files. */
 static enum mp_err check_outputs(const char *pack, const char *config, const char *manifest,
 				 struct mp_error *err)
@@ -712,7 +684,7 @@ static enum mp_err name_outputs(struct demo_run *run, struct mp_error *err)
 	if (!run->manifest_path || !run->config_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	rc = check_outputs(o->out, run->config_path, run->manifest_path, err);
-	return rc ? rc : absolute_path(o->out, &run->abs_path, err);
+	return rc ? rc : mp_output_resolve(o->out, NULL, &run->abs_path, err);
 }
 
 /* All temporaries exist before the long write: a missing directory for

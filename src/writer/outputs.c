@@ -58,37 +58,84 @@ static struct mp_path_id *add(struct mp_path_set *s, const char *path, const cha
 	return id;
 }
 
-enum mp_err mp_path_set_input(struct mp_path_set *s, const char *path, const char *what,
-			      struct mp_error *err)
+static void set_id(struct mp_path_id *id, const struct stat *st)
+{
+	id->have_id = true;
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+}
+
+/* An input, identified by *st when known. */
+static enum mp_err add_input(struct mp_path_set *s, const char *path, const char *what,
+			     const struct stat *st, struct mp_error *err)
 {
 	struct mp_path_id *id = add(s, path, what, false, err);
-	struct stat st;
 
 	if (!id)
 		return err->code;
-	if (stat(path, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (st)
+		set_id(id, st);
 	id->name = realpath(path, NULL);
 	return MP_OK;
+}
+
+enum mp_err mp_path_set_input(struct mp_path_set *s, const char *path, const char *what,
+			      struct mp_error *err)
+{
+	struct stat st;
+
+	return add_input(s, path, what, stat(path, &st) == 0 ? &st : NULL, err);
 }
 
 enum mp_err mp_path_set_input_fd(struct mp_path_set *s, const char *path, int fd,
 				 const char *what, struct mp_error *err)
 {
-	struct mp_path_id *id = add(s, path, what, false, err);
 	struct stat st;
 
-	if (!id)
-		return err->code;
-	if (fstat(fd, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
+	return add_input(s, path, what, fstat(fd, &st) == 0 ? &st : NULL, err);
+}
+
+void mp_path_split(const char *path, char **dir, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		*dir = strdup(".");
+		*base = path;
+	} else {
+		*dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+		*base = slash + 1;
 	}
-	id->name = realpath(path, NULL);
+}
+
+enum mp_err mp_output_resolve(const char *path, const char *what, char **out,
+			      struct mp_error *err)
+{
+	const char *base;
+	char *dir, *real;
+	size_t len;
+
+	mp_path_split(path, &dir, &base);
+	if (!dir)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	real = realpath(dir, NULL);
+	if (!real) {
+		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s%s%s: %s: %s",
+					 what ? what : "", what ? " " : "", path, dir,
+					 strerror(errno));
+
+		free(dir);
+		return rc;
+	}
+	free(dir);
+	len = strlen(real) + strlen(base) + 2;
+	*out = malloc(len);
+	if (!*out) {
+		free(real);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	snprintf(*out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
+	free(real);
 	return MP_OK;
 }
 
@@ -96,46 +143,16 @@ enum mp_err mp_path_set_output(struct mp_path_set *s, const char *path, const ch
 			       struct mp_error *err)
 {
 	struct mp_path_id *id = add(s, path, what, true, err);
-	const char *slash, *base;
-	char *dir, *real;
 	struct stat st;
+	enum mp_err rc;
 
 	if (!id)
 		return err->code;
-	slash = strrchr(path, '/');
-	if (!slash) {
-		dir = strdup(".");
-		base = path;
-	} else {
-		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-		base = slash + 1;
-	}
-	if (!dir)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	real = realpath(dir, NULL);
-	if (!real) {
-		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s %s: %s: %s", what,
-					 path, dir, strerror(errno));
-
-		free(dir);
+	rc = mp_output_resolve(path, what, &id->name, err);
+	if (rc)
 		return rc;
-	}
-	free(dir);
-	id->name = malloc(strlen(real) + strlen(base) + 2);
-	if (!id->name) {
-		free(real);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	strcpy(id->name, real);
-	if (strcmp(real, "/") != 0)
-		strcat(id->name, "/");
-	strcat(id->name, base);
-	free(real);
-	if (lstat(path, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (lstat(path, &st) == 0)
+		set_id(id, &st);
 	return MP_OK;
 }
 

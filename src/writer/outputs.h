@@ -59,6 +59,21 @@ enum mp_err mp_path_set_output(struct mp_path_set *s, const char *path, const ch
  */
 enum mp_err mp_path_set_check(const struct mp_path_set *s, struct mp_error *err);
 
+/*
+ * The directory of path (malloc'd into *dir: "." or "/" when it has no
+ * other, NULL when out of memory) and its last component (in path).
+ */
+void mp_path_split(const char *path, char **dir, const char **base);
+
+/*
+ * The name an output path stands for: realpath() of its directory plus its
+ * last component, which a rename replaces and nothing follows.  *out
+ * malloc'd.  MP_E_PACK_IO "cannot write [WHAT ]PATH: DIR: REASON" when the
+ * directory cannot be resolved (what may be NULL).
+ */
+enum mp_err mp_output_resolve(const char *path, const char *what, char **out,
+			      struct mp_error *err);
+
 /* "DIR/NAME", malloc'd; NULL when out of memory. */
 char *mp_path_join(const char *dir, const char *name);
 
