@@ -12,7 +12,8 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "writer/build.h"
+#include "writer/layout.h"
+#include "writer/manifestwrite.h"
 #include "base/file.h"
 #include "writer/ggufpack.h"
 #include "writer/outputs.h"

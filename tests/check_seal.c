@@ -2,7 +2,7 @@
  * check_seal.c - the seal: chunk layout arithmetic, the file's parser and
  * every refusal, binding to a pack, hashing and checking on many threads.
  * Expected digests are computed by the fixture with OpenSSL directly, and
- * expected layouts by walking the geometry here, not by seal.c.
+ * expected layouts by walking the objects here, not by seal.c.
  */
 #include "config.h"
 
@@ -69,7 +69,7 @@ static void check_tiling(const struct mp_seal_layout *l)
 	ck_assert_uint_eq(l->object_first[l->object_count], l->chunk_count);
 }
 
-/* Odd geometry: a head of 70000 bytes, roles of 100000, 65536 and 1 bytes,
+/* Odd layout: a head of 70000 bytes, roles of 100000, 65536 and 1 bytes,
  * gaps of 0, 1, 131073 bytes and a tail gap of 5. */
 START_TEST(test_layout_odd)
 {

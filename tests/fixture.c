@@ -17,7 +17,7 @@
 
 #include <openssl/evp.h>
 
-#include "writer/build.h"
+#include "writer/demo.h"
 
 /* ck_abort_msg with errno's text appended, for failed system calls. */
 #define fx_sys_abort(fmt, ...) \
@@ -124,7 +124,7 @@ void fx_init(struct fx *f)
 void fx_build(struct fx *f, const struct fx_pack_opts *opts)
 {
 	static const struct fx_pack_opts defaults = {0};
-	struct mp_build_opts b = {0};
+	struct mp_demo_opts b = {0};
 	struct mp_error err = {0};
 	enum mp_err rc;
 
@@ -140,8 +140,8 @@ void fx_build(struct fx *f, const struct fx_pack_opts *opts)
 	b.seed = opts->seed;
 	b.sparse = opts->sparse;
 	b.full_sha256 = opts->full_sha256;
-	rc = mp_build_demo(&b, &err);
-	ck_assert_msg(rc == MP_OK, "mp_build_demo: %s (%s)", err.msg, mp_err_name(rc));
+	rc = mp_demo_write(&b, &err);
+	ck_assert_msg(rc == MP_OK, "mp_demo_write: %s (%s)", err.msg, mp_err_name(rc));
 }
 
 void fx_setup(struct fx *f, const struct fx_pack_opts *opts)

@@ -9,7 +9,7 @@
  *
  * Every helper here fails the running Check test (ck_abort_msg) when its
  * own work goes wrong: a helper's failure is a broken test, not a result.
- * Helpers use the code under test only to write packs (mp_build_demo), to
+ * Helpers use the code under test only to write packs (mp_demo_write), to
  * open them (fx_open*) and to name error codes in failure messages;
  * digests are recomputed with OpenSSL directly so that the fixture does not
  * trust src/pack/digest.c.
@@ -60,9 +60,9 @@
 struct fx_pack_opts {
 	uint64_t alignment; /* default 256: the smallest, fastest pack */
 	uint64_t experts;   /* default 2 */
-	uint64_t hidden;    /* default 0: mp_build_resolve picks the smallest */
+	uint64_t hidden;    /* default 0: mp_demo_resolve picks the smallest */
 	uint64_t inter;     /* default 0: likewise */
-	uint64_t gap;       /* padding after each object (build.h), default 0 */
+	uint64_t gap;       /* padding after each object (demo.h), default 0 */
 	uint64_t seed;      /* payload seed, default 0 */
 	bool full_sha256;   /* record expert_pack.sha256 */
 	bool sparse;        /* leave the payload as a hole (fast, all zero) */
@@ -86,7 +86,7 @@ void fx_rmtree(const char *path);
 void fx_init(struct fx *f);
 /* fx_init() and fx_build(); opts may be NULL for all defaults. */
 void fx_setup(struct fx *f, const struct fx_pack_opts *opts);
-/* Write the pack and manifest with mp_build_demo (opts NULL: defaults). */
+/* Write the pack and manifest with mp_demo_write (opts NULL: defaults). */
 void fx_build(struct fx *f, const struct fx_pack_opts *opts);
 /* Remove f->dir and everything in it. */
 void fx_cleanup(struct fx *f);

@@ -1,7 +1,7 @@
 /*
  * quant.h - the GGML quant types an expert pack may hold.
  *
- * Type ids and block geometry follow ggml (ggml.h / ggml-quants.c): Q2_K and
+ * Type ids and block sizes follow ggml (ggml.h / ggml-quants.c): Q2_K and
  * Q3_K hold 256 weights per super-block, Q4_0 32.
  */
 #ifndef MOEPACK_QUANT_H

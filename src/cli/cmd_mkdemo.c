@@ -6,21 +6,21 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "writer/build.h"
+#include "writer/demo.h"
 #include "cli/cli.h"
 #include "writer/ggufwrite.h"
 #include "pack/progress.h"
 #include "base/quant.h"
 
 struct mkdemo_args {
-	struct mp_build_opts o;
+	struct mp_demo_opts o;
 	bool quiet, force;
 	const char *gguf;
 };
 
 enum { OPT_HIDDEN = CLI_LONG_ONLY, OPT_INTER, OPT_GAP, OPT_SPARSE, OPT_FULL_SHA256, OPT_GGUF };
 
-/* 0 means "default" to mp_build_resolve, so an explicit 0 is refused where
+/* 0 means "default" to mp_demo_resolve, so an explicit 0 is refused where
  * it would silently mean that. */
 #define A struct mkdemo_args
 static const struct cli_option options[] = {
@@ -83,7 +83,7 @@ const struct cli_command cli_mkdemo_command = {
 /* --gguf and --out each need what goes with them only. */
 static enum cli_parse check_target(const char *cmd, const struct mkdemo_args *a)
 {
-	const struct mp_build_opts *o = &a->o;
+	const struct mp_demo_opts *o = &a->o;
 
 	if (a->gguf && !*a->gguf)
 		cli_usage_error(cmd, "--gguf: empty directory name");
@@ -98,7 +98,7 @@ static enum cli_parse check_target(const char *cmd, const struct mkdemo_args *a)
 	return CLI_USAGE_ERROR;
 }
 
-static void print_result(const struct mp_build_opts *o)
+static void print_result(const struct mp_demo_opts *o)
 {
 	char human[32], shown[CLI_TEXT_MAX];
 	char *manifest = cli_manifest_path(o->out, o->manifest);
@@ -148,7 +148,7 @@ static int build_error(const char *cmd, const struct mp_error *err)
 }
 
 /* --gguf DIR: the demo checkpoint, and what to try with it. */
-static int make_gguf(const char *cmd, const char *dir, const struct mp_build_opts *b,
+static int make_gguf(const char *cmd, const char *dir, const struct mp_demo_opts *b,
 		     bool force, bool quiet)
 {
 	struct mp_gguf_demo_opts o = {.dir = dir, .experts = b->experts, .hidden = b->hidden,
@@ -193,7 +193,7 @@ static int make_gguf(const char *cmd, const char *dir, const struct mp_build_opt
  */
 static void on_fatal_signal(int sig)
 {
-	mp_build_remove_temporaries();
+	mp_demo_remove_temporaries();
 	raise(sig);
 }
 
@@ -217,7 +217,7 @@ static int make_pack(const char *cmd, struct mkdemo_args *a)
 	struct mp_error err = {0};
 	/* Resolve first, so that a bad geometry is a usage error with the
 	 * "Try --help" line and the defaults can be reported. */
-	enum mp_err code = mp_build_resolve(&a->o, &err);
+	enum mp_err code = mp_demo_resolve(&a->o, &err);
 
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);
@@ -229,7 +229,7 @@ static int make_pack(const char *cmd, struct mkdemo_args *a)
 	progress_bar_init(&bar, stderr, "mkdemo", !a->quiet);
 	a->o.progress = progress_bar_update;
 	a->o.progress_arg = &bar;
-	code = mp_build_demo(&a->o, &err);
+	code = mp_demo_write(&a->o, &err);
 	progress_bar_finish(&bar);
 	if (code == MP_E_USAGE)
 		return build_usage_error(cmd, &err);

@@ -42,8 +42,8 @@ static uint64_t region_end(uint64_t file_size, uint64_t object_count,
 }
 
 /*
- * Count the chunks of a geometry, stopping as soon as the count passes
- * `limit`.  Returns false when the geometry is not one (an object past its
+ * Count the chunks of a layout, stopping as soon as the count passes
+ * `limit`.  Returns false when the layout is not one (an object past its
  * successor or the file's end, offsets not ascending).
  */
 static bool count_chunks(uint64_t file_size, uint64_t object_count,

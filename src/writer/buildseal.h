@@ -20,7 +20,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "writer/build.h"
+#include "writer/layout.h"
 #include "pack/digest.h"
 #include "base/errors.h"
 #include "seal/seal.h"

@@ -71,7 +71,8 @@ static const unsigned char fixed_value_bytes[GGUF_VALUE_TYPE_COUNT] = {
 
 /*
  * Every tensor type ggml 0.23.0 knows (GGML_TYPE_COUNT is 43), with its
- * block geometry as ggml_blck_size() and ggml_type_size() report it.  The
+ * block size and block bytes as ggml_blck_size() and ggml_type_size()
+ * report them.  The
  * ids ggml keeps for removed types have a block size of 0, and ggml refuses
  * tensors of those types, so they are listed with 0 here too.
  */

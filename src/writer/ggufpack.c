@@ -46,6 +46,7 @@
 #include "base/file.h"
 #include "pack/index.h"
 #include "base/jsonstr.h"
+#include "writer/manifestwrite.h"
 #include "writer/outputs.h"
 #include "pack/manifest.h"
 #include "base/quant.h"
@@ -418,61 +419,6 @@ static enum mp_err judge_pack(struct build *b, const char *path, bool all,
 	return rc;
 }
 
-/* ---- durable files ------------------------------------------------------- */
-
-static enum mp_err fsync_dir(const char *dir, struct mp_error *err)
-{
-	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-
-	if (fd < 0 || fsync(fd) != 0) {
-		int e = errno;
-
-		if (fd >= 0)
-			close(fd);
-		return mp_fail(err, MP_E_PACK_IO, "cannot sync directory %s: %s", dir,
-			       strerror(e));
-	}
-	close(fd);
-	return MP_OK;
-}
-
-/* path written whole: PATH.tmp, fsync, rename, directory fsync. */
-static enum mp_err write_atomic(const char *path, const char *dir, const char *text,
-				size_t len, struct mp_error *err)
-{
-	char *tmp = mp_path_with_suffix(path, ".tmp");
-	enum mp_err rc;
-	int fd;
-
-	if (!tmp)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	struct stat st;
-
-	/* the name is this build's own (PATH.tmp under the lock): whatever a
-	 * crash or a hand left there goes, a link without its target */
-	unlink(tmp);
-	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
-			    &st, err);
-	if (rc) {
-		free(tmp);
-		return rc;
-	}
-	rc = mp_pwrite_full(fd, text, len, 0, tmp, err);
-	if (!rc && fsync(fd) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && !rc)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
-	if (!rc && rename(tmp, path) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
-			     strerror(errno));
-	if (rc)
-		unlink(tmp);
-	else
-		rc = fsync_dir(dir, err);
-	free(tmp);
-	return rc;
-}
-
 /* ---- resume state -------------------------------------------------------- */
 
 /*
@@ -516,7 +462,7 @@ static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error
 					(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 	}
 	len += (size_t)snprintf(text + len, cap - len, "objects %" PRIu64 "\n", objects);
-	rc = write_atomic(b->state, b->dir, text, len, err);
+	rc = mp_output_write_atomic(b->state, b->dir, text, len, err);
 	free(text);
 	return rc;
 }
@@ -1044,20 +990,6 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 
 /* ---- the manifest -------------------------------------------------------- */
 
-static void put(json_t *obj, const char *key, json_t *val, int *bad)
-{
-	if (!obj || !val || json_object_set_new(obj, key, val) != 0)
-		*bad = 1;
-}
-
-static void append(json_t *arr, json_t *val, int *bad)
-{
-	if (!arr || !val || json_array_append_new(arr, val) != 0)
-		*bad = 1;
-}
-
-static json_t *u64(uint64_t v) { return json_integer((json_int_t)v); }
-
 /* A path as a JSON string: jansson carries UTF-8 only. */
 static json_t *path_json(const char *path, const char **bad_path)
 {
@@ -1068,155 +1000,6 @@ static json_t *path_json(const char *path, const char **bad_path)
 	return s;
 }
 
-struct strbuf {
-	char *p;
-	size_t len, cap;
-	int bad;
-};
-
-static void sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	if (sb->bad)
-		return;
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = sb->cap ? sb->cap : 4096;
-		char *grown;
-
-		while (cap < sb->len + n + 1)
-			cap *= 2;
-		grown = realloc(sb->p, cap);
-		if (!grown) {
-			sb->bad = 1;
-			return;
-		}
-		sb->p = grown;
-		sb->cap = cap;
-	}
-	memcpy(sb->p + sb->len, s, n);
-	sb->len += n;
-	sb->p[sb->len] = '\0';
-}
-
-static void sb_str(struct strbuf *sb, const char *s) { sb_add(sb, s, strlen(s)); }
-
-static void canonical_string(struct strbuf *sb, const char *s, size_t n)
-{
-	sb_add(sb, "\"", 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[8];
-
-		switch (c) {
-		case '"': sb_str(sb, "\\\""); break;
-		case '\\': sb_str(sb, "\\\\"); break;
-		case '\n': sb_str(sb, "\\n"); break;
-		case '\r': sb_str(sb, "\\r"); break;
-		case '\t': sb_str(sb, "\\t"); break;
-		case '\b': sb_str(sb, "\\b"); break;
-		case '\f': sb_str(sb, "\\f"); break;
-		default:
-			if (c < 0x20) {
-				snprintf(esc, sizeof esc, "\\u%04x", c);
-				sb_str(sb, esc);
-			} else {
-				sb_add(sb, (const char *)&c, 1);
-			}
-		}
-	}
-	sb_add(sb, "\"", 1);
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-/*
- * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
- * ensure_ascii=False) for the values a manifest holds: keys in code point
- * order (byte order of UTF-8), lowercase \u00xx escapes, which jansson's
- * compact output does not give (it writes uppercase hex).
- */
-static void canonical(struct strbuf *sb, const json_t *v)
-{
-	char num[32];
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: {
-		size_t n = json_object_size(v), k = 0;
-		const char **keys = malloc((n ? n : 1) * sizeof *keys);
-		const char *key;
-		json_t *val;
-
-		if (!keys) {
-			sb->bad = 1;
-			return;
-		}
-		json_object_foreach((json_t *)v, key, val)
-			keys[k++] = key;
-		qsort(keys, n, sizeof *keys, key_cmp);
-		sb_add(sb, "{", 1);
-		for (size_t i = 0; i < n; i++) {
-			if (i)
-				sb_add(sb, ",", 1);
-			canonical_string(sb, keys[i], strlen(keys[i]));
-			sb_add(sb, ":", 1);
-			canonical(sb, json_object_get(v, keys[i]));
-		}
-		sb_add(sb, "}", 1);
-		free(keys);
-		break;
-	}
-	case JSON_ARRAY:
-		sb_add(sb, "[", 1);
-		for (size_t i = 0; i < json_array_size(v); i++) {
-			if (i)
-				sb_add(sb, ",", 1);
-			canonical(sb, json_array_get(v, i));
-		}
-		sb_add(sb, "]", 1);
-		break;
-	case JSON_STRING:
-		canonical_string(sb, json_string_value(v), json_string_length(v));
-		break;
-	case JSON_INTEGER:
-		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		sb_str(sb, num);
-		break;
-	case JSON_TRUE: sb_str(sb, "true"); break;
-	case JSON_FALSE: sb_str(sb, "false"); break;
-	default: sb_str(sb, "null"); break;
-	}
-}
-
-char *mp_json_canonical(const json_t *v)
-{
-	struct strbuf sb = {0};
-
-	canonical(&sb, v);
-	if (sb.bad) {
-		free(sb.p);
-		return NULL;
-	}
-	return sb.p;
-}
-
-static int canonical_digest(const json_t *v, char hex[MP_SHA256_HEX])
-{
-	struct strbuf sb = {0};
-	unsigned char d[MP_SHA256_LEN];
-
-	canonical(&sb, v);
-	if (sb.bad || !sb.p) {
-		free(sb.p);
-		return -1;
-	}
-	mp_sha256_buf(sb.p, sb.len, d);
-	mp_sha256_hex(d, hex);
-	free(sb.p);
-	return 0;
-}
-
 static int tensor_name_cmp(const void *a, const void *b)
 {
 	const struct mp_shard_tensor *x = *(const struct mp_shard_tensor *const *)a;
@@ -1225,74 +1008,96 @@ static int tensor_name_cmp(const void *a, const void *b)
 	return strcmp(x->name, y->name);
 }
 
+/* jansson carries UTF-8 only; say which name, not "out of memory" */
+static enum mp_err check_tensor_names(const struct mp_shard_set *set, struct mp_error *err)
+{
+	for (size_t i = 0; i < set->ntensors; i++)
+		if (!mp_text_is_utf8(set->tensors[i].name, strlen(set->tensors[i].name)))
+			return mp_fail(err, MP_E_USAGE, "invalid usage: tensor name %s in %s is "
+				       "not valid UTF-8, which a manifest cannot record",
+				       set->tensors[i].name,
+				       set->shards[set->tensors[i].shard].path);
+	return MP_OK;
+}
+
+/* inventory.shards: each shard with the digest of its GGUF metadata. */
+static enum mp_err shards_json(const struct mp_shard_set *set, json_t *shards,
+			       const char **bad_path, int *bad, struct mp_error *err)
+{
+	for (size_t i = 0; i < set->count; i++) {
+		const struct mp_shard *s = &set->shards[i];
+		unsigned char d[MP_SHA256_LEN];
+		char hex[MP_SHA256_HEX];
+		enum mp_err rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, d,
+					      err);
+		json_t *o;
+
+		if (rc)
+			return rc;
+		mp_sha256_hex(d, hex);
+		o = json_object();
+		mp_mw_put(o, "index", mp_mw_u64(i), bad);
+		mp_mw_put(o, "path", path_json(s->real_path, bad_path), bad);
+		mp_mw_put(o, "size", mp_mw_u64(s->size), bad);
+		mp_mw_put(o, "metadata_nbytes", mp_mw_u64(s->hdr.data_start), bad);
+		mp_mw_put(o, "metadata_sha256", json_string(hex), bad);
+		mp_mw_put(o, "tensor_count", mp_mw_u64(s->tensor_count), bad);
+		mp_mw_append(shards, o, bad);
+	}
+	return MP_OK;
+}
+
+static json_t *tensor_json(const struct mp_shard_tensor *t, int *bad)
+{
+	json_t *o = json_object(), *shape = json_array();
+	const char *type = mp_gguf_type_name(t->type);
+
+	for (uint32_t d = 0; d < t->n_dims; d++)
+		mp_mw_append(shape, mp_mw_u64(t->dims[d]), bad);
+	mp_mw_put(o, "name", json_string(t->name), bad);
+	mp_mw_put(o, "shape", shape, bad);
+	mp_mw_put(o, "dtype", json_string(type ? type : "?"), bad);
+	mp_mw_put(o, "dtype_id", mp_mw_u64(t->type), bad);
+	mp_mw_put(o, "shard_index", mp_mw_u64(t->shard), bad);
+	mp_mw_put(o, "data_offset", mp_mw_u64(t->data_offset), bad);
+	mp_mw_put(o, "nbytes", mp_mw_u64(t->nbytes), bad);
+	return o;
+}
+
+/* inventory.tensors, by name. */
+static void tensors_json(const struct mp_shard_set *set, json_t *tensors, int *bad)
+{
+	const struct mp_shard_tensor **sorted = malloc((set->ntensors ? set->ntensors : 1) *
+						       sizeof *sorted);
+
+	if (!sorted) {
+		*bad = 1;
+		return;
+	}
+	for (size_t i = 0; i < set->ntensors; i++)
+		sorted[i] = &set->tensors[i];
+	qsort(sorted, set->ntensors, sizeof *sorted, tensor_name_cmp);
+	for (size_t i = 0; i < set->ntensors; i++)
+		mp_mw_append(tensors, tensor_json(sorted[i], bad), bad);
+	free(sorted);
+}
+
 /* {summary, shards, tensors}: what source.inventory_sha256 covers. */
 static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp_error *err)
 {
 	const struct mp_shard_set *set = b->set;
-	json_t *inv = json_object(), *summary = json_object(), *shards = json_array(),
-	       *tensors = json_array();
-	const struct mp_shard_tensor **sorted = malloc((set->ntensors ? set->ntensors : 1) *
-						       sizeof *sorted);
+	const struct mp_mw_summary summary = {set->architecture, set->count, set->ntensors,
+					      set->total_bytes};
+	json_t *shards = json_array(), *tensors = json_array(), *inv;
 	const char *bad_path = NULL;
-	int bad = !sorted;
-	enum mp_err rc = MP_OK;
+	int bad = 0;
+	enum mp_err rc = check_tensor_names(set, err);
 
-	/* jansson carries UTF-8 only; say which name, not "out of memory" */
-	for (size_t i = 0; !rc && i < set->ntensors; i++)
-		if (!mp_text_is_utf8(set->tensors[i].name, strlen(set->tensors[i].name)))
-			rc = mp_fail(err, MP_E_USAGE, "invalid usage: tensor name %s in %s is "
-				     "not valid UTF-8, which a manifest cannot record",
-				     set->tensors[i].name,
-				     set->shards[set->tensors[i].shard].path);
-	put(summary, "architecture", json_string(set->architecture), &bad);
-	put(summary, "shard_count", u64(set->count), &bad);
-	put(summary, "tensor_count", u64(set->ntensors), &bad);
-	put(summary, "total_bytes", u64(set->total_bytes), &bad);
-	put(summary, "full_source_hashes", json_false(), &bad);
-	for (size_t i = 0; !rc && i < set->count; i++) {
-		const struct mp_shard *s = &set->shards[i];
-		unsigned char d[MP_SHA256_LEN];
-		char hex[MP_SHA256_HEX];
-		json_t *o = json_object();
-
-		rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, d, err);
-		if (rc) {
-			json_decref(o);
-			break;
-		}
-		mp_sha256_hex(d, hex);
-		put(o, "index", u64(i), &bad);
-		put(o, "path", path_json(s->real_path, &bad_path), &bad);
-		put(o, "size", u64(s->size), &bad);
-		put(o, "metadata_nbytes", u64(s->hdr.data_start), &bad);
-		put(o, "metadata_sha256", json_string(hex), &bad);
-		put(o, "tensor_count", u64(s->tensor_count), &bad);
-		append(shards, o, &bad);
-	}
-	for (size_t i = 0; sorted && i < set->ntensors; i++)
-		sorted[i] = &set->tensors[i];
-	if (sorted)
-		qsort(sorted, set->ntensors, sizeof *sorted, tensor_name_cmp);
-	for (size_t i = 0; !rc && sorted && i < set->ntensors; i++) {
-		const struct mp_shard_tensor *t = sorted[i];
-		json_t *o = json_object(), *shape = json_array();
-		const char *type = mp_gguf_type_name(t->type);
-
-		for (uint32_t d = 0; d < t->n_dims; d++)
-			append(shape, u64(t->dims[d]), &bad);
-		put(o, "name", json_string(t->name), &bad);
-		put(o, "shape", shape, &bad);
-		put(o, "dtype", json_string(type ? type : "?"), &bad);
-		put(o, "dtype_id", u64(t->type), &bad);
-		put(o, "shard_index", u64(t->shard), &bad);
-		put(o, "data_offset", u64(t->data_offset), &bad);
-		put(o, "nbytes", u64(t->nbytes), &bad);
-		append(tensors, o, &bad);
-	}
-	free(sorted);
-	put(inv, "summary", summary, &bad);
-	put(inv, "shards", shards, &bad);
-	put(inv, "tensors", tensors, &bad);
+	if (!rc)
+		rc = shards_json(set, shards, &bad_path, &bad, err);
+	if (!rc)
+		tensors_json(set, tensors, &bad);
+	inv = mp_mw_inventory(&summary, shards, tensors, &bad);
 	if (!rc && bad_path)
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
 			     "manifest cannot record", bad_path);
@@ -1306,101 +1111,94 @@ static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp
 	return MP_OK;
 }
 
-static json_t *hard_constraints(int *bad)
-{
-	json_t *hc = json_object();
-
-	put(hc, "top_k", json_integer(MP_TOP_K), bad);
-	put(hc, "top_k_is_immutable", json_true(), bad);
-	put(hc, "all_selected_experts_must_execute", json_true(), bad);
-	put(hc, "expert_pruning_allowed", json_false(), bad);
-	put(hc, "requantization_allowed", json_false(), bad);
-	return hc;
-}
-
-static json_t *layer_ids(int *bad)
-{
-	json_t *ids = json_array();
-
-	for (int l = MP_ACTIVE_FIRST; l <= MP_ACTIVE_LAST; l++)
-		append(ids, json_integer(l), bad);
-	return ids;
-}
-
 /* Code point order, as Python's sorted(): not the locale's alphasort(). */
 static int name_order(const struct dirent **a, const struct dirent **b)
 {
 	return strcmp((*a)->d_name, (*b)->d_name);
 }
 
-static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
-				  struct mp_error *err)
+/* tokenizer.files += the file at path (named name), if a regular file. */
+static enum mp_err tokenizer_file(const char *path, const char *name, json_t *files,
+				  const char **bad_path, int *bad, struct mp_error *err)
 {
-	json_t *tok = json_object(), *files = json_array();
-	struct dirent **names = NULL;
-	char *real = realpath(dir, NULL);
+	unsigned char d[MP_SHA256_LEN];
 	char hex[MP_SHA256_HEX];
-	int bad = 0, n;
-	enum mp_err rc = MP_OK;
+	struct stat st;
+	enum mp_err rc;
+	json_t *o;
+	int fd;
 
-	if (!real) {
-		json_decref(tok);
-		json_decref(files);
+	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
+		return MP_OK;
+	if (!mp_text_is_utf8(name, strlen(name)))
+		return mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer file %s is not valid "
+			       "UTF-8, which a manifest cannot record", path);
+	rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd, &st, err);
+	if (rc)
+		return rc;
+	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, d, err);
+	close(fd);
+	if (rc)
+		return rc;
+	mp_sha256_hex(d, hex);
+	o = json_object();
+	mp_mw_put(o, "name", path_json(name, bad_path), bad);
+	mp_mw_put(o, "size", mp_mw_u64((uint64_t)st.st_size), bad);
+	mp_mw_put(o, "sha256", json_string(hex), bad);
+	mp_mw_append(files, o, bad);
+	return MP_OK;
+}
+
+/* The regular files of the directory real (given as dir), by name. */
+static enum mp_err tokenizer_files(const char *dir, const char *real, json_t *files,
+				   const char **bad_path, int *bad, struct mp_error *err)
+{
+	struct dirent **names = NULL;
+	enum mp_err rc = MP_OK;
+	int n = scandir(real, &names, NULL, name_order);
+
+	if (n < 0)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
 			       strerror(errno));
-	}
-	/* named here: *bad_path must not point into memory freed below */
-	if (!mp_text_is_utf8(real, strlen(real))) {
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer directory %s is not "
-			     "valid UTF-8, which a manifest cannot record", real);
-		json_decref(tok);
-		json_decref(files);
-		free(real);
-		return rc;
-	}
-	n = scandir(real, &names, NULL, name_order);
-	if (n < 0)
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
-			     strerror(errno));
 	for (int i = 0; i < n; i++) {
-		char *path = rc ? NULL : malloc(strlen(real) + strlen(names[i]->d_name) + 2);
-		struct stat st;
+		char *path = rc ? NULL : mp_path_join(real, names[i]->d_name);
 
-		if (!rc && path) {
-			sprintf(path, "%s/%s", real, names[i]->d_name);
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode) &&
-			    !mp_text_is_utf8(names[i]->d_name, strlen(names[i]->d_name)))
-				rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer file %s is "
-					     "not valid UTF-8, which a manifest cannot record",
-					     path);
-			if (!rc && stat(path, &st) == 0 && S_ISREG(st.st_mode)) {
-				unsigned char d[MP_SHA256_LEN];
-				int fd;
-				json_t *o = json_object();
-
-				rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd,
-						     &st, err);
-				if (!rc) {
-					rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL,
-							  d, err);
-					close(fd);
-				}
-				mp_sha256_hex(d, hex);
-				put(o, "name", path_json(names[i]->d_name, bad_path), &bad);
-				put(o, "size", u64((uint64_t)st.st_size), &bad);
-				put(o, "sha256", json_string(hex), &bad);
-				append(files, o, &bad);
-			}
-		}
+		if (path)
+			rc = tokenizer_file(path, names[i]->d_name, files, bad_path, bad, err);
 		free(path);
 		free(names[i]);
 	}
 	free(names);
-	if (!rc && canonical_digest(files, hex) != 0)
+	return rc;
+}
+
+static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
+				  struct mp_error *err)
+{
+	char *real = realpath(dir, NULL);
+	char hex[MP_SHA256_HEX] = "";
+	json_t *tok, *files;
+	int bad = 0;
+	enum mp_err rc;
+
+	if (!real)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
+			       strerror(errno));
+	/* named here: *bad_path must not point into memory freed below */
+	if (!mp_text_is_utf8(real, strlen(real))) {
+		rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer directory %s is not "
+			     "valid UTF-8, which a manifest cannot record", real);
+		free(real);
+		return rc;
+	}
+	tok = json_object();
+	files = json_array();
+	rc = tokenizer_files(dir, real, files, bad_path, &bad, err);
+	if (!rc && mp_mw_canonical_sha256(files, hex) != 0)
 		bad = 1;
-	put(tok, "path", path_json(real, bad_path), &bad);
-	put(tok, "files", files, &bad);
-	put(tok, "inventory_sha256", json_string(hex), &bad);
+	mp_mw_put(tok, "path", path_json(real, bad_path), &bad);
+	mp_mw_put(tok, "files", files, &bad);
+	mp_mw_put(tok, "inventory_sha256", json_string(hex), &bad);
 	free(real);
 	if (!rc && bad && !*bad_path)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
@@ -1436,111 +1234,114 @@ struct manifest_vals {
 	const char *sha256;      /* of the whole pack, with --full-sha256 */
 };
 
+/* model: the shared keys and the config's other numbers. */
+static json_t *model_json(const struct build *b, const char *config_real,
+			  const char **bad_path, int *bad)
+{
+	const struct mp_model_config *c = b->cfg;
+	json_t *model = mp_mw_model(c->num_hidden_layers, c->num_experts, c->top_k, c->sha256,
+				    bad);
+
+	mp_mw_put(model, "config_path", config_real ? path_json(config_real, bad_path) : NULL,
+		  bad);
+	mp_mw_put(model, "architecture", json_string("KimiLinearForCausalLM"), bad);
+	mp_mw_put(model, "num_shared_experts", mp_mw_u64(c->num_shared_experts), bad);
+	mp_mw_put(model, "hidden_size", mp_mw_u64(c->hidden_size), bad);
+	mp_mw_put(model, "routed_expert_hidden_size", mp_mw_u64(c->routed_expert_hidden_size),
+		  bad);
+	mp_mw_put(model, "moe_intermediate_size", mp_mw_u64(c->moe_intermediate_size), bad);
+	mp_mw_put(model, "hidden_act", json_string(c->hidden_act), bad);
+	return model;
+}
+
+/* expert_pack: the shared keys and the reference's format constants,
+ * entry counts and verification summary. */
+static json_t *pack_json(const struct build *b, const struct manifest_vals *v, int *bad)
+{
+	const struct mp_layout *l = &b->l;
+	json_t *pack = mp_mw_expert_pack(l, b->res->index_sha256, bad);
+	json_t *roles = json_object_get(pack, "roles");
+	uint64_t entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * l->experts;
+
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		json_t *role = json_object_get(roles, mp_role_name((enum mp_role)r));
+
+		mp_mw_put(role, "entry_count", mp_mw_u64(entries), bad);
+		mp_mw_put(role, "payload_bytes", mp_mw_u64(entries * l->role_bytes[r]), bad);
+	}
+	mp_mw_put(pack, "magic", json_string(MP_MAGIC), bad);
+	mp_mw_put(pack, "version", json_integer(MP_VERSION), bad);
+	mp_mw_put(pack, "header_bytes", json_integer(MP_HEADER_SIZE), bad);
+	mp_mw_put(pack, "entry_bytes", json_integer(MP_ENTRY_SIZE), bad);
+	mp_mw_put(pack, "index_count", mp_mw_u64(l->index_count), bad);
+	mp_mw_put(pack, "active_moe_layer_ids", mp_mw_layer_ids(bad), bad);
+	mp_mw_put(pack, "num_experts", mp_mw_u64(l->experts), bad);
+	mp_mw_put(pack, "top_k", json_integer(MP_TOP_K), bad);
+	mp_mw_put(pack, "payload_samples_verified", mp_mw_u64(v->samples), bad);
+	mp_mw_put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), bad);
+	if (b->o->full_sha256)
+		mp_mw_put(pack, "sha256", json_string(v->sha256), bad);
+	return pack;
+}
+
+static json_t *verification_json(const struct build *b, uint64_t samples, int *bad)
+{
+	json_t *verification = json_object();
+
+	mp_mw_put(verification, "structure", json_string("complete"), bad);
+	mp_mw_put(verification, "payload_samples", mp_mw_u64(samples), bad);
+	mp_mw_put(verification, "full_source_hashes", json_false(), bad);
+	mp_mw_put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), bad);
+	return verification;
+}
+
+/* Why the manifest cannot be written, once every part is built. */
+static enum mp_err manifest_problem(const struct build *b, const char *config_real,
+				    const char *pack_real, const char *bad_path, int bad,
+				    struct mp_error *err)
+{
+	if (!config_real || !pack_real)
+		return mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
+			       config_real ? b->res->pack_path : b->o->config_path,
+			       strerror(errno));
+	if (bad_path)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
+			       "manifest cannot record", bad_path);
+	if (bad)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	return MP_OK;
+}
+
 /* The manifest's text, malloc'd into *out. */
 static enum mp_err manifest_text(struct build *b, json_t *inventory,
 				 const struct manifest_vals *v, char **out,
 				 struct mp_error *err)
 {
-	const struct mp_model_config *c = b->cfg;
-	json_t *root = json_object(), *model = json_object(), *pack = json_object(),
-	       *roles = json_object(), *order = json_array(), *verification = json_object(),
-	       *source;
 	const char *bad_path = NULL;
 	char *config_real = realpath(b->o->config_path, NULL);
 	int bad = 0;
+	json_t *model = model_json(b, config_real, &bad_path, &bad);
+	json_t *pack = pack_json(b, v, &bad);
+	json_t *root = mp_mw_root(model, pack, inventory, b->res->inventory_sha256, &bad);
 	enum mp_err rc = MP_OK;
-	char *text;
 
 	*out = NULL;
-	put(root, "complete", json_true(), &bad);
-	put(root, "format", json_string(MP_FORMAT), &bad);
-	put(root, "created_at", json_string(v->created), &bad);
-	put(root, "sglang_git_sha", json_string("unknown"), &bad);
-	put(root, "hard_constraints", hard_constraints(&bad), &bad);
-
-	put(model, "config_path", config_real ? path_json(config_real, &bad_path) : NULL, &bad);
-	put(model, "config_sha256", json_string(c->sha256), &bad);
-	put(model, "architecture", json_string("KimiLinearForCausalLM"), &bad);
-	put(model, "num_hidden_layers", u64(c->num_hidden_layers), &bad);
-	put(model, "active_moe_layer_ids", layer_ids(&bad), &bad);
-	put(model, "num_experts", u64(c->num_experts), &bad);
-	put(model, "num_experts_per_token", u64(c->top_k), &bad);
-	put(model, "num_shared_experts", u64(c->num_shared_experts), &bad);
-	put(model, "hidden_size", u64(c->hidden_size), &bad);
-	put(model, "routed_expert_hidden_size", u64(c->routed_expert_hidden_size), &bad);
-	put(model, "moe_intermediate_size", u64(c->moe_intermediate_size), &bad);
-	put(model, "hidden_act", json_string(c->hidden_act), &bad);
-	put(root, "model", model, &bad);
-
-	source = json_deep_copy(inventory);
-	put(source, "inventory_sha256", json_string(b->res->inventory_sha256), &bad);
-	put(root, "source", source, &bad);
-
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
-		json_t *role = json_object(), *shape = json_array();
-		uint64_t entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * b->l.experts;
-
-		append(order, json_string(mp_role_name((enum mp_role)r)), &bad);
-		append(shape, u64(b->l.role_shape[r][0]), &bad);
-		append(shape, u64(b->l.role_shape[r][1]), &bad);
-		put(role, "dtype", json_string(t->name), &bad);
-		put(role, "dtype_id", json_integer(t->id), &bad);
-		put(role, "logical_shape", shape, &bad);
-		put(role, "expert_bytes", u64(b->l.role_bytes[r]), &bad);
-		put(role, "entry_count", u64(entries), &bad);
-		put(role, "payload_bytes", u64(entries * b->l.role_bytes[r]), &bad);
-		put(roles, mp_role_name((enum mp_role)r), role, &bad);
-	}
-	put(pack, "path", json_null(), &bad); /* filled by the dump, may not be UTF-8 */
-	put(pack, "size", u64(b->l.size), &bad);
-	put(pack, "magic", json_string(MP_MAGIC), &bad);
-	put(pack, "version", json_integer(MP_VERSION), &bad);
-	put(pack, "header_bytes", json_integer(MP_HEADER_SIZE), &bad);
-	put(pack, "entry_bytes", json_integer(MP_ENTRY_SIZE), &bad);
-	put(pack, "index_count", u64(b->l.index_count), &bad);
-	put(pack, "data_start", u64(b->l.data_start), &bad);
-	put(pack, "alignment", json_integer(ALIGNMENT), &bad);
-	put(pack, "index_sha256", json_string(b->res->index_sha256), &bad);
-	put(pack, "physical_role_order", order, &bad);
-	put(pack, "active_moe_layer_ids", layer_ids(&bad), &bad);
-	put(pack, "num_experts", u64(b->l.experts), &bad);
-	put(pack, "top_k", json_integer(MP_TOP_K), &bad);
-	put(pack, "object_bytes", u64(b->l.object_bytes), &bad);
-	put(pack, "roles", roles, &bad);
-	put(pack, "payload_samples_verified", u64(v->samples), &bad);
-	put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
-	if (b->o->full_sha256)
-		put(pack, "sha256", json_string(v->sha256), &bad);
-	put(root, "expert_pack", pack, &bad);
-
+	mp_mw_put(root, "created_at", json_string(v->created), &bad);
+	mp_mw_put(root, "sglang_git_sha", json_string("unknown"), &bad);
 	if (b->o->tokenizer_dir) {
 		json_t *tok = NULL;
 
 		rc = tokenizer_json(b->o->tokenizer_dir, &tok, &bad_path, err);
 		if (!rc)
-			put(root, "tokenizer", tok, &bad);
+			mp_mw_put(root, "tokenizer", tok, &bad);
 	}
-	put(verification, "structure", json_string("complete"), &bad);
-	put(verification, "payload_samples", u64(v->samples), &bad);
-	put(verification, "full_source_hashes", json_false(), &bad);
-	put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), &bad);
-	put(root, "verification", verification, &bad);
-
-	if (!rc && (!config_real || !v->pack_real))
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
-			     config_real ? b->res->pack_path : b->o->config_path, strerror(errno));
-	if (!rc && bad_path)
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
-			     "manifest cannot record", bad_path);
-	if (!rc && bad)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
+	mp_mw_put(root, "verification", verification_json(b, v->samples, &bad), &bad);
+	if (!rc)
+		rc = manifest_problem(b, config_real, v->pack_real, bad_path, bad, err);
 	if (!rc) {
-		text = mp_json_dump_with_path(root, pack, "path", v->pack_real,
-					      JSON_INDENT(2) | JSON_SORT_KEYS);
-		if (!text)
+		*out = mp_mw_text(root, v->pack_real, true);
+		if (!*out)
 			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		*out = text;
 	}
 	json_decref(root);
 	free(config_real);
@@ -1557,7 +1358,7 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 	iso_now(created, sizeof created);
 	rc = manifest_text(b, inventory, &v, &text, err);
 	if (!rc)
-		rc = write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
+		rc = mp_output_write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
 	free(text);
 	free(pack_real);
 	return rc;
@@ -2027,7 +1828,7 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 	}
 	unlink(b->state);
 	unlink(b->digests_path);
-	return fsync_dir(b->dir, err);
+	return mp_output_sync_dir(b->dir, err);
 }
 
 /* The layout the experts make, the paths around the pack, the buffers. */
@@ -2036,11 +1837,9 @@ static enum mp_err plan(struct build *b, struct mp_error *err)
 	const struct mp_experts *ex = b->ex;
 	enum mp_err rc;
 
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
 		b->l.role_bytes[r] = ex->role_bytes[r];
-		b->l.role_shape[r][0] = r == MP_ROLE_DOWN ? ex->inter : ex->hidden;
-		b->l.role_shape[r][1] = r == MP_ROLE_DOWN ? ex->hidden : ex->inter;
-	}
+	mp_layout_set_shapes(&b->l, ex->hidden, ex->inter);
 	rc = mp_layout_compute(&b->l, ex->experts, ALIGNMENT, 0, err);
 	if (!rc)
 		rc = paths(b, err);
@@ -2065,7 +1864,7 @@ static enum mp_err prepare(struct build *b, json_t **inventory, struct mp_error 
 {
 	enum mp_err rc = inventory_json(b, inventory, err);
 
-	if (!rc && canonical_digest(*inventory, b->res->inventory_sha256) != 0)
+	if (!rc && mp_mw_canonical_sha256(*inventory, b->res->inventory_sha256) != 0)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	if (!rc)
 		rc = index_digest(b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;

@@ -2,7 +2,7 @@
  * ggufpack.h - build an expert pack and its manifest from a GGUF shard set.
  *
  * The pack is the reference builder's, byte for byte: the layout of
- * build.h's mp_layout at alignment 4096 (header, entries, zeros up to
+ * layout.h's mp_layout at alignment 4096 (header, entries, zeros up to
  * data_start, then every object up|gate|down), each payload copied verbatim
  * from its GGUF slice.  The manifest carries every key the reference
  * manifest tool writes, with the same values.
@@ -15,7 +15,7 @@
 
 #include <jansson.h>
 
-#include "writer/build.h"
+#include "writer/layout.h"
 #include "base/errors.h"
 #include "pack/pack.h"
 #include "writer/shards.h"
@@ -86,13 +86,6 @@ void mp_gguf_build_result_free(struct mp_gguf_build_result *res);
  * reference picks them: round(i * (count - 1) / (n - 1)), halves to even.
  */
 uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n);
-
-/*
- * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
- * ensure_ascii=False) of a jansson value, malloc'd; NULL: out of memory.
- * The text source.inventory_sha256 and tokenizer.inventory_sha256 hash.
- */
-char *mp_json_canonical(const json_t *v);
 
 /*
  * Ask a running build to stop at its next object boundary, after making

@@ -23,6 +23,7 @@
 
 #include "pack/pack.h"
 #include "base/quant.h"
+#include "writer/outputs.h"
 
 #define ALIGNMENT 32u           /* ggml's default: no general.alignment key */
 #define CHUNK (4u << 20)        /* tensor data generated per write */
@@ -130,21 +131,11 @@ uint64_t mp_gguf_out_tensor_bytes(const struct mp_gguf_out_tensor *t)
 static enum mp_err write_at(int fd, const void *data, size_t len, uint64_t pos,
 			    const char *path, struct mp_error *err)
 {
-	const unsigned char *p = data;
+	int e = mp_output_pwrite(fd, data, len, &pos);
 
-	while (len > 0) {
-		ssize_t n = pwrite(fd, p, len, (off_t)pos);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
-				       PRIu64 ": %s", path, pos,
-				       n < 0 ? strerror(errno) : "nothing written");
-		p += n;
-		len -= (size_t)n;
-		pos += (uint64_t)n;
-	}
+	if (e)
+		return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
+			       PRIu64 ": %s", path, pos, e > 0 ? strerror(e) : "nothing written");
 	return MP_OK;
 }
 
@@ -174,54 +165,69 @@ static enum mp_err write_data(int fd, const char *path, const struct mp_gguf_out
 	return rc;
 }
 
+static void put_kv(struct meta *m, const struct mp_gguf_out_kv *kv)
+{
+	put_str(m, kv->key);
+	put_u32(m, kv->type);
+	if (kv->type == MP_GGUF_STRING) {
+		put_str(m, kv->str);
+	} else if (kv->type == MP_GGUF_U16) {
+		unsigned char b[2] = {(unsigned char)kv->num, (unsigned char)(kv->num >> 8)};
+
+		put(m, b, 2);
+	} else {
+		put_u32(m, kv->num);
+	}
+}
+
+/* Header, key-value pairs and tensor infos, padded to the data's start. */
+static enum mp_err put_metadata(struct meta *m, const struct mp_gguf_out_kv *kv, size_t nkv,
+				const struct mp_gguf_out_tensor *tensors, size_t ntensors,
+				struct mp_error *err)
+{
+	uint64_t offset = 0, data_start;
+
+	put(m, "GGUF", 4);
+	put_u32(m, GGUF_VERSION);
+	put_u64(m, ntensors);
+	put_u64(m, nkv);
+	for (size_t i = 0; i < nkv; i++)
+		put_kv(m, &kv[i]);
+	for (size_t i = 0; i < ntensors; i++) {
+		const struct mp_gguf_out_tensor *t = &tensors[i];
+		uint64_t n = mp_gguf_out_tensor_bytes(t);
+
+		if (n == 0)
+			return mp_fail(err, MP_E_USAGE, "invalid usage: tensor %s cannot be "
+				       "written (type %u, %u dimensions)", t->name, t->type,
+				       t->n_dims);
+		put_str(m, t->name);
+		put_u32(m, t->n_dims);
+		for (uint32_t d = 0; d < t->n_dims; d++)
+			put_u64(m, t->dims[d]);
+		put_u32(m, t->type);
+		put_u64(m, offset);
+		offset += pad(n);
+	}
+	data_start = pad(m->len);
+	while (m->len < data_start)
+		put(m, "", 1);
+	return MP_OK;
+}
+
 enum mp_err mp_gguf_write(int fd, const char *path, const struct mp_gguf_out_kv *kv,
 			  size_t nkv, const struct mp_gguf_out_tensor *tensors, size_t ntensors,
 			  struct mp_error *err)
 {
 	struct meta m = {0};
-	uint64_t offset = 0, data_start;
+	uint64_t offset;
 	unsigned char *buf = NULL;
-	enum mp_err rc = MP_OK;
+	enum mp_err rc = put_metadata(&m, kv, nkv, tensors, ntensors, err);
 
-	put(&m, "GGUF", 4);
-	put_u32(&m, GGUF_VERSION);
-	put_u64(&m, ntensors);
-	put_u64(&m, nkv);
-	for (size_t i = 0; i < nkv; i++) {
-		put_str(&m, kv[i].key);
-		put_u32(&m, kv[i].type);
-		if (kv[i].type == MP_GGUF_STRING) {
-			put_str(&m, kv[i].str);
-		} else if (kv[i].type == MP_GGUF_U16) {
-			unsigned char b[2] = {(unsigned char)kv[i].num,
-					      (unsigned char)(kv[i].num >> 8)};
-
-			put(&m, b, 2);
-		} else {
-			put_u32(&m, kv[i].num);
-		}
+	if (rc) {
+		free(m.p);
+		return rc;
 	}
-	for (size_t i = 0; i < ntensors; i++) {
-		const struct mp_gguf_out_tensor *t = &tensors[i];
-		uint64_t n = mp_gguf_out_tensor_bytes(t);
-
-		if (n == 0) {
-			free(m.p);
-			return mp_fail(err, MP_E_USAGE, "invalid usage: tensor %s cannot be "
-				       "written (type %u, %u dimensions)", t->name, t->type,
-				       t->n_dims);
-		}
-		put_str(&m, t->name);
-		put_u32(&m, t->n_dims);
-		for (uint32_t d = 0; d < t->n_dims; d++)
-			put_u64(&m, t->dims[d]);
-		put_u32(&m, t->type);
-		put_u64(&m, offset);
-		offset += pad(n);
-	}
-	data_start = pad(m.len);
-	while (m.len < data_start)
-		put(&m, "", 1);
 	if (!m.oom)
 		buf = malloc(CHUNK);
 	if (m.oom || !buf) {
@@ -230,7 +236,7 @@ enum mp_err mp_gguf_write(int fd, const char *path, const struct mp_gguf_out_kv 
 		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
 	}
 	rc = write_at(fd, m.p, m.len, 0, path, err);
-	offset = data_start;
+	offset = m.len;
 	for (size_t i = 0; !rc && i < ntensors; i++) {
 		rc = write_data(fd, path, &tensors[i], offset, buf, err);
 		offset += pad(mp_gguf_out_tensor_bytes(&tensors[i]));
@@ -351,16 +357,6 @@ struct target {
 	int fd;
 };
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *s = malloc(n);
-
-	if (s)
-		snprintf(s, n, "%s/%s", dir, name);
-	return s;
-}
-
 /* An empty temporary sibling of t->path, opened without following links. */
 static enum mp_err target_open(struct target *t, const char *dir, const char *name,
 			       struct mp_error *err)
@@ -368,7 +364,7 @@ static enum mp_err target_open(struct target *t, const char *dir, const char *na
 	size_t n = strlen(dir) + strlen(name) + 64;
 
 	t->fd = -1;
-	t->path = join(dir, name);
+	t->path = mp_path_join(dir, name);
 	t->tmp = malloc(n);
 	if (!t->path || !t->tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
@@ -467,7 +463,7 @@ static enum mp_err prepare_directory(const struct mp_gguf_demo_opts *o, struct m
 static enum mp_err refuse_existing(const char *dir, const char *name, struct mp_error *err)
 {
 	struct stat st;
-	char *path = join(dir, name);
+	char *path = mp_path_join(dir, name);
 	enum mp_err rc = MP_OK;
 
 	if (!path)
@@ -514,30 +510,23 @@ static enum mp_err write_config(const struct mp_gguf_demo_opts *o, struct target
 	return rc ? rc : target_close(t, err);
 }
 
-enum mp_err mp_gguf_demo_write(const struct mp_gguf_demo_opts *o,
-			       struct mp_gguf_demo_result *res, struct mp_error *err)
-{
-	struct target t[MP_GGUF_DEMO_SHARDS + 1];
-	char names[MP_GGUF_DEMO_SHARDS + 1][64];
-	size_t total = 0;
-	enum mp_err rc;
-	int dfd;
+#define DEMO_FILES (MP_GGUF_DEMO_SHARDS + 1) /* the shards, then config.json */
 
-	memset(res, 0, sizeof *res);
-	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
-		memset(&t[i], 0, sizeof t[i]);
-		t[i].fd = -1;
+static void demo_names(char names[DEMO_FILES][64])
+{
+	for (int i = 0; i < DEMO_FILES; i++)
 		if (i < MP_GGUF_DEMO_SHARDS)
-			snprintf(names[i], sizeof names[i], MP_GGUF_DEMO_PREFIX "-%05d-of-%05d.gguf",
-				 i + 1, MP_GGUF_DEMO_SHARDS);
+			snprintf(names[i], 64, MP_GGUF_DEMO_PREFIX "-%05d-of-%05d.gguf", i + 1,
+				 MP_GGUF_DEMO_SHARDS);
 		else
-			snprintf(names[i], sizeof names[i], "config.json");
-	}
-	if ((rc = prepare_directory(o, err)))
-		return rc;
-	for (int i = 0; !o->force && i <= MP_GGUF_DEMO_SHARDS; i++)
-		if ((rc = refuse_existing(o->dir, names[i], err)))
-			return rc;
+			snprintf(names[i], 64, "config.json");
+}
+
+/* split.tensors.count: every shard's tensors. */
+static enum mp_err count_tensors(const struct mp_gguf_demo_opts *o, size_t *total,
+				 struct mp_error *err)
+{
+	*total = 0;
 	for (int s = 0; s < MP_GGUF_DEMO_SHARDS; s++) {
 		size_t n = 0;
 		struct mp_gguf_out_tensor *x = demo_tensors(o, s, &n);
@@ -545,32 +534,30 @@ enum mp_err mp_gguf_demo_write(const struct mp_gguf_demo_opts *o,
 		if (!x)
 			return mp_fail(err, MP_E_NOMEM, "out of memory");
 		free(x);
-		total += n;
+		*total += n;
 	}
-	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
-		rc = target_open(&t[i], o->dir, names[i], err);
-		if (!rc)
-			rc = i < MP_GGUF_DEMO_SHARDS
-				     ? write_shard(o, i, total, &t[i], &res->tensors, err)
-				     : write_config(o, &t[i], err);
-		if (rc)
-			goto fail;
-	}
-	/* all written: into place, the config last */
-	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++) {
+	return MP_OK;
+}
+
+/* All written: into place, the config last, and the directory synced
+ * (at best: the files are complete either way). */
+static enum mp_err commit_targets(struct target t[DEMO_FILES], const char *dir,
+				  struct mp_gguf_demo_result *res, struct mp_error *err)
+{
+	int dfd;
+
+	for (int i = 0; i < DEMO_FILES; i++) {
 		struct stat st;
 
-		if (rename(t[i].tmp, t[i].path) != 0) {
-			rc = mp_fail(err, MP_E_GGUF_IO, "cannot rename %s to %s: %s", t[i].tmp,
-				     t[i].path, strerror(errno));
-			goto fail;
-		}
+		if (rename(t[i].tmp, t[i].path) != 0)
+			return mp_fail(err, MP_E_GGUF_IO, "cannot rename %s to %s: %s", t[i].tmp,
+				       t[i].path, strerror(errno));
 		free(t[i].tmp);
 		t[i].tmp = NULL;
 		if (i < MP_GGUF_DEMO_SHARDS && lstat(t[i].path, &st) == 0)
 			res->bytes += (uint64_t)st.st_size;
 	}
-	dfd = open(o->dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (dfd >= 0) {
 		fsync(dfd);
 		close(dfd);
@@ -582,8 +569,41 @@ enum mp_err mp_gguf_demo_write(const struct mp_gguf_demo_opts *o,
 	res->config = t[MP_GGUF_DEMO_SHARDS].path;
 	t[MP_GGUF_DEMO_SHARDS].path = NULL;
 	return MP_OK;
-fail:
-	for (int i = 0; i <= MP_GGUF_DEMO_SHARDS; i++)
+}
+
+enum mp_err mp_gguf_demo_write(const struct mp_gguf_demo_opts *o,
+			       struct mp_gguf_demo_result *res, struct mp_error *err)
+{
+	struct target t[DEMO_FILES];
+	char names[DEMO_FILES][64];
+	size_t total = 0;
+	enum mp_err rc;
+
+	memset(res, 0, sizeof *res);
+	for (int i = 0; i < DEMO_FILES; i++) {
+		memset(&t[i], 0, sizeof t[i]);
+		t[i].fd = -1;
+	}
+	demo_names(names);
+	if ((rc = prepare_directory(o, err)))
+		return rc;
+	for (int i = 0; !o->force && i < DEMO_FILES; i++)
+		if ((rc = refuse_existing(o->dir, names[i], err)))
+			return rc;
+	if ((rc = count_tensors(o, &total, err)))
+		return rc;
+	for (int i = 0; !rc && i < DEMO_FILES; i++) {
+		rc = target_open(&t[i], o->dir, names[i], err);
+		if (!rc)
+			rc = i < MP_GGUF_DEMO_SHARDS
+				     ? write_shard(o, i, total, &t[i], &res->tensors, err)
+				     : write_config(o, &t[i], err);
+	}
+	if (!rc)
+		rc = commit_targets(t, o->dir, res, err);
+	if (!rc)
+		return MP_OK;
+	for (int i = 0; i < DEMO_FILES; i++)
 		target_discard(&t[i]);
 	res->tensors = 0;
 	return rc;

@@ -3,10 +3,16 @@
 
 #include "writer/outputs.h"
 
+#include "base/file.h"
+#include "pack/pack.h"
+
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 void mp_path_set_init(struct mp_path_set *s)
 {
@@ -52,37 +58,84 @@ static struct mp_path_id *add(struct mp_path_set *s, const char *path, const cha
 	return id;
 }
 
-enum mp_err mp_path_set_input(struct mp_path_set *s, const char *path, const char *what,
-			      struct mp_error *err)
+static void set_id(struct mp_path_id *id, const struct stat *st)
+{
+	id->have_id = true;
+	id->dev = st->st_dev;
+	id->ino = st->st_ino;
+}
+
+/* An input, identified by *st when known. */
+static enum mp_err add_input(struct mp_path_set *s, const char *path, const char *what,
+			     const struct stat *st, struct mp_error *err)
 {
 	struct mp_path_id *id = add(s, path, what, false, err);
-	struct stat st;
 
 	if (!id)
 		return err->code;
-	if (stat(path, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (st)
+		set_id(id, st);
 	id->name = realpath(path, NULL);
 	return MP_OK;
+}
+
+enum mp_err mp_path_set_input(struct mp_path_set *s, const char *path, const char *what,
+			      struct mp_error *err)
+{
+	struct stat st;
+
+	return add_input(s, path, what, stat(path, &st) == 0 ? &st : NULL, err);
 }
 
 enum mp_err mp_path_set_input_fd(struct mp_path_set *s, const char *path, int fd,
 				 const char *what, struct mp_error *err)
 {
-	struct mp_path_id *id = add(s, path, what, false, err);
 	struct stat st;
 
-	if (!id)
-		return err->code;
-	if (fstat(fd, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
+	return add_input(s, path, what, fstat(fd, &st) == 0 ? &st : NULL, err);
+}
+
+void mp_path_split(const char *path, char **dir, const char **base)
+{
+	const char *slash = strrchr(path, '/');
+
+	if (!slash) {
+		*dir = strdup(".");
+		*base = path;
+	} else {
+		*dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
+		*base = slash + 1;
 	}
-	id->name = realpath(path, NULL);
+}
+
+enum mp_err mp_output_resolve(const char *path, const char *what, char **out,
+			      struct mp_error *err)
+{
+	const char *base;
+	char *dir, *real;
+	size_t len;
+
+	mp_path_split(path, &dir, &base);
+	if (!dir)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	real = realpath(dir, NULL);
+	if (!real) {
+		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s%s%s: %s: %s",
+					 what ? what : "", what ? " " : "", path, dir,
+					 strerror(errno));
+
+		free(dir);
+		return rc;
+	}
+	free(dir);
+	len = strlen(real) + strlen(base) + 2;
+	*out = malloc(len);
+	if (!*out) {
+		free(real);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	snprintf(*out, len, "%s%s%s", real, strcmp(real, "/") ? "/" : "", base);
+	free(real);
 	return MP_OK;
 }
 
@@ -90,46 +143,16 @@ enum mp_err mp_path_set_output(struct mp_path_set *s, const char *path, const ch
 			       struct mp_error *err)
 {
 	struct mp_path_id *id = add(s, path, what, true, err);
-	const char *slash, *base;
-	char *dir, *real;
 	struct stat st;
+	enum mp_err rc;
 
 	if (!id)
 		return err->code;
-	slash = strrchr(path, '/');
-	if (!slash) {
-		dir = strdup(".");
-		base = path;
-	} else {
-		dir = slash == path ? strdup("/") : strndup(path, (size_t)(slash - path));
-		base = slash + 1;
-	}
-	if (!dir)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	real = realpath(dir, NULL);
-	if (!real) {
-		enum mp_err rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s %s: %s: %s", what,
-					 path, dir, strerror(errno));
-
-		free(dir);
+	rc = mp_output_resolve(path, what, &id->name, err);
+	if (rc)
 		return rc;
-	}
-	free(dir);
-	id->name = malloc(strlen(real) + strlen(base) + 2);
-	if (!id->name) {
-		free(real);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	strcpy(id->name, real);
-	if (strcmp(real, "/") != 0)
-		strcat(id->name, "/");
-	strcat(id->name, base);
-	free(real);
-	if (lstat(path, &st) == 0) {
-		id->have_id = true;
-		id->dev = st.st_dev;
-		id->ino = st.st_ino;
-	}
+	if (lstat(path, &st) == 0)
+		set_id(id, &st);
 	return MP_OK;
 }
 
@@ -166,4 +189,94 @@ enum mp_err mp_path_set_check(const struct mp_path_set *s, struct mp_error *err)
 		}
 	}
 	return MP_OK;
+}
+
+char *mp_path_join(const char *dir, const char *name)
+{
+	size_t n = strlen(dir) + strlen(name) + 2;
+	char *s = malloc(n);
+
+	if (s)
+		snprintf(s, n, "%s/%s", dir, name);
+	return s;
+}
+
+int mp_output_pwrite(int fd, const void *buf, size_t n, uint64_t *pos)
+{
+	const unsigned char *p = buf;
+
+	while (n > 0) {
+		ssize_t done = pwrite(fd, p, n, (off_t)*pos);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			return done < 0 ? errno : -1;
+		p += done;
+		n -= (size_t)done;
+		*pos += (uint64_t)done;
+	}
+	return 0;
+}
+
+/* ---- durable files ------------------------------------------------------- */
+
+enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
+{
+	int fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+	if (fd < 0 || fsync(fd) != 0) {
+		int e = errno;
+
+		if (fd >= 0)
+			close(fd);
+		return mp_fail(err, MP_E_PACK_IO, "cannot sync directory %s: %s", dir,
+			       strerror(e));
+	}
+	close(fd);
+	return MP_OK;
+}
+
+/* text written whole to fd (tmp) and made durable; fd closed. */
+static enum mp_err write_durable(int fd, const char *tmp, const char *text, size_t len,
+				 struct mp_error *err)
+{
+	enum mp_err rc = mp_pwrite_full(fd, text, len, 0, tmp, err);
+
+	if (!rc && fsync(fd) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	if (close(fd) != 0 && !rc)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
+	return rc;
+}
+
+enum mp_err mp_output_write_atomic(const char *path, const char *dir, const char *text,
+				   size_t len, struct mp_error *err)
+{
+	char *tmp = mp_path_with_suffix(path, ".tmp");
+	struct stat st;
+	enum mp_err rc;
+	int fd;
+
+	if (!tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	/* the name is this build's own (PATH.tmp under the lock): whatever a
+	 * crash or a hand left there goes, a link without its target */
+	unlink(tmp);
+	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
+			    &st, err);
+	if (rc) {
+		free(tmp);
+		return rc;
+	}
+	rc = write_durable(fd, tmp, text, len, err);
+	if (!rc && rename(tmp, path) != 0)
+		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
+			     strerror(errno));
+	if (rc)
+		unlink(tmp);
+	else
+		rc = mp_output_sync_dir(dir, err);
+	free(tmp);
+	return rc;
 }

@@ -26,7 +26,8 @@
 
 #include "pack/digest.h"
 #include "base/file.h"
-#include "writer/build.h"
+#include "writer/layout.h"
+#include "writer/outputs.h"
 #include "pack/manifest.h"
 #include "base/quant.h"
 #include "base/text.h"
@@ -114,16 +115,6 @@ static int ends_with_gguf(const char *name)
 	return n >= 5 && strcmp(name + n - 5, ".gguf") == 0;
 }
 
-static char *join(const char *dir, const char *name)
-{
-	size_t n = strlen(dir) + strlen(name) + 2;
-	char *s = malloc(n);
-
-	if (s)
-		snprintf(s, n, "%s/%s", dir, name);
-	return s;
-}
-
 /* A file given that is not NAME-NNNNN-of-MMMMM.gguf: the set is that file
  * alone. */
 static enum mp_err discover_single(struct mp_shard_set *set, const char *given_base,
@@ -138,7 +129,7 @@ static enum mp_err discover_single(struct mp_shard_set *set, const char *given_b
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	set->count = 1;
 	set->shards[0].fd = -1;
-	set->shards[0].path = join(set->dir, given_base);
+	set->shards[0].path = mp_path_join(set->dir, given_base);
 	return set->shards[0].path ? MP_OK : mp_fail(err, MP_E_NOMEM, "out of memory");
 }
 
@@ -200,7 +191,7 @@ static enum mp_err scan_shards(struct mp_shard_set *set, long plen, const char *
 		if (!no)
 			continue;
 		seen[no - 1] = 1;
-		set->shards[no - 1].path = join(set->dir, de->d_name);
+		set->shards[no - 1].path = mp_path_join(set->dir, de->d_name);
 		if (!set->shards[no - 1].path) {
 			closedir(d);
 			return mp_fail(err, MP_E_NOMEM, "out of memory");

@@ -1,0 +1,353 @@
+/* check_writer.c - what both pack writers share: the pack layout
+ * (layout.h), the manifest writer (manifestwrite.h) and the writing of
+ * output files (outputs.h). */
+#include "config.h"
+
+#include <check.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "fixture.h"
+#include "pack/index.h"
+#include "writer/layout.h"
+#include "writer/manifestwrite.h"
+#include "writer/outputs.h"
+
+#define OBJECTS (92 * 2) /* layers 1..92, two experts each */
+
+/* A small pack: 2 experts of 4 + 4 + 8 KiB, a gap of 100 bytes. */
+static void small_layout(struct mp_layout *l)
+{
+	struct mp_error err;
+
+	memset(l, 0, sizeof *l);
+	l->role_bytes[MP_ROLE_UP] = 4096;
+	l->role_bytes[MP_ROLE_GATE] = 4096;
+	l->role_bytes[MP_ROLE_DOWN] = 8192;
+	mp_layout_set_shapes(l, 512, 256);
+	ck_assert_int_eq(mp_layout_compute(l, 2, 4096, 100, &err), MP_OK);
+}
+
+START_TEST(test_layout_small)
+{
+	struct mp_layout l;
+	uint64_t index_end = MP_HEADER_SIZE + (uint64_t)MP_ENTRY_SIZE * OBJECTS * 3;
+	uint64_t data_start = (index_end + 4095) / 4096 * 4096;
+
+	small_layout(&l);
+	ck_assert_uint_eq(l.experts, 2);
+	ck_assert_uint_eq(l.alignment, 4096);
+	ck_assert_uint_eq(l.objects, OBJECTS);
+	ck_assert_uint_eq(l.index_count, OBJECTS * 3);
+	ck_assert_uint_eq(l.index_end, index_end);
+	ck_assert_uint_eq(l.data_start, data_start);
+	ck_assert_uint_eq(l.data_start % 4096, 0);
+	ck_assert_uint_eq(l.object_bytes, 16384);
+	ck_assert_uint_eq(l.gap, 4096); /* rounded up to the alignment */
+	/* no gap after the last object */
+	ck_assert_uint_eq(l.size, data_start + OBJECTS * 16384 + (OBJECTS - 1) * 4096);
+	ck_assert_uint_eq(mp_layout_object_offset(&l, 0), data_start);
+	ck_assert_uint_eq(mp_layout_object_offset(&l, 1), data_start + 16384 + 4096);
+	ck_assert_uint_eq(mp_layout_object_offset(&l, OBJECTS - 1) + 16384, l.size);
+	/* GGUF ne[] order: up and gate rows are hidden long, down rows inter */
+	ck_assert_uint_eq(l.role_shape[MP_ROLE_UP][0], 512);
+	ck_assert_uint_eq(l.role_shape[MP_ROLE_GATE][1], 256);
+	ck_assert_uint_eq(l.role_shape[MP_ROLE_DOWN][0], 256);
+	ck_assert_uint_eq(l.role_shape[MP_ROLE_DOWN][1], 512);
+}
+END_TEST
+
+START_TEST(test_layout_entries)
+{
+	struct mp_layout l;
+	unsigned char raw[MP_ENTRY_SIZE];
+	struct mp_entry e;
+
+	small_layout(&l);
+	mp_layout_entry(&l, 3 * 3 + 1, raw); /* object 3: layer 2, expert 1, gate */
+	mp_entry_decode(raw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.2.ffn_gate_exps.weight");
+	ck_assert_int_eq(e.expert, 1);
+	ck_assert_uint_eq(e.offset, mp_layout_object_offset(&l, 3) + 4096);
+	ck_assert_uint_eq(e.nbytes, 4096);
+	mp_layout_entry(&l, l.index_count - 1, raw); /* the last: layer 92's down */
+	mp_entry_decode(raw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.92.ffn_down_exps.weight");
+	ck_assert_uint_eq(e.offset + e.nbytes, l.size);
+}
+END_TEST
+
+START_TEST(test_layout_limits)
+{
+	struct mp_layout l = {.role_bytes = {4096, 4096, 8192}};
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_layout_compute(&l, 2, 4096, UINT64_MAX, &err), MP_E_USAGE);
+	ck_assert_str_eq(err.msg, "invalid usage: --gap 18446744073709551615 is too large");
+	l.role_bytes[0] = 1ULL << 43; /* 184 objects of 8 TiB: past 1 PiB */
+	ck_assert_int_eq(mp_layout_compute(&l, 2, 4096, 0, &err), MP_E_USAGE);
+	ck_assert_ptr_nonnull(strstr(err.msg, "the pack would be larger than 1125899906842624"));
+	l.role_bytes[0] = UINT64_MAX;
+	ck_assert_int_eq(mp_layout_compute(&l, 2, 4096, 0, &err), MP_E_USAGE);
+	ck_assert_str_eq(err.msg, "invalid usage: an expert is larger than 2^64 bytes");
+}
+END_TEST
+
+START_TEST(test_canonical_order)
+{
+	/* code point order is UTF-8 byte order: "B" < "a" < "\xc3\xa9" */
+	json_t *v = json_pack("{s:i, s:i, s:{s:[], s:{}}, s:s}", "a", -3, "B", 2, "\xc3\xa9",
+			      "y", "x", "t", "tab\there\x1f");
+	char *text = mp_json_canonical(v);
+
+	ck_assert_str_eq(text, "{\"B\":2,\"a\":-3,\"t\":\"tab\\there\\u001f\","
+			       "\"\xc3\xa9\":{\"x\":{},\"y\":[]}}");
+	free(text);
+	json_decref(v);
+}
+END_TEST
+
+START_TEST(test_canonical_sha256)
+{
+	json_t *v = json_object();
+	char hex[MP_SHA256_HEX];
+
+	ck_assert_int_eq(mp_mw_canonical_sha256(v, hex), 0);
+	/* sha256 of the two bytes "{}" */
+	ck_assert_str_eq(hex, "44136fa355b3678a1146ad16f7e8649e94fb4fc21fe77e8310c060f61caaff8a");
+	json_decref(v);
+}
+END_TEST
+
+/* The demo's inventory, as its source.inventory_sha256 covers it. */
+START_TEST(test_inventory)
+{
+	static const struct mp_mw_summary s = {"moepack-demo", 0, 0, 0};
+	int bad = 0;
+	json_t *inv = mp_mw_inventory(&s, json_array(), json_array(), &bad);
+	char *text = mp_json_canonical(inv);
+	char *dump = json_dumps(inv, JSON_COMPACT | JSON_PRESERVE_ORDER);
+
+	ck_assert_int_eq(bad, 0);
+	ck_assert_str_eq(text, "{\"shards\":[],\"summary\":{\"architecture\":\"moepack-demo\","
+			       "\"full_source_hashes\":false,\"shard_count\":0,"
+			       "\"tensor_count\":0,\"total_bytes\":0},\"tensors\":[]}");
+	/* built in the order mkdemo's manifest lists it */
+	ck_assert_str_eq(dump, "{\"summary\":{\"architecture\":\"moepack-demo\","
+			       "\"full_source_hashes\":false,\"shard_count\":0,"
+			       "\"tensor_count\":0,\"total_bytes\":0},\"shards\":[],\"tensors\":[]}");
+	free(dump);
+	free(text);
+	json_decref(inv);
+}
+END_TEST
+
+/* The keys of obj, in its order, joined by ','. */
+static void keys_of(const json_t *obj, char *out, size_t len)
+{
+	const char *key;
+	json_t *val;
+
+	out[0] = '\0';
+	json_object_foreach((json_t *)obj, key, val) {
+		if (out[0])
+			strncat(out, ",", len - strlen(out) - 1);
+		strncat(out, key, len - strlen(out) - 1);
+	}
+}
+
+START_TEST(test_manifest_parts)
+{
+	static const struct mp_mw_summary s = {"x", 1, 2, 3};
+	struct mp_layout l;
+	int bad = 0;
+	char keys[512];
+	json_t *inv, *root;
+
+	small_layout(&l);
+	inv = mp_mw_inventory(&s, json_array(), json_array(), &bad);
+	root = mp_mw_root(mp_mw_model(93, 2, 16, "cfg", &bad), mp_mw_expert_pack(&l, "idx", &bad),
+			  inv, "inv", &bad);
+	ck_assert_int_eq(bad, 0);
+	keys_of(root, keys, sizeof keys);
+	ck_assert_str_eq(keys, "format,complete,hard_constraints,model,expert_pack,source");
+	keys_of(json_object_get(root, "hard_constraints"), keys, sizeof keys);
+	ck_assert_str_eq(keys, "all_selected_experts_must_execute,expert_pruning_allowed,"
+			       "requantization_allowed,top_k,top_k_is_immutable");
+	keys_of(json_object_get(root, "model"), keys, sizeof keys);
+	ck_assert_str_eq(keys, "num_hidden_layers,num_experts,num_experts_per_token,"
+			       "active_moe_layer_ids,config_sha256");
+	keys_of(json_object_get(root, "expert_pack"), keys, sizeof keys);
+	ck_assert_str_eq(keys, "path,size,physical_role_order,roles,object_bytes,data_start,"
+			       "alignment,index_sha256");
+	keys_of(json_object_get(root, "source"), keys, sizeof keys);
+	ck_assert_str_eq(keys, "summary,shards,tensors,inventory_sha256");
+	ck_assert_uint_eq(json_array_size(json_object_get(json_object_get(root, "model"),
+							  "active_moe_layer_ids")), 92);
+	/* the source is a copy: the caller's inventory is left as it was */
+	ck_assert_ptr_null(json_object_get(inv, "inventory_sha256"));
+	json_decref(root);
+	json_decref(inv);
+}
+END_TEST
+
+START_TEST(test_manifest_text)
+{
+	struct mp_layout l;
+	int bad = 0;
+	json_t *root;
+	char *text, *sorted;
+
+	small_layout(&l);
+	root = json_object();
+	mp_mw_put(root, "b", json_true(), &bad);
+	mp_mw_put(root, "expert_pack", mp_mw_expert_pack(&l, "idx", &bad), &bad);
+	mp_mw_put(root, "a", json_null(), &bad);
+	ck_assert_int_eq(bad, 0);
+	text = mp_mw_text(root, "/p\xff.pack", false);
+	sorted = mp_mw_text(root, "/p.pack", true);
+	/* two-space indent, insertion order, the path as surrogate escapes */
+	ck_assert_ptr_nonnull(strstr(text, "{\n  \"b\": true,\n  \"expert_pack\": {\n"
+					   "    \"path\": \"/p\\udcff.pack\",\n    \"size\": "));
+	ck_assert_ptr_nonnull(strstr(text, "\n  },\n  \"a\": null\n}\n"));
+	ck_assert_ptr_nonnull(strstr(sorted, "{\n  \"a\": null,\n  \"b\": true,\n"));
+	ck_assert_ptr_nonnull(strstr(sorted, "\"path\": \"/p.pack\",\n"));
+	free(text);
+	free(sorted);
+	json_decref(root);
+}
+END_TEST
+
+static char *scratch_dir(void)
+{
+	char dir[PATH_MAX];
+
+	fx_mkdtemp(dir, sizeof dir);
+	return strdup(dir);
+}
+
+static char *read_text(const char *path)
+{
+	static char buf[256];
+	FILE *f = fopen(path, "r");
+	size_t n;
+
+	ck_assert_ptr_nonnull(f);
+	n = fread(buf, 1, sizeof buf - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return buf;
+}
+
+START_TEST(test_write_atomic)
+{
+	char *dir = scratch_dir();
+	char *path = mp_path_join(dir, "m.json"), *other = mp_path_join(dir, "other");
+	char *tmp = mp_path_with_suffix(path, ".tmp"), *missing = mp_path_join(dir, "no/m");
+	struct stat st;
+	struct mp_error err;
+	FILE *f = fopen(other, "w");
+
+	fputs("keep", f);
+	fclose(f);
+	/* a link at the name is replaced, never written through; one at
+	 * the temporary's name is a leftover and goes */
+	ck_assert_int_eq(symlink(other, path), 0);
+	ck_assert_int_eq(symlink(other, tmp), 0);
+	ck_assert_int_eq(mp_output_write_atomic(path, dir, "{}\n", 3, &err), MP_OK);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_str_eq(read_text(path), "{}\n");
+	ck_assert_str_eq(read_text(other), "keep");
+	ck_assert_int_ne(lstat(tmp, &st), 0);
+	ck_assert_int_eq(mp_output_write_atomic(missing, dir, "x", 1, &err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot write file "));
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+	free(missing);
+	free(tmp);
+	free(other);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_output_pwrite)
+{
+	char *dir = scratch_dir();
+	char *path = mp_path_join(dir, "f");
+	int fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	uint64_t pos = 2;
+	char buf[8] = {0};
+
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mp_output_pwrite(fd, "abc", 3, &pos), 0);
+	ck_assert_uint_eq(pos, 5);
+	ck_assert_int_eq(pread(fd, buf, sizeof buf, 0), 5);
+	ck_assert_int_eq(memcmp(buf, "\0\0abc", 5), 0);
+	close(fd);
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(mp_output_pwrite(fd, "abc", 3, &pos), EBADF);
+	ck_assert_uint_eq(pos, 5);
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_output_resolve)
+{
+	char cwd[PATH_MAX], want[PATH_MAX + 8];
+	char *name = NULL;
+	struct mp_error err;
+
+	ck_assert_int_eq(mp_output_resolve("/x.pack", NULL, &name, &err), MP_OK);
+	ck_assert_str_eq(name, "/x.pack");
+	free(name);
+	ck_assert_ptr_nonnull(realpath(".", cwd));
+	snprintf(want, sizeof want, "%s/y", cwd);
+	ck_assert_int_eq(mp_output_resolve("y", NULL, &name, &err), MP_OK);
+	ck_assert_str_eq(name, want);
+	free(name);
+	ck_assert_int_eq(mp_output_resolve("/nonexistent-dir/z", "--out", &name, &err),
+			 MP_E_PACK_IO);
+	ck_assert_str_eq(err.msg, "cannot write --out /nonexistent-dir/z: /nonexistent-dir: "
+				  "No such file or directory");
+	ck_assert_int_eq(mp_output_resolve("/nonexistent-dir/z", NULL, &name, &err),
+			 MP_E_PACK_IO);
+	ck_assert_str_eq(err.msg, "cannot write /nonexistent-dir/z: /nonexistent-dir: "
+				  "No such file or directory");
+}
+END_TEST
+
+static Suite *writer_suite(void)
+{
+	Suite *s = suite_create("writer");
+	TCase *tc = tcase_create("core");
+
+	tcase_add_test(tc, test_layout_small);
+	tcase_add_test(tc, test_layout_entries);
+	tcase_add_test(tc, test_layout_limits);
+	tcase_add_test(tc, test_canonical_order);
+	tcase_add_test(tc, test_canonical_sha256);
+	tcase_add_test(tc, test_inventory);
+	tcase_add_test(tc, test_manifest_parts);
+	tcase_add_test(tc, test_manifest_text);
+	tcase_add_test(tc, test_write_atomic);
+	tcase_add_test(tc, test_output_pwrite);
+	tcase_add_test(tc, test_output_resolve);
+	suite_add_tcase(s, tc);
+	return s;
+}
+
+const struct fx_suite_def fx_suite = {.make = writer_suite};
