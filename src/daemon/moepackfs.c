@@ -34,6 +34,8 @@
 #include "seal/sign.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
+#include "payload/scanreport.h"
+#include "namespace/mountinfo.h"
 #include "base/text.h"
 
 #define PROG "moepackfs"
@@ -497,24 +499,6 @@ static unsigned splice_request_size(void)
 	return size;
 }
 
-/* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
-static void unescape_mountinfo(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-					(s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /*
  * major:minor of the FUSE mount at `mountpoint` (of file system type
  * `type`, or any fuse type when NULL), from /proc/self/mountinfo.  Never
@@ -524,37 +508,11 @@ static bool find_fuse_mount(const char *mountpoint, const char *want_type,
 			    char *dev, size_t dev_len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
+	bool found;
 
 	if (!f)
 		return false;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *fields[5], *t, *type = NULL;
-		int n = 0;
-
-		/* id parent major:minor root mountpoint options [optional...] - type */
-		for (t = strtok_r(line, " \n", &save); t;
-		     t = strtok_r(NULL, " \n", &save)) {
-			if (n < 5) {
-				fields[n++] = t;
-			} else if (strcmp(t, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				break;
-			}
-		}
-		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0 ||
-		    (want_type && strcmp(type, want_type) != 0))
-			continue;
-		unescape_mountinfo(fields[4]);
-		if (strcmp(fields[4], mountpoint) != 0)
-			continue;
-		/* the last match is the mount on top */
-		snprintf(dev, dev_len, "%s", fields[2]);
-		found = true;
-	}
-	free(line);
+	found = mp_mountinfo_find_fuse(f, mountpoint, want_type, dev, dev_len);
 	fclose(f);
 	return found;
 }
@@ -827,36 +785,6 @@ static void daemon_free(struct daemon *d)
 	free(d->cmd.mountpoint);
 }
 
-/* One problem of the payload scan, as `moepack verify --payload` words it. */
-static void describe_problem(char *buf, size_t len, const struct mp_scan_problem *p)
-{
-	int n = snprintf(buf, len, "layer %u expert %llu", (unsigned)p->layer,
-			 (unsigned long long)p->expert);
-
-	if (n < 0 || (size_t)n >= len)
-		return;
-	buf += n;
-	len -= (size_t)n;
-	switch (p->kind) {
-	case MP_SCAN_NONFINITE_SCALE:
-		snprintf(buf, len, " %s: non-finite scale: %llu in the role, first at "
-			 "block %llu (%s = %s, 0x%04x)", mp_role_name(p->role),
-			 (unsigned long long)p->count, (unsigned long long)p->first_block,
-			 p->first_scale,
-			 (p->first_value & 0x3ff) ? "NaN"
-			 : (p->first_value & 0x8000) ? "-Inf" : "+Inf",
-			 p->first_value);
-		break;
-	case MP_SCAN_ZERO_ROLE:
-		snprintf(buf, len, " %s: all-zero role%s", mp_role_name(p->role),
-			 p->hole ? " (a hole in the file: never written)" : "");
-		break;
-	case MP_SCAN_ZERO_SCALES:
-		snprintf(buf, len, ": all-zero scales (every block of up, gate and down)");
-		break;
-	}
-}
-
 struct first_problem {
 	bool found;
 	char text[MP_MSG_MAX];
@@ -867,7 +795,7 @@ static void keep_first(const struct mp_scan_problem *p, void *arg)
 	struct first_problem *f = arg;
 
 	if (!f->found)
-		describe_problem(f->text, sizeof f->text, p);
+		mp_scan_problem_describe(f->text, sizeof f->text, p);
 	f->found = true;
 }
 
@@ -904,7 +832,7 @@ static int scan_payload(struct daemon *d)
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
 		return mp_err_exit_status(rc);
 	}
-	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
+	problems = mp_scan_problem_total(&sum);
 	d->fs.scan = (struct mp_metrics_scan){
 		.ran = true,
 		.experts = sum.experts,
@@ -914,18 +842,14 @@ static int scan_payload(struct daemon *d)
 		.problems = problems,
 	};
 	if (problems) {
-		char shown[1024];
+		char shown[1024], counts[MP_MSG_MAX];
 
 		mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
-		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%llu "
-			"non-finite scales in %llu roles, %llu all-zero roles, %llu "
-			"experts with all-zero scales), the first: %s; not mounted "
-			"(`moepack verify --payload` lists them all)\n",
-			shown, (unsigned long long)problems, problems == 1 ? "" : "s",
-			(unsigned long long)sum.nonfinite_scales,
-			(unsigned long long)sum.nonfinite_roles,
-			(unsigned long long)sum.zero_roles,
-			(unsigned long long)sum.zero_scale_experts, first.text);
+		mp_scan_counts_describe(counts, sizeof counts, &sum);
+		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%s), the "
+			"first: %s; not mounted (`moepack verify --payload` lists them all)\n",
+			shown, (unsigned long long)problems, problems == 1 ? "" : "s", counts,
+			first.text);
 		return mp_err_exit_status(MP_E_PAYLOAD);
 	}
 	return 0;
