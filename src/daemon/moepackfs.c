@@ -748,16 +748,6 @@ static void add_escaped_option(struct fuse_args *args, const char *name,
 	free(text);
 }
 
-static unsigned blksize_for(uint64_t alignment)
-{
-	/* at least a page; fuse_attr.blksize is 32 bits */
-	if (alignment < MP_PAGE)
-		return MP_PAGE;
-	if (alignment > (1u << 30))
-		return 1u << 30;
-	return (unsigned)alignment;
-}
-
 static void daemon_free(struct daemon *d)
 {
 	if (d->stats_ok)
@@ -1061,7 +1051,7 @@ static int prepare_client_manifest(struct daemon *d)
 		fs->tree.pack_name);
 	rc = mp_manifest_with_path(pack->manifest_raw, pack->manifest_len,
 				   d->client_path, &d->client_manifest,
-				   &fs->client_manifest_len, &err);
+				   &fs->attr.client_manifest_len, &err);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
 		return mp_err_exit_status(rc);
@@ -1086,11 +1076,11 @@ static int prepare_attributes(struct daemon *d)
 		.nlink = (nlink_t)pack->file_nlink,
 	};
 
-	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
-	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
-	fs->umask = d->opt.umask;
-	fs->blksize = blksize_for(pack->m.alignment);
-	fs->mtime = pack->file_mtime;
+	fs->attr.uid = d->opt.uid_given ? d->opt.uid : getuid();
+	fs->attr.gid = d->opt.gid_given ? d->opt.gid : getgid();
+	fs->attr.umask = d->opt.umask;
+	fs->attr.blksize = mp_attr_blksize(pack->m.alignment);
+	fs->attr.mtime = pack->file_mtime;
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
 		return EXIT_IO;
