@@ -73,7 +73,7 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "payload/dequant.h"
+#include "namespace/f32view.h"
 #include "namespace/watchplan.h"
 #include "namespace/node.h"
 #include "base/quant.h"
@@ -82,6 +82,18 @@
 static struct mp_fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
+}
+
+/*
+ * The node behind ino, or false with ENOENT replied: every operation on an
+ * inode starts here (a stale NFS handle is such an inode).
+ */
+static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
+{
+	if (mp_tree_node(&fs->tree, ino, n))
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
 }
 
 /* The attributes of an inode; false when it is none of the tree's. */
@@ -170,10 +182,8 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mp_node dir;
 	uint64_t ino;
 
-	if (!mp_tree_node(&fs->tree, parent, &dir)) {
-		fuse_reply_err(req, ENOENT); /* a stale NFS handle */
+	if (!node_or_reply(req, fs, parent, &dir))
 		return;
-	}
 	/* An NFS handle of any inode, file or not, comes back as (ino, ".") */
 	if (strcmp(name, ".") == 0) {
 		fill_entry(fs, parent, &e);
@@ -211,12 +221,12 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mp_fs *fs = fs_of(req);
+	struct mp_node n;
 	struct stat st;
 
-	if (!stat_of(fs, ino, &st)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
+	stat_of(fs, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(fs, ino));
 }
 
@@ -241,10 +251,8 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t child;
 	char *buf;
 
-	if (!mp_tree_node(&fs->tree, ino, &dir)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &dir))
 		return;
-	}
 	if (!mp_node_is_dir(dir.kind)) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
@@ -327,10 +335,8 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct mp_fs *fs = fs_of(req);
 	struct mp_node n;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
 	if (mp_node_is_dir(n.kind)) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -632,7 +638,42 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	read_end(fs);
 }
 
-#define F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
+/*
+ * The quantized bytes of window w into raw: under a seal the checked ones,
+ * as for any read.  False when the request is answered already (EIO).
+ */
+static bool f32_fill(fuse_req_t req, struct mp_fs *fs, const struct mp_f32_window *w,
+		     unsigned char *raw)
+{
+	size_t done = 0;
+	uint64_t bad = 0;
+	bool found;
+
+	if (fs->seal) {
+		switch (mp_sealcheck_read(fs->seal, w->pos, w->raw_len, raw, &bad, &found)) {
+		case MP_SEALREAD_GOOD:
+			break;
+		case MP_SEALREAD_FILLED:
+			done = w->raw_len;
+			break;
+		case MP_SEALREAD_BAD:
+			if (found)
+				report_bad_chunk(fs, bad);
+			/* fall through */
+		default:
+			mp_stats_count_error(&fs->stats);
+			fuse_reply_err(req, EIO);
+			return false;
+		}
+	}
+	done = mp_f32_read_raw(fs->pack->fd, w, raw, done);
+	/* a change that raced the read: its bytes may be the new ones */
+	if (done < w->raw_len || !pack_still_valid(fs, w->pos + w->raw_len)) {
+		reply_read_error(req, fs, EIO);
+		return false;
+	}
+	return true;
+}
 
 /*
  * Bytes [off, off + size) of a role's float32 view: read the quantized
@@ -644,89 +685,29 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 		      size_t size, off_t off)
 {
-	const struct mp_role_info *ri = &fs->pack->m.roles[n->role];
-	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
-	uint64_t start, qbytes, first, nblocks, pos;
-	size_t raw_len, done = 0;
-	unsigned char *mem, *raw;
-	float *out;
+	struct mp_f32_window w;
+	unsigned char *mem;
 
 	if (!clip_read(req, mp_node_f32_size(fs->pack, n->role), &size, off))
 		return;
-	first = (uint64_t)off / F32_BLOCK_BYTES;
-	nblocks = ((uint64_t)off + size - 1) / F32_BLOCK_BYTES - first + 1;
-	mp_pack_role_range(fs->pack, n->object, n->role, &start, &qbytes);
-	pos = start + first * qt->block_bytes;
-	raw_len = (size_t)nblocks * qt->block_bytes;
-
-	if (!read_begin(fs, pos + raw_len)) {
+	mp_f32_window(fs->pack, n, (uint64_t)off, size, &w);
+	if (!read_begin(fs, w.pos + w.raw_len)) {
 		reply_read_error(req, fs, EIO);
 		return;
 	}
 	/* floats first: malloc's alignment is theirs */
-	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
+	mem = malloc(w.float_bytes + w.raw_len);
 	if (!mem) {
 		read_end(fs);
 		reply_read_error(req, fs, ENOMEM);
 		return;
 	}
-	out = (float *)(void *)mem;
-	raw = mem + (size_t)nblocks * F32_BLOCK_BYTES;
-	/* under a seal the quantized bytes are checked ones, as for any read */
-	if (fs->seal) {
-		uint64_t bad = 0;
-		bool found;
-
-		switch (mp_sealcheck_read(fs->seal, pos, raw_len, raw, &bad, &found)) {
-		case MP_SEALREAD_GOOD:
-			break;
-		case MP_SEALREAD_FILLED:
-			done = raw_len;
-			break;
-		case MP_SEALREAD_BAD:
-			if (found)
-				report_bad_chunk(fs, bad);
-			/* fall through */
-		default:
-			read_end(fs);
-			free(mem);
-			mp_stats_count_error(&fs->stats);
-			fuse_reply_err(req, EIO);
-			return;
-		}
+	if (f32_fill(req, fs, &w, mem + w.float_bytes)) {
+		mp_f32_decode(&w, mem + w.float_bytes, (float *)(void *)mem);
+		mp_stats_count_object(&fs->stats, n->object, w.raw_len);
+		mp_stats_count_reply(&fs->stats, false);
+		fuse_reply_buf(req, (const char *)mem + w.skip, size);
 	}
-	while (done < raw_len) {
-		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
-				    (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-	}
-	/* a change that raced the read: its bytes may be the new ones */
-	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
-		read_end(fs);
-		free(mem);
-		reply_read_error(req, fs, EIO);
-		return;
-	}
-	mp_dequant(qt, raw, out, (size_t)nblocks);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	/* the files are little-endian, as `moepack dump --f32` writes them */
-	for (size_t i = 0; i < (size_t)nblocks * MP_QK_K; i++) {
-		uint32_t u;
-
-		memcpy(&u, &out[i], sizeof u);
-		u = __builtin_bswap32(u);
-		memcpy(&out[i], &u, sizeof u);
-	}
-#endif
-	mp_stats_count_object(&fs->stats, n->object, raw_len);
-	mp_stats_count_reply(&fs->stats, false);
-	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),
-		       size);
 	read_end(fs);
 	free(mem);
 }
@@ -783,10 +764,8 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t start, len;
 	struct mp_node n;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
 	count_read(fs, &n, size, off, fi);
 	switch (n.kind) {
 	case MP_NODE_MANIFEST:
@@ -831,15 +810,6 @@ static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
 		fuse_reply_err(req, fit);
 	else
 		fuse_reply_buf(req, value, len);
-}
-
-/* The node behind ino, or false with ENOENT replied. */
-static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
-{
-	if (mp_tree_node(&fs->tree, ino, n))
-		return true;
-	fuse_reply_err(req, ENOENT);
-	return false;
 }
 
 /*
@@ -898,6 +868,14 @@ static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 }
 
 /* ---- everything that would write ---------------------------------------- */
+
+/*
+ * Not reached while the mount is read-only (moepackfs.c always adds "ro",
+ * and the kernel answers EROFS itself), and kept on purpose: a mount made
+ * writable behind our back (root's `mount -o remount,rw`, which FUSE
+ * allows) would otherwise get ENOSYS from libfuse for these instead of
+ * the EROFS that says what the file system is.
+ */
 
 static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)

@@ -358,86 +358,77 @@ static int numeric_option(struct options *o, const char *arg, int key)
 	}
 }
 
-static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+/* PACK, then MOUNTPOINT (which goes on to fuse_parse_cmdline too). */
+static int operand(struct options *o, const char *arg)
 {
-	struct options *o = data;
+	if (!o->pack)
+		return replace_string(o, &o->pack, arg);
+	if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+		return -1;
+	return 1;
+}
 
-	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		if (!o->pack)
-			return replace_string(o, &o->pack, arg);
-		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
-			return -1;
-		return 1; /* the mount point, for fuse_parse_cmdline */
-	case FUSE_OPT_KEY_OPT:
-		/*
-		 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as
-		 * getopt would take them.  libfuse knows only the single
-		 * letters, so each goes on as its own argument.
-		 */
-		if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
-			for (const char *c = arg + 1; *c; c++) {
-				char one[3] = {'-', *c, '\0'};
+/* An option of no key: libfuse's, or fstab's that mean nothing here. */
+static int unkeyed_option(const char *arg, struct fuse_args *out)
+{
+	/*
+	 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as getopt would
+	 * take them.  libfuse knows only the single letters, so each goes on
+	 * as its own argument.
+	 */
+	if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
+		for (const char *c = arg + 1; *c; c++) {
+			char one[3] = {'-', *c, '\0'};
 
-				if (fuse_opt_add_arg(out, one) != 0)
-					return -1;
-			}
-			return 0;
+			if (fuse_opt_add_arg(out, one) != 0)
+				return -1;
 		}
-		/* fstab-only options (x-systemd.*, comment=...) */
-		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
-			return 0;
-		return 1;
-	case KEY_MANIFEST:
-		return replace_string(o, &o->manifest, value_of(arg));
-	case KEY_CONFIG:
-		return replace_string(o, &o->config, value_of(arg));
-	case KEY_CLIENT_ROOT:
-		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
-			return -1;
-		if (o->client_root[0] != '/')
-			usage_error(o, "-o client_root must be an absolute path, "
-				    "not '%s'", o->client_root);
 		return 0;
-	case KEY_METRICS_FILE:
-		if (replace_string(o, &o->metrics_file, value_of(arg)) != 0)
-			return -1;
-		if (o->metrics_file[0] != '/')
-			usage_error(o, "-o metrics_file must be an absolute path, "
-				    "not '%s'", o->metrics_file);
-		else if (o->metrics_file[strlen(o->metrics_file) - 1] == '/')
-			usage_error(o, "-o metrics_file must name a file, not the "
-				    "directory '%s'", o->metrics_file);
+	}
+	/* fstab-only options (x-systemd.*, comment=...) */
+	if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
 		return 0;
-	case KEY_VERIFY:
-		verify_option(o, value_of(arg));
-		return 0;
+	return 1;
+}
+
+/* -o client_root= and -o metrics_file=: absolute paths. */
+static int path_option(struct options *o, const char *arg, int key)
+{
+	char **slot = key == KEY_CLIENT_ROOT ? &o->client_root : &o->metrics_file;
+
+	if (replace_string(o, slot, value_of(arg)) != 0)
+		return -1;
+	if (key == KEY_CLIENT_ROOT && o->client_root[0] != '/')
+		usage_error(o, "-o client_root must be an absolute path, "
+			    "not '%s'", o->client_root);
+	else if (key == KEY_METRICS_FILE && o->metrics_file[0] != '/')
+		usage_error(o, "-o metrics_file must be an absolute path, "
+			    "not '%s'", o->metrics_file);
+	else if (key == KEY_METRICS_FILE &&
+		 o->metrics_file[strlen(o->metrics_file) - 1] == '/')
+		usage_error(o, "-o metrics_file must name a file, not the "
+			    "directory '%s'", o->metrics_file);
+	return 0;
+}
+
+/* -o seal=, -o trust=: both ask for the seal to be checked. */
+static int seal_option(struct options *o, const char *arg, int key)
+{
+	/* naming a seal asks for it to be used; a signature covers the seal's digest */
+	o->seal = true;
+	return replace_string(o, key == KEY_SEAL ? &o->seal_path : &o->trust, value_of(arg));
+}
+
+/* The keys that only set a flag; returns what fuse_opt wants. */
+static int flag_option(struct options *o, int key)
+{
+	switch (key) {
 	case KEY_DEQUANT:
 		o->dequant = true;
 		return 0;
 	case KEY_NOLEASE:
 		o->nolease = true;
 		return 0;
-	case KEY_SEAL:
-		/* naming a seal asks for it to be used */
-		o->seal = true;
-		return replace_string(o, &o->seal_path, value_of(arg));
-	case KEY_TRUST:
-		if (replace_string(o, &o->trust, value_of(arg)) != 0)
-			return -1;
-		/* a signature covers the seal's digest: the seal is checked too */
-		o->seal = true;
-		return 0;
-	case KEY_EXPECT_LAYERS:
-	case KEY_EXPECT_EXPERTS:
-	case KEY_READAHEAD:
-	case KEY_UID:
-	case KEY_GID:
-	case KEY_UMASK:
-	case KEY_MAX_READ:
-	case KEY_METRICS_INTERVAL:
-	case KEY_SEAL_AHEAD:
-		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
 		return 1;
@@ -457,6 +448,42 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return 0;
 	}
 	return 1;
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		return operand(o, arg);
+	case FUSE_OPT_KEY_OPT:
+		return unkeyed_option(arg, out);
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+	case KEY_METRICS_FILE:
+		return path_option(o, arg, key);
+	case KEY_VERIFY:
+		verify_option(o, value_of(arg));
+		return 0;
+	case KEY_SEAL:
+	case KEY_TRUST:
+		return seal_option(o, arg, key);
+	case KEY_EXPECT_LAYERS:
+	case KEY_EXPECT_EXPERTS:
+	case KEY_READAHEAD:
+	case KEY_UID:
+	case KEY_GID:
+	case KEY_UMASK:
+	case KEY_MAX_READ:
+	case KEY_METRICS_INTERVAL:
+	case KEY_SEAL_AHEAD:
+		return numeric_option(o, arg, key);
+	}
+	return flag_option(o, key);
 }
 
 static int usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -1324,93 +1351,115 @@ static int take_lease(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Mount under the mount point's lock (see lock_mountpoint), which goes as
+ * soon as the mount is in mountinfo: the daemon must not inherit it.
+ */
+static int mount_locked(struct daemon *d, struct fuse_session *se)
+{
+	int status = 0, lock = -1;
+
+	/* mount.fuse3's /dev/fd/N is mounted already */
+	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
+		lock = lock_mountpoint(d->cmd.mountpoint);
+		if (lock == -2)
+			return EXIT_IO;
+		/* fuse_parse_cmdline() made the mount point canonical */
+		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint))
+			status = EXIT_USAGE;
+		else
+			warn_if_not_empty(d);
+	}
+	if (status == 0 && fuse_session_mount(se, d->cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
+			d->cmd.mountpoint);
+		status = EXIT_IO;
+	}
+	if (lock >= 0)
+		close(lock);
+	return status;
+}
+
+/* -o metrics_file: once right after mounting, where a failure can still be told. */
+static int first_metrics_file(struct daemon *d)
+{
+	struct mp_error err = {0};
+
+	if (!d->fs.metrics_file || mp_fs_metrics_write(&d->fs, &err))
+		return 0;
+	fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
+	return EXIT_IO;
+}
+
+/* -o verify=seal: the threads that hash chunks ahead of the reads. */
+static int start_seal_ahead(struct daemon *d)
+{
+	struct mp_error err = {0};
+	unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
+						 : MP_SEALCHECK_AHEAD_DEFAULT;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* one a core, up to 4: each hashes about 1.4 GB/s */
+	unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+
+	if (!d->check_ok || mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) == MP_OK)
+		return 0;
+	fprintf(stderr, PROG ": %s\n", err.msg);
+	return EXIT_IO;
+}
+
+/* The lease thread and the seal's threads around the loop. */
+static int run_with_lease(struct daemon *d, struct fuse_session *se)
+{
+	int status;
+
+	if (mp_fs_lease_start(&d->fs) != 0) {
+		fprintf(stderr, PROG ": cannot start the lease thread\n");
+		return EXIT_IO;
+	}
+	status = start_seal_ahead(d);
+	if (status == 0) {
+		if (run_loop(d, se) < 0)
+			status = EXIT_IO;
+		if (d->check_ok)
+			mp_sealcheck_ahead_stop(&d->check);
+	}
+	mp_fs_lease_stop(&d->fs);
+	return status;
+}
+
+/* Daemonize, then the threads (they do not survive fuse_daemonize()'s fork). */
+static int run_daemon(struct daemon *d, struct fuse_session *se)
+{
+	int status;
+
+	if (fuse_daemonize(d->cmd.foreground) != 0)
+		return EXIT_IO;
+	if (mp_fs_watch_start(&d->fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
+		return EXIT_IO;
+	}
+	status = run_with_lease(d, se);
+	mp_fs_watch_stop(&d->fs);
+	return status;
+}
+
 /* Mount, serve until unmounted or signalled, unmount. */
 static int serve(struct daemon *d, struct fuse_session *se)
 {
-	int status = take_lease(d), lock = -1;
+	int status = take_lease(d);
 
 	if (status != 0)
 		return status;
 	if (fuse_set_signal_handlers(se) != 0)
 		return EXIT_IO;
-	/* mount.fuse3's /dev/fd/N is mounted already */
-	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
-		lock = lock_mountpoint(d->cmd.mountpoint);
-		if (lock == -2) {
-			status = EXIT_IO;
-			goto out_signals;
-		}
-		/* fuse_parse_cmdline() made the mount point canonical */
-		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint)) {
-			status = EXIT_USAGE;
-			goto out_unlock;
-		}
-		warn_if_not_empty(d);
+	status = mount_locked(d, se);
+	if (status == 0) {
+		setup_readahead(d);
+		status = first_metrics_file(d);
+		if (status == 0)
+			status = run_daemon(d, se);
+		fuse_session_unmount(se);
 	}
-	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
-			d->cmd.mountpoint);
-		status = EXIT_IO;
-		goto out_unlock;
-	}
-	/* the mount is in mountinfo now; the daemon must not inherit the lock */
-	if (lock >= 0)
-		close(lock);
-	lock = -1;
-	setup_readahead(d);
-	if (d->fs.metrics_file) {
-		struct mp_error err = {0};
-
-		/* once right after mounting, where a failure can still be told */
-		if (!mp_fs_metrics_write(&d->fs, &err)) {
-			fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
-			status = EXIT_IO;
-			goto out_unmount;
-		}
-	}
-	if (fuse_daemonize(d->cmd.foreground) != 0) {
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	/* threads do not survive fuse_daemonize()'s fork: start it after */
-	if (mp_fs_watch_start(&d->fs, se) != 0) {
-		fprintf(stderr, PROG ": cannot start the watcher thread\n");
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	if (mp_fs_lease_start(&d->fs) != 0) {
-		fprintf(stderr, PROG ": cannot start the lease thread\n");
-		status = EXIT_IO;
-		goto out_watch;
-	}
-	if (d->check_ok) {
-		struct mp_error err = {0};
-		unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
-							 : MP_SEALCHECK_AHEAD_DEFAULT;
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		/* one a core, up to 4: each hashes about 1.4 GB/s */
-		unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
-
-		if (mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) != MP_OK) {
-			fprintf(stderr, PROG ": %s\n", err.msg);
-			status = EXIT_IO;
-			goto out_lease;
-		}
-	}
-	if (run_loop(d, se) < 0)
-		status = EXIT_IO;
-	if (d->check_ok)
-		mp_sealcheck_ahead_stop(&d->check);
-out_lease:
-	mp_fs_lease_stop(&d->fs);
-out_watch:
-	mp_fs_watch_stop(&d->fs);
-out_unmount:
-	fuse_session_unmount(se);
-out_unlock:
-	if (lock >= 0)
-		close(lock);
-out_signals:
 	fuse_remove_signal_handlers(se);
 	return status;
 }
