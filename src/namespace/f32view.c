@@ -7,7 +7,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "payload/dequant.h"
 
 void mp_f32_window(const struct mp_pack *pack, const struct mp_node *n, uint64_t off,
 		   size_t size, struct mp_f32_window *w)

@@ -15,6 +15,7 @@
 #include "base/quant.h"
 #include "namespace/node.h"
 #include "pack/pack.h"
+#include "payload/dequant.h"
 
 /* Bytes of one decoded super-block. */
 #define MP_F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
