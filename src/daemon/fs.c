@@ -76,7 +76,6 @@
 #include "namespace/f32view.h"
 #include "namespace/watchplan.h"
 #include "namespace/node.h"
-#include "base/quant.h"
 #include "base/text.h"
 
 static struct mp_fs *fs_of(fuse_req_t req)
