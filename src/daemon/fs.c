@@ -240,6 +240,33 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 
 /* ---- directories ------------------------------------------------------- */
 
+/*
+ * Entry i of directory `dir` into buf[room]; its size, which is over room
+ * when it did not fit.  An entry's offset is the index of the one after it.
+ */
+static size_t add_dirent(fuse_req_t req, struct mp_fs *fs, const struct mp_node *dir,
+			 uint64_t i, uint64_t child, const char *name, char *buf,
+			 size_t room, bool plus)
+{
+	struct fuse_entry_param e;
+	struct stat st;
+
+	if (!plus) {
+		stat_of(fs, child, &st);
+		return fuse_add_direntry(req, buf, room, name, &st, (off_t)(i + 1));
+	}
+	fill_entry(fs, child, &e);
+	/*
+	 * Files of an expert directory go without an entry (nodeid 0: the
+	 * kernel links nothing): `find` only needs their names and types, and
+	 * building four inodes per expert was most of its kernel time.
+	 * Directories keep theirs, so that walking into them costs no LOOKUP.
+	 */
+	if (dir->kind == MP_NODE_EXPERT && i >= 2)
+		e.ino = 0;
+	return fuse_add_direntry_plus(req, buf, room, name, &e, (off_t)(i + 1));
+}
+
 static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     bool plus)
 {
@@ -265,34 +292,11 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/* An entry's offset is the index of the one after it. */
 	for (uint64_t i = (uint64_t)off;
 	     mp_tree_dirent(&fs->tree, ino, i, &child, name, sizeof name); i++) {
-		size_t len;
+		size_t len = add_dirent(req, fs, &dir, i, child, name, buf + used,
+					size - used, plus);
 
-		if (plus) {
-			struct fuse_entry_param e;
-
-			fill_entry(fs, child, &e);
-			/*
-			 * Files of an expert directory go without an entry
-			 * (nodeid 0: the kernel links nothing): `find` only
-			 * needs their names and types, and building four
-			 * inodes per expert was most of its kernel time.
-			 * Directories keep theirs, so that walking into them
-			 * costs no LOOKUP.
-			 */
-			if (dir.kind == MP_NODE_EXPERT && i >= 2)
-				e.ino = 0;
-			len = fuse_add_direntry_plus(req, buf + used, size - used,
-						     name, &e, (off_t)(i + 1));
-		} else {
-			struct stat st;
-
-			stat_of(fs, child, &st);
-			len = fuse_add_direntry(req, buf + used, size - used, name,
-						&st, (off_t)(i + 1));
-		}
 		if (len > size - used)
 			break;
 		used += len;

@@ -1,10 +1,14 @@
 /*
  * fs.h - the FUSE low-level operations of moepackfs.
  *
- * A thin layer: every operation decodes its inode with tree.h, finds bytes
- * with pack.h, counts with stats.h and ends in exactly one fuse_reply_*.
- * Nothing is allocated per inode or per open.  A watcher thread notices a
- * pack that changes under the mount and refreshes the status.json snapshot.
+ * A thin layer: every operation decodes its inode with tree.h, takes its
+ * attributes from attr.h, finds bytes with pack.h (and f32view.h), counts
+ * with stats.h and ends in exactly one fuse_reply_*.  Nothing is allocated
+ * per inode or per open.  A watcher thread notices a pack that changes
+ * under the mount (packstate.h decides what is a change, watchplan.h what
+ * to do when) and refreshes the status.json snapshot (snapshot.h).  What
+ * is left here is the FUSE replies, the threads, the lease and the
+ * kernel's cache notifications.
  */
 #ifndef MOEPACK_FS_H
 #define MOEPACK_FS_H
@@ -64,7 +68,7 @@ struct mp_fs {
 
 	/*
 	 * The read lease on the pack (mp_fs_lease_*).  `lease` is one of
-	 * enum mp_lease; `lease_reason` says why there is none.
+	 * enum mp_lease (packstate.h); `lease_reason` says why there is none.
 	 */
 	_Atomic int lease;
 	char lease_reason[MP_MSG_MAX];
