@@ -11,6 +11,7 @@
 #include "pack/digest.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
+#include "payload/scanreport.h"
 #include "seal/seal.h"
 #include "seal/sign.h"
 
@@ -247,33 +248,12 @@ struct payload {
 	const char *pack_path;         /* text: each line starts with it */
 };
 
-static const char *fp16_kind(uint16_t h)
-{
-	if ((h & 0x3ff) == 0)
-		return h & 0x8000 ? "-Inf" : "+Inf";
-	return "NaN";
-}
-
 static void print_problem(const struct mp_scan_problem *p, const char *pack)
 {
-	printf("%s: layer %u expert %llu", pack, (unsigned)p->layer,
-	       (unsigned long long)p->expert);
-	switch (p->kind) {
-	case MP_SCAN_NONFINITE_SCALE:
-		printf(" %s: non-finite scale: %llu in the role, first at block %llu "
-		       "(%s = %s, 0x%04x)\n",
-		       mp_role_name(p->role), (unsigned long long)p->count,
-		       (unsigned long long)p->first_block, p->first_scale,
-		       fp16_kind(p->first_value), p->first_value);
-		break;
-	case MP_SCAN_ZERO_ROLE:
-		printf(" %s: all-zero role%s\n", mp_role_name(p->role),
-		       p->hole ? " (a hole in the file: never written)" : "");
-		break;
-	case MP_SCAN_ZERO_SCALES:
-		printf(": all-zero scales (every block of up, gate and down)\n");
-		break;
-	}
+	char what[MP_MSG_MAX];
+
+	mp_scan_problem_describe(what, sizeof what, p);
+	printf("%s: %s\n", pack, what);
 }
 
 static void on_problem(const struct mp_scan_problem *p, void *arg)
@@ -488,14 +468,12 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 			return rc;
 		pack->full_checked = true;
 	}
-	if (payload_bad(pl))
-		return mp_fail(err, MP_E_PAYLOAD,
-			       "payload scan found problems: %llu non-finite scales in %llu "
-			       "roles, %llu all-zero roles, %llu experts with all-zero scales",
-			       (unsigned long long)pl->sum.nonfinite_scales,
-			       (unsigned long long)pl->sum.nonfinite_roles,
-			       (unsigned long long)pl->sum.zero_roles,
-			       (unsigned long long)pl->sum.zero_scale_experts);
+	if (payload_bad(pl)) {
+		char counts[MP_MSG_MAX];
+
+		mp_scan_counts_describe(counts, sizeof counts, &pl->sum);
+		return mp_fail(err, MP_E_PAYLOAD, "payload scan found problems: %s", counts);
+	}
 	return MP_OK;
 }
 

@@ -73,80 +73,41 @@
 #include <syslog.h>
 #include <unistd.h>
 
-#include "payload/dequant.h"
+#include "namespace/f32view.h"
+#include "namespace/watchplan.h"
 #include "namespace/node.h"
-#include "base/quant.h"
 #include "base/text.h"
-
-/* status.json's fixed size: see node.h. */
-#define STATUS_FILE_SIZE MP_STATUS_FILE_SIZE
-
-struct mp_status_snap {
-	atomic_uint refs;          /* fs->snap's reference, and each reader's */
-	struct timespec at;        /* when it was rendered */
-	char text[STATUS_FILE_SIZE];
-	size_t metrics_len;        /* the report, without the padding */
-	char metrics[MP_METRICS_FILE_SIZE];
-};
-
-/* The files whose contents are a snapshot, with attributes that say when. */
-static bool is_snapshot(const struct mp_fs *fs, fuse_ino_t ino)
-{
-	return ino == MP_INO_STATUS || ino == fs->tree.metrics_ino;
-}
 
 static struct mp_fs *fs_of(fuse_req_t req)
 {
 	return fuse_req_userdata(req);
 }
 
-int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
+/*
+ * The node behind ino, or false with ENOENT replied: every operation on an
+ * inode starts here (a stale NFS handle is such an inode).
+ */
+static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
 {
-	struct mp_node n;
-	uint64_t size;
+	if (mp_tree_node(&fs->tree, ino, n))
+		return true;
+	fuse_reply_err(req, ENOENT);
+	return false;
+}
 
-	if (!mp_tree_node(&fs->tree, ino, &n))
-		return -1;
-	memset(st, 0, sizeof *st);
-	st->st_ino = ino;
-	if (mp_node_is_dir(n.kind))
-		st->st_mode = S_IFDIR | (0555 & ~fs->umask);
-	else
-		st->st_mode = S_IFREG | (0444 & ~fs->umask);
-	st->st_nlink = mp_tree_nlink(&fs->tree, ino);
-	st->st_uid = fs->uid;
-	st->st_gid = fs->gid;
-	size = mp_node_size(fs->pack, &n, fs->client_manifest_len);
-	st->st_size = (off_t)size;
-	st->st_blksize = fs->blksize;
-	st->st_blocks = (blkcnt_t)((size + 511) / 512);
-	st->st_atim = fs->mtime;
-	st->st_mtim = fs->mtime;
-	st->st_ctim = fs->mtime;
-	/*
-	 * status.json: mtime is the pack's (what moepackfs(1) promises), ctime
-	 * the time of the snapshot served, so that NFS servers, whose change
-	 * attribute follows ctime, see it move.  The kernel's pages of it are
-	 * dropped by the watcher on each new snapshot, not by mtime.
-	 */
-	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS) {
-		long long ns = atomic_load((atomic_llong *)&fs->status_ns);
-
-		if (ns > 0) {
-			st->st_ctim.tv_sec = (time_t)(ns / 1000000000LL);
-			st->st_ctim.tv_nsec = (long)(ns % 1000000000LL);
-		}
-	}
-	return 0;
+/* The attributes of an inode; false when it is none of the tree's. */
+static bool stat_of(struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
+{
+	return mp_attr_stat(&fs->attr, &fs->tree, fs->pack, ino, mp_snap_slot_ns(&fs->snaps), st);
 }
 
 /* Everything is immutable but the snapshots, whose attributes say when they changed. */
 static double attr_timeout(const struct mp_fs *fs, fuse_ino_t ino)
 {
-	return is_snapshot(fs, ino) ? 0.0 : fs->timeout;
+	return mp_attr_is_snapshot(&fs->tree, ino) ? 0.0 : fs->timeout;
 }
 
-static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
+static void fill_entry(struct mp_fs *fs, fuse_ino_t ino,
 		       struct fuse_entry_param *e)
 {
 	memset(e, 0, sizeof *e);
@@ -155,7 +116,7 @@ static void fill_entry(const struct mp_fs *fs, fuse_ino_t ino,
 	e->generation = ino == MP_INO_ROOT ? 0 : fs->tree.inode_generation;
 	e->attr_timeout = attr_timeout(fs, ino);
 	e->entry_timeout = fs->timeout;
-	mp_fs_stat(fs, ino, &e->attr);
+	stat_of(fs, ino, &e->attr);
 }
 
 /* ---- init -------------------------------------------------------------- */
@@ -220,10 +181,8 @@ static void fs_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 	struct mp_node dir;
 	uint64_t ino;
 
-	if (!mp_tree_node(&fs->tree, parent, &dir)) {
-		fuse_reply_err(req, ENOENT); /* a stale NFS handle */
+	if (!node_or_reply(req, fs, parent, &dir))
 		return;
-	}
 	/* An NFS handle of any inode, file or not, comes back as (ino, ".") */
 	if (strcmp(name, ".") == 0) {
 		fill_entry(fs, parent, &e);
@@ -261,12 +220,12 @@ static void fs_forget_multi(fuse_req_t req, size_t count,
 static void fs_getattr(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
 	struct mp_fs *fs = fs_of(req);
+	struct mp_node n;
 	struct stat st;
 
-	if (mp_fs_stat(fs, ino, &st) != 0) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
+	stat_of(fs, ino, &st);
 	fuse_reply_attr(req, &st, attr_timeout(fs, ino));
 }
 
@@ -275,20 +234,38 @@ static void fs_statfs(fuse_req_t req, fuse_ino_t ino)
 	struct mp_fs *fs = fs_of(req);
 	struct statvfs sv;
 
-	memset(&sv, 0, sizeof sv);
-	sv.f_bsize = (unsigned long)fs->blksize;
-	sv.f_frsize = (unsigned long)fs->blksize;
-	sv.f_blocks = (fs->pack->file_size + (uint64_t)fs->blksize - 1) /
-		      (uint64_t)fs->blksize;
-	/* without dequant, the .f32 files' numbers are unused */
-	sv.f_files = fs->tree.end_ino - 1 -
-		     (fs->tree.dequant ? 0 : fs->tree.metrics_ino - fs->tree.first_f32_ino);
-	sv.f_namemax = MP_TREE_NAME_MAX - 1;
-	sv.f_flag = ST_RDONLY;
+	mp_attr_statvfs(&fs->attr, &fs->tree, fs->pack, &sv);
 	fuse_reply_statfs(req, &sv);
 }
 
 /* ---- directories ------------------------------------------------------- */
+
+/*
+ * Entry i of directory `dir` into buf[room]; its size, which is over room
+ * when it did not fit.  An entry's offset is the index of the one after it.
+ */
+static size_t add_dirent(fuse_req_t req, struct mp_fs *fs, const struct mp_node *dir,
+			 uint64_t i, uint64_t child, const char *name, char *buf,
+			 size_t room, bool plus)
+{
+	struct fuse_entry_param e;
+	struct stat st;
+
+	if (!plus) {
+		stat_of(fs, child, &st);
+		return fuse_add_direntry(req, buf, room, name, &st, (off_t)(i + 1));
+	}
+	fill_entry(fs, child, &e);
+	/*
+	 * Files of an expert directory go without an entry (nodeid 0: the
+	 * kernel links nothing): `find` only needs their names and types, and
+	 * building four inodes per expert was most of its kernel time.
+	 * Directories keep theirs, so that walking into them costs no LOOKUP.
+	 */
+	if (dir->kind == MP_NODE_EXPERT && i >= 2)
+		e.ino = 0;
+	return fuse_add_direntry_plus(req, buf, room, name, &e, (off_t)(i + 1));
+}
 
 static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		     bool plus)
@@ -300,10 +277,8 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t child;
 	char *buf;
 
-	if (!mp_tree_node(&fs->tree, ino, &dir)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &dir))
 		return;
-	}
 	if (!mp_node_is_dir(dir.kind)) {
 		fuse_reply_err(req, ENOTDIR);
 		return;
@@ -317,34 +292,11 @@ static void list_dir(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		fuse_reply_err(req, ENOMEM);
 		return;
 	}
-	/* An entry's offset is the index of the one after it. */
 	for (uint64_t i = (uint64_t)off;
 	     mp_tree_dirent(&fs->tree, ino, i, &child, name, sizeof name); i++) {
-		size_t len;
+		size_t len = add_dirent(req, fs, &dir, i, child, name, buf + used,
+					size - used, plus);
 
-		if (plus) {
-			struct fuse_entry_param e;
-
-			fill_entry(fs, child, &e);
-			/*
-			 * Files of an expert directory go without an entry
-			 * (nodeid 0: the kernel links nothing): `find` only
-			 * needs their names and types, and building four
-			 * inodes per expert was most of its kernel time.
-			 * Directories keep theirs, so that walking into them
-			 * costs no LOOKUP.
-			 */
-			if (dir.kind == MP_NODE_EXPERT && i >= 2)
-				e.ino = 0;
-			len = fuse_add_direntry_plus(req, buf + used, size - used,
-						     name, &e, (off_t)(i + 1));
-		} else {
-			struct stat st;
-
-			mp_fs_stat(fs, child, &st);
-			len = fuse_add_direntry(req, buf + used, size - used, name,
-						&st, (off_t)(i + 1));
-		}
 		if (len > size - used)
 			break;
 		used += len;
@@ -386,10 +338,8 @@ static void fs_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 	struct mp_fs *fs = fs_of(req);
 	struct mp_node n;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
 	if (mp_node_is_dir(n.kind)) {
 		fuse_reply_err(req, EISDIR);
 		return;
@@ -448,133 +398,41 @@ static void reply_read_error(fuse_req_t req, struct mp_fs *fs, int errnum)
 
 /* ---- status.json snapshots ---------------------------------------------- */
 
-static void snap_put(struct mp_status_snap *snap)
+/* The pieces of a snapshot that live in fs, as snapshot.h wants them. */
+static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
+			struct mp_snap_moment *m)
 {
-	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1)
-		free(snap);
-}
-
-static double ts_seconds(const struct timespec *t)
-{
-	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
-}
-
-/* The facts of the metrics report at this moment. */
-static void metrics_facts(struct mp_fs *fs, const struct mp_status_change *change,
-			  struct mp_metrics_info *mi)
-{
-	struct timespec now;
-
-	clock_gettime(CLOCK_MONOTONIC, &now);
-	*mi = (struct mp_metrics_info){
-		.verify = fs->status.verify,
-		.dequant = fs->status.dequant,
-		/* a pack that fails validation is never mounted */
-		.validation_ok = true,
-		.pack_changed = change->changed,
-		.state_changed_at = change->changed ? ts_seconds(&change->detected_at)
-						    : (double)fs->status.mounted_at,
-		.start_time = (double)fs->status.mounted_at,
-		.uptime = ts_seconds(&now) - ts_seconds(&fs->started),
-		.rss_bytes = mp_metrics_rss_bytes(),
-		.layer_ids = fs->status.layer_ids,
+	*src = (struct mp_snap_source){
+		.stats = &fs->stats,
+		.metrics = &fs->metrics,
+		.status = &fs->status,
 		.scan = &fs->scan,
+		.seal = fs->seal,
+		.started = &fs->started,
+	};
+	*m = (struct mp_snap_moment){
+		.lease = atomic_load(&fs->lease),
+		.lease_reason = fs->lease_reason,
+		.nwarnings = fs->nwarnings,
+		.warnings = (const char (*)[MP_MSG_MAX])fs->warnings,
 		.file_writes = atomic_load(&fs->metrics_writes),
 		.file_write_errors = atomic_load(&fs->metrics_write_errors),
 	};
-	if (mi->uptime < 0)
-		mi->uptime = 0;
-	if (fs->seal) {
-		const struct mp_sealcheck_counters *c = &fs->seal->count;
-
-		mi->seal = (struct mp_metrics_seal){
-			.enabled = true,
-			.chunks = fs->seal->layout->chunk_count,
-			.checked = atomic_load_explicit(&c->checked, memory_order_relaxed),
-			.checked_ahead = atomic_load_explicit(&c->checked_ahead,
-							      memory_order_relaxed),
-			.failed = atomic_load_explicit(&c->failed, memory_order_relaxed),
-			.bytes_hashed = atomic_load_explicit(&c->bytes_hashed,
-							     memory_order_relaxed),
-		};
-	}
 }
 
-/* A new snapshot (one reference, for fs->snap), or NULL with *err set. */
-static struct mp_status_snap *snap_render(struct mp_fs *fs, struct mp_error *err)
+/* Make a new snapshot the current one; false with *err when it cannot be rendered. */
+static bool snap_refresh(struct mp_fs *fs, struct mp_error *err)
 {
-	struct mp_status_info info = fs->status;
-	struct mp_status_change change;
-	struct mp_metrics_info mi;
+	struct mp_snap_source src;
+	struct mp_snap_moment m;
 	struct mp_status_snap *snap;
-	char *text;
-	size_t len;
 
-	pthread_mutex_lock(&fs->lock);
-	change = fs->change;
-	pthread_mutex_unlock(&fs->lock);
-	info.change = &change;
-	switch (atomic_load(&fs->lease)) {
-	case MP_LEASE_HELD:
-		info.lease = "held";
-		break;
-	case MP_LEASE_BROKEN:
-		info.lease = "broken";
-		break;
-	case MP_LEASE_FALLBACK:
-		info.lease = "fallback";
-		break;
-	default:
-		info.lease = "none";
-	}
-	info.lease_reason = fs->lease_reason;
-	info.ndaemon_warnings = fs->nwarnings;
-	info.daemon_warnings = (const char (*)[MP_MSG_MAX])fs->warnings;
-	info.max_len = STATUS_FILE_SIZE;
-	if (mp_stats_render(&fs->stats, &info, &text, &len, err))
-		return NULL;
-	snap = malloc(sizeof *snap);
-	if (!snap) {
-		free(text);
-		mp_fail(err, MP_E_NOMEM, "out of memory: status.json");
-		return NULL;
-	}
-	atomic_init(&snap->refs, 1);
-	clock_gettime(CLOCK_REALTIME, &snap->at);
-	/* padded with spaces, which JSON ignores, to the fixed size */
-	memcpy(snap->text, text, len);
-	memset(snap->text + len, ' ', STATUS_FILE_SIZE - len);
-	snap->text[STATUS_FILE_SIZE - 1] = '\n';
-	free(text);
-	/* the same moment: counters read right after status.json's */
-	metrics_facts(fs, &change, &mi);
-	if (mp_metrics_render(&fs->stats, &fs->metrics, &mi, snap->metrics,
-			      MP_METRICS_FILE_SIZE - 1, &snap->metrics_len, err)) {
-		free(snap);
-		return NULL;
-	}
-	/* padded like status.json: lines of blanks are nothing to a parser */
-	memset(snap->metrics + snap->metrics_len, ' ',
-	       MP_METRICS_FILE_SIZE - snap->metrics_len);
-	snap->metrics[MP_METRICS_FILE_SIZE - 1] = '\n';
-	return snap;
-}
-
-/* Make a new snapshot the current one; false when it cannot be rendered. */
-static bool snap_refresh(struct mp_fs *fs)
-{
-	struct mp_error err = {0};
-	struct mp_status_snap *snap = snap_render(fs, &err), *old;
-
+	snap_source(fs, &src, &m);
+	mp_pack_state_record(&fs->ps, &m.change);
+	snap = mp_snap_render(&src, &m, err);
 	if (!snap)
 		return false;
-	pthread_mutex_lock(&fs->lock);
-	old = fs->snap;
-	fs->snap = snap;
-	atomic_store(&fs->status_ns, (long long)snap->at.tv_sec * 1000000000LL +
-				     snap->at.tv_nsec);
-	pthread_mutex_unlock(&fs->lock);
-	snap_put(old);
+	mp_snap_slot_set(&fs->snaps, snap);
 	return true;
 }
 
@@ -587,17 +445,14 @@ static bool snap_refresh(struct mp_fs *fs)
 static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t size,
 			 off_t off)
 {
-	struct mp_status_snap *snap;
+	struct mp_status_snap *snap = mp_snap_slot_get(&fs->snaps);
 
-	pthread_mutex_lock(&fs->lock);
-	snap = fs->snap;
-	if (snap)
-		atomic_fetch_add(&snap->refs, 1);
-	pthread_mutex_unlock(&fs->lock);
 	if (!snap) {
+		struct mp_error err = {0};
+
 		/* before the watcher's first snapshot */
-		if (!snap_refresh(fs)) {
-			fuse_reply_err(req, ENOMEM);
+		if (!snap_refresh(fs, &err)) {
+			fuse_reply_err(req, mp_err_errno(err.code));
 			return;
 		}
 		reply_status(req, fs, metrics, size, off);
@@ -606,8 +461,8 @@ static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t 
 	if (metrics)
 		reply_memory(req, snap->metrics, MP_METRICS_FILE_SIZE, size, off);
 	else
-		reply_memory(req, snap->text, STATUS_FILE_SIZE, size, off);
-	snap_put(snap);
+		reply_memory(req, snap->text, MP_STATUS_FILE_SIZE, size, off);
+	mp_snap_put(snap);
 }
 
 /* libfuse copies replies under two pages instead of splicing them. */
@@ -641,6 +496,19 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
 	fuse_reply_data(req, &bv, FUSE_BUF_NO_SPLICE);
 }
 
+/* True while the pack's bytes are still the validated ones up to `end`. */
+static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
+{
+	struct stat st;
+
+	if (mp_pack_state_changed(&fs->ps))
+		return false;
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+		return true;
+	return fstat(fs->pack->fd, &st) == 0 && mp_pack_state_check(&fs->ps, &st) &&
+	       (uint64_t)st.st_size >= end;
+}
+
 /*
  * The per-read check, lock-free.  A reader announces itself in
  * `inflight` first and only then looks at `changed` (both sequentially
@@ -653,17 +521,9 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
  */
 static bool read_begin(struct mp_fs *fs, uint64_t end)
 {
-	struct stat st;
-
 	atomic_fetch_add(&fs->inflight, 1);
-	if (atomic_load(&fs->changed))
-		goto changed;
-	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+	if (pack_still_valid(fs, end))
 		return true;
-	if (fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
-	    (uint64_t)st.st_size >= end)
-		return true;
-changed:
 	atomic_fetch_sub(&fs->inflight, 1);
 	return false;
 }
@@ -781,20 +641,42 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	read_end(fs);
 }
 
-/* True while the pack's bytes are still the validated ones up to `end`. */
-static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
+/*
+ * The quantized bytes of window w into raw: under a seal the checked ones,
+ * as for any read.  False when the request is answered already (EIO).
+ */
+static bool f32_fill(fuse_req_t req, struct mp_fs *fs, const struct mp_f32_window *w,
+		     unsigned char *raw)
 {
-	struct stat st;
+	size_t done = 0;
+	uint64_t bad = 0;
+	bool found;
 
-	if (atomic_load(&fs->changed))
+	if (fs->seal) {
+		switch (mp_sealcheck_read(fs->seal, w->pos, w->raw_len, raw, &bad, &found)) {
+		case MP_SEALREAD_GOOD:
+			break;
+		case MP_SEALREAD_FILLED:
+			done = w->raw_len;
+			break;
+		case MP_SEALREAD_BAD:
+			if (found)
+				report_bad_chunk(fs, bad);
+			/* fall through */
+		default:
+			mp_stats_count_error(&fs->stats);
+			fuse_reply_err(req, EIO);
+			return false;
+		}
+	}
+	done = mp_f32_read_raw(fs->pack->fd, w, raw, done);
+	/* a change that raced the read: its bytes may be the new ones */
+	if (done < w->raw_len || !pack_still_valid(fs, w->pos + w->raw_len)) {
+		reply_read_error(req, fs, EIO);
 		return false;
-	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
-		return true;
-	return fstat(fs->pack->fd, &st) == 0 && mp_fs_pack_unchanged(fs, &st) &&
-	       (uint64_t)st.st_size >= end;
+	}
+	return true;
 }
-
-#define F32_BLOCK_BYTES (MP_QK_K * sizeof(float))
 
 /*
  * Bytes [off, off + size) of a role's float32 view: read the quantized
@@ -806,89 +688,29 @@ static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
 static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 		      size_t size, off_t off)
 {
-	const struct mp_role_info *ri = &fs->pack->m.roles[n->role];
-	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
-	uint64_t start, qbytes, first, nblocks, pos;
-	size_t raw_len, done = 0;
-	unsigned char *mem, *raw;
-	float *out;
+	struct mp_f32_window w;
+	unsigned char *mem;
 
 	if (!clip_read(req, mp_node_f32_size(fs->pack, n->role), &size, off))
 		return;
-	first = (uint64_t)off / F32_BLOCK_BYTES;
-	nblocks = ((uint64_t)off + size - 1) / F32_BLOCK_BYTES - first + 1;
-	mp_pack_role_range(fs->pack, n->object, n->role, &start, &qbytes);
-	pos = start + first * qt->block_bytes;
-	raw_len = (size_t)nblocks * qt->block_bytes;
-
-	if (!read_begin(fs, pos + raw_len)) {
+	mp_f32_window(fs->pack, n, (uint64_t)off, size, &w);
+	if (!read_begin(fs, w.pos + w.raw_len)) {
 		reply_read_error(req, fs, EIO);
 		return;
 	}
 	/* floats first: malloc's alignment is theirs */
-	mem = malloc((size_t)nblocks * F32_BLOCK_BYTES + raw_len);
+	mem = malloc(w.float_bytes + w.raw_len);
 	if (!mem) {
 		read_end(fs);
 		reply_read_error(req, fs, ENOMEM);
 		return;
 	}
-	out = (float *)(void *)mem;
-	raw = mem + (size_t)nblocks * F32_BLOCK_BYTES;
-	/* under a seal the quantized bytes are checked ones, as for any read */
-	if (fs->seal) {
-		uint64_t bad = 0;
-		bool found;
-
-		switch (mp_sealcheck_read(fs->seal, pos, raw_len, raw, &bad, &found)) {
-		case MP_SEALREAD_GOOD:
-			break;
-		case MP_SEALREAD_FILLED:
-			done = raw_len;
-			break;
-		case MP_SEALREAD_BAD:
-			if (found)
-				report_bad_chunk(fs, bad);
-			/* fall through */
-		default:
-			read_end(fs);
-			free(mem);
-			mp_stats_count_error(&fs->stats);
-			fuse_reply_err(req, EIO);
-			return;
-		}
+	if (f32_fill(req, fs, &w, mem + w.float_bytes)) {
+		mp_f32_decode(&w, mem + w.float_bytes, (float *)(void *)mem);
+		mp_stats_count_object(&fs->stats, n->object, w.raw_len);
+		mp_stats_count_reply(&fs->stats, false);
+		fuse_reply_buf(req, (const char *)mem + w.skip, size);
 	}
-	while (done < raw_len) {
-		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
-				    (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-	}
-	/* a change that raced the read: its bytes may be the new ones */
-	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
-		read_end(fs);
-		free(mem);
-		reply_read_error(req, fs, EIO);
-		return;
-	}
-	mp_dequant(qt, raw, out, (size_t)nblocks);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	/* the files are little-endian, as `moepack dump --f32` writes them */
-	for (size_t i = 0; i < (size_t)nblocks * MP_QK_K; i++) {
-		uint32_t u;
-
-		memcpy(&u, &out[i], sizeof u);
-		u = __builtin_bswap32(u);
-		memcpy(&out[i], &u, sizeof u);
-	}
-#endif
-	mp_stats_count_object(&fs->stats, n->object, raw_len);
-	mp_stats_count_reply(&fs->stats, false);
-	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),
-		       size);
 	read_end(fs);
 	free(mem);
 }
@@ -931,7 +753,7 @@ static void count_read(struct mp_fs *fs, const struct mp_node *n, size_t size, o
 
 	if (kind == MP_MF_COUNT || off < 0)
 		return;
-	len = mp_node_size(fs->pack, n, fs->client_manifest_len);
+	len = mp_node_size(fs->pack, n, fs->attr.client_manifest_len);
 	if ((uint64_t)off < len)
 		bytes = size < len - (uint64_t)off ? size : len - (uint64_t)off;
 	mp_metrics_count_read(&fs->metrics, kind, n->role,
@@ -945,10 +767,8 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	uint64_t start, len;
 	struct mp_node n;
 
-	if (!mp_tree_node(&fs->tree, ino, &n)) {
-		fuse_reply_err(req, ENOENT);
+	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	}
 	count_read(fs, &n, size, off, fi);
 	switch (n.kind) {
 	case MP_NODE_MANIFEST:
@@ -956,7 +776,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 			     off);
 		return;
 	case MP_NODE_CLIENT_MANIFEST:
-		reply_memory(req, fs->client_manifest, fs->client_manifest_len, size,
+		reply_memory(req, fs->client_manifest, fs->attr.client_manifest_len, size,
 			     off);
 		return;
 	case MP_NODE_STATUS:
@@ -993,15 +813,6 @@ static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
 		fuse_reply_err(req, fit);
 	else
 		fuse_reply_buf(req, value, len);
-}
-
-/* The node behind ino, or false with ENOENT replied. */
-static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, struct mp_node *n)
-{
-	if (mp_tree_node(&fs->tree, ino, n))
-		return true;
-	fuse_reply_err(req, ENOENT);
-	return false;
 }
 
 /*
@@ -1060,6 +871,14 @@ static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 }
 
 /* ---- everything that would write ---------------------------------------- */
+
+/*
+ * Not reached while the mount is read-only (moepackfs.c always adds "ro",
+ * and the kernel answers EROFS itself), and kept on purpose: a mount made
+ * writable behind our back (root's `mount -o remount,rw`, which FUSE
+ * allows) would otherwise get ENOSYS from libfuse for these instead of
+ * the EROFS that says what the file system is.
+ */
 
 static void fs_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *attr, int to_set,
 		       struct fuse_file_info *fi)
@@ -1166,53 +985,51 @@ const struct fuse_lowlevel_ops mp_fs_ops = {
 
 /* ---- the pack-changed state and the watcher ------------------------------ */
 
-static bool ts_eq(const struct timespec *a, const struct timespec *b)
+/* A condition variable on the monotonic clock: a jump of the wall clock
+ * must not stall the watcher. */
+static bool init_wake(pthread_cond_t *wake)
 {
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+	pthread_condattr_t attr;
+	bool ok;
+
+	if (pthread_condattr_init(&attr) != 0)
+		return false;
+	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
+	ok = pthread_cond_init(wake, &attr) == 0;
+	pthread_condattr_destroy(&attr);
+	return ok;
 }
 
 bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id)
 {
-	pthread_condattr_t attr;
-
-	fs->valid = *id;
-	atomic_init(&fs->valid_seq, 0);
-	atomic_init(&fs->valid_ctime_sec, (int64_t)id->ctime.tv_sec);
-	atomic_init(&fs->valid_ctime_nsec, (int64_t)id->ctime.tv_nsec);
-	memset(&fs->change, 0, sizeof fs->change);
-	atomic_init(&fs->changed, false);
-	atomic_init(&fs->change_reported, false);
 	atomic_init(&fs->inflight, 0);
 	atomic_init(&fs->lease, MP_LEASE_NONE);
 	atomic_init(&fs->lease_stop, false);
 	fs->lease_thread_on = false;
-	atomic_init(&fs->status_ns, 0);
-	fs->snap = NULL;
 	atomic_init(&fs->stop, false);
 	fs->watching = false;
+	if (!mp_pack_state_init(&fs->ps, id))
+		return false;
+	if (!mp_snap_slot_init(&fs->snaps))
+		goto out_ps;
 	if (pthread_mutex_init(&fs->lock, NULL) != 0)
-		return false;
-	/* a monotonic clock: a jump of the wall clock must not stall the watcher */
-	if (pthread_condattr_init(&attr) != 0) {
-		pthread_mutex_destroy(&fs->lock);
-		return false;
-	}
-	pthread_condattr_setclock(&attr, CLOCK_MONOTONIC);
-	if (pthread_cond_init(&fs->wake, &attr) != 0) {
-		pthread_condattr_destroy(&attr);
-		pthread_mutex_destroy(&fs->lock);
-		return false;
-	}
-	pthread_condattr_destroy(&attr);
-	return true;
+		goto out_snaps;
+	if (init_wake(&fs->wake))
+		return true;
+	pthread_mutex_destroy(&fs->lock);
+out_snaps:
+	mp_snap_slot_destroy(&fs->snaps);
+out_ps:
+	mp_pack_state_destroy(&fs->ps);
+	return false;
 }
 
 void mp_fs_cleanup(struct mp_fs *fs)
 {
-	snap_put(fs->snap);
-	fs->snap = NULL;
+	mp_snap_slot_destroy(&fs->snaps);
 	pthread_cond_destroy(&fs->wake);
 	pthread_mutex_destroy(&fs->lock);
+	mp_pack_state_destroy(&fs->ps);
 }
 
 void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
@@ -1224,92 +1041,6 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(fs->warnings[fs->nwarnings++], MP_MSG_MAX, fmt, ap);
 	va_end(ap);
-}
-
-/* Does st match the validated identity?  No lock: a sequence lock. */
-static bool id_matches(struct mp_fs *fs, const struct stat *st)
-{
-	const struct mp_pack_id *v = &fs->valid; /* size, mtime: never move */
-	unsigned s1, s2;
-	bool same;
-
-	do {
-		s1 = atomic_load_explicit(&fs->valid_seq, memory_order_acquire);
-		same = (uint64_t)st->st_size == v->size && ts_eq(&st->st_mtim, &v->mtime) &&
-		       (int64_t)st->st_ctim.tv_sec ==
-			       atomic_load_explicit(&fs->valid_ctime_sec, memory_order_relaxed) &&
-		       (int64_t)st->st_ctim.tv_nsec ==
-			       atomic_load_explicit(&fs->valid_ctime_nsec, memory_order_relaxed);
-		atomic_thread_fence(memory_order_acquire);
-		s2 = atomic_load_explicit(&fs->valid_seq, memory_order_relaxed);
-	} while ((s1 & 1) || s1 != s2);
-	return same;
-}
-
-/* Under fs->lock: the new ctime and link count become the reference. */
-static void set_valid_ctime(struct mp_fs *fs, const struct stat *st)
-{
-	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_relaxed);
-	atomic_thread_fence(memory_order_release);
-	fs->valid.ctime = st->st_ctim;
-	fs->valid.nlink = st->st_nlink;
-	atomic_store_explicit(&fs->valid_ctime_sec, (int64_t)st->st_ctim.tv_sec,
-			      memory_order_relaxed);
-	atomic_store_explicit(&fs->valid_ctime_nsec, (int64_t)st->st_ctim.tv_nsec,
-			      memory_order_relaxed);
-	atomic_fetch_add_explicit(&fs->valid_seq, 1, memory_order_release);
-}
-
-/* Under fs->lock: record what changed and enter the pack-changed state. */
-static void enter_changed(struct mp_fs *fs, const struct stat *st, bool lease_break)
-{
-	struct mp_pack_id *v = &fs->valid;
-
-	if (atomic_load(&fs->changed))
-		return;
-	fs->change.changed = true;
-	fs->change.lease_break = lease_break;
-	fs->change.old_size = v->size;
-	fs->change.new_size = (uint64_t)st->st_size;
-	fs->change.old_mtime = v->mtime;
-	fs->change.new_mtime = st->st_mtim;
-	fs->change.old_ctime = v->ctime;
-	fs->change.new_ctime = st->st_ctim;
-	clock_gettime(CLOCK_REALTIME, &fs->change.detected_at);
-	atomic_store(&fs->changed, true);
-}
-
-bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st)
-{
-	struct mp_pack_id *v = &fs->valid;
-	bool same_size, same_mtime;
-
-	if (atomic_load(&fs->changed))
-		return false;
-	if (id_matches(fs, st))
-		return true;
-	/* something differs: decide under the lock (rare) */
-	pthread_mutex_lock(&fs->lock);
-	same_size = (uint64_t)st->st_size == v->size;
-	same_mtime = ts_eq(&st->st_mtim, &v->mtime);
-	if (same_size && same_mtime && ts_eq(&st->st_ctim, &v->ctime)) {
-		pthread_mutex_unlock(&fs->lock);
-		return !atomic_load(&fs->changed);
-	}
-	/*
-	 * Renaming another file over the pack, or unlinking it, only drops a
-	 * link of the open file (and so moves its ctime): its bytes are the
-	 * validated ones.  The new ctime and link count become the reference.
-	 */
-	if (same_size && same_mtime && st->st_nlink != v->nlink &&
-	    !atomic_load(&fs->changed)) {
-		set_valid_ctime(fs, st);
-		pthread_mutex_unlock(&fs->lock);
-		return true;
-	}
-	enter_changed(fs, st, false);
-	pthread_mutex_unlock(&fs->lock);
-	return false;
 }
 
 static void log_line(const struct mp_fs *fs, const char *fmt, ...)
@@ -1360,18 +1091,6 @@ static void invalidate_pack_files(struct mp_fs *fs)
 	}
 }
 
-static void add_ms(struct timespec *t, long ms)
-{
-	t->tv_nsec += ms * 1000000L;
-	t->tv_sec += t->tv_nsec / 1000000000L;
-	t->tv_nsec %= 1000000000L;
-}
-
-static bool before(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec < b->tv_sec || (a->tv_sec == b->tv_sec && a->tv_nsec < b->tv_nsec);
-}
-
 /* The pages the kernel keeps of both snapshot files go with the old snapshot. */
 static void invalidate_snapshots(struct mp_fs *fs)
 {
@@ -1384,17 +1103,14 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 	struct mp_status_snap *snap;
 	enum mp_err rc;
 
-	if (!snap_refresh(fs)) {
+	if (!snap_refresh(fs, err)) {
 		mp_fail(err, MP_E_NOMEM, "out of memory: rendering the metrics");
 		atomic_fetch_add(&fs->metrics_write_errors, 1);
 		return false;
 	}
-	pthread_mutex_lock(&fs->lock);
-	snap = fs->snap;
-	atomic_fetch_add(&snap->refs, 1);
-	pthread_mutex_unlock(&fs->lock);
+	snap = mp_snap_slot_get(&fs->snaps);
 	rc = mp_metrics_write_file(fs->metrics_file, snap->metrics, snap->metrics_len, err);
-	snap_put(snap);
+	mp_snap_put(snap);
 	atomic_fetch_add(rc == MP_OK ? &fs->metrics_writes : &fs->metrics_write_errors, 1);
 	return rc == MP_OK;
 }
@@ -1418,68 +1134,62 @@ static void write_metrics_file(struct mp_fs *fs, bool *failing)
 	*failing = !ok;
 }
 
+/* Wait for the next tick; false when told to stop.  Called and returns with fs->lock. */
+static bool wait_tick(struct mp_fs *fs)
+{
+	struct timespec tick;
+
+	clock_gettime(CLOCK_MONOTONIC, &tick);
+	mp_timespec_add_ms(&tick, MP_FS_WATCH_MS);
+	while (!fs->stop && pthread_cond_timedwait(&fs->wake, &fs->lock, &tick) == 0)
+		;
+	return !fs->stop;
+}
+
+/* One tick: look at the pack, then do what the plan says is due. */
+static void watch_tick(struct mp_fs *fs, struct mp_watch_plan *plan, bool *file_failing)
+{
+	struct mp_status_change c, *fresh = NULL;
+	struct timespec now;
+	struct mp_error err = {0};
+	struct stat st;
+	unsigned act;
+
+	if (!mp_pack_state_changed(&fs->ps) && fstat(fs->pack->fd, &st) == 0)
+		mp_pack_state_check(&fs->ps, &st);
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (mp_pack_state_changed(&fs->ps) && !plan->reported) {
+		mp_pack_state_record(&fs->ps, &c);
+		fresh = &c;
+	}
+	act = mp_watch_plan_step(plan, &now, fresh);
+	if (act & MP_WATCH_REPORT)
+		report_change(fs, &c);
+	/* a new snapshot, written out */
+	if (act & MP_WATCH_WRITE_FILE)
+		write_metrics_file(fs, file_failing);
+	/* the kernel's pages of the old snapshot go with it */
+	if ((act & MP_WATCH_REFRESH) && snap_refresh(fs, &err))
+		invalidate_snapshots(fs);
+	if (act & MP_WATCH_INVALIDATE)
+		invalidate_pack_files(fs);
+}
+
 static void *watch(void *arg)
 {
 	struct mp_fs *fs = arg;
-	struct timespec now, tick, next_status, next_file;
-	bool reported = false, invalidate = false, file_failing = false;
+	struct mp_watch_plan plan;
+	struct timespec now;
+	bool file_failing = false;
 
-	clock_gettime(CLOCK_MONOTONIC, &next_status);
-	next_file = next_status;
+	clock_gettime(CLOCK_MONOTONIC, &now);
 	/* written once before daemonizing (moepackfs.c): the next is a period on */
-	add_ms(&next_file, (long)fs->metrics_interval * 1000L);
+	mp_watch_plan_init(&plan, &now, MP_FS_STATUS_MS, fs->metrics_file != NULL,
+			   (long)fs->metrics_interval * 1000L);
 	pthread_mutex_lock(&fs->lock);
-	while (!fs->stop) {
-		struct stat st;
-		bool refresh, refreshed = false;
-
-		clock_gettime(CLOCK_MONOTONIC, &tick);
-		add_ms(&tick, MP_FS_WATCH_MS);
-		while (!fs->stop &&
-		       pthread_cond_timedwait(&fs->wake, &fs->lock, &tick) == 0)
-			;
-		if (fs->stop)
-			break;
+	while (wait_tick(fs)) {
 		pthread_mutex_unlock(&fs->lock);
-
-		if (!atomic_load(&fs->changed) && fstat(fs->pack->fd, &st) == 0)
-			mp_fs_pack_unchanged(fs, &st);
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		refresh = !before(&now, &next_status);
-		if (atomic_load(&fs->changed) && !reported) {
-			struct mp_status_change c;
-
-			pthread_mutex_lock(&fs->lock);
-			c = fs->change;
-			pthread_mutex_unlock(&fs->lock);
-			reported = true;
-			/* a lease break is reported by the lease thread */
-			if (!c.lease_break) {
-				report_change(fs, &c);
-				/* status.json first: it says why the reads fail */
-				refresh = invalidate = true;
-			}
-			/* and the metrics file at once, for the alert */
-			next_file = now;
-		}
-		/* a new snapshot, written out */
-		if (fs->metrics_file && !before(&now, &next_file)) {
-			write_metrics_file(fs, &file_failing);
-			next_file = now;
-			add_ms(&next_file, (long)fs->metrics_interval * 1000L);
-			refreshed = true;
-		}
-		/* the kernel's pages of the old snapshot go with it */
-		if (refresh && !refreshed && snap_refresh(fs))
-			invalidate_snapshots(fs);
-		if (invalidate) {
-			invalidate_pack_files(fs);
-			invalidate = false;
-		}
-		if (refresh || refreshed) {
-			next_status = now;
-			add_ms(&next_status, MP_FS_STATUS_MS);
-		}
+		watch_tick(fs, &plan, &file_failing);
 		pthread_mutex_lock(&fs->lock);
 	}
 	pthread_mutex_unlock(&fs->lock);
@@ -1559,19 +1269,11 @@ int mp_fs_lease_take(struct mp_fs *fs, bool off)
 static void lease_broken(struct mp_fs *fs)
 {
 	struct timespec pause = {0, 100000};
+	struct mp_error err = {0};
 	struct stat st;
 	bool mine;
 
-	memset(&st, 0, sizeof st);
-	if (fstat(fs->pack->fd, &st) != 0) {
-		st.st_size = (off_t)fs->valid.size;
-		st.st_mtim = fs->valid.mtime;
-		st.st_ctim = fs->valid.ctime;
-	}
-	pthread_mutex_lock(&fs->lock);
-	mine = !atomic_load(&fs->changed);
-	enter_changed(fs, &st, true);
-	pthread_mutex_unlock(&fs->lock);
+	mine = mp_pack_state_enter(&fs->ps, fstat(fs->pack->fd, &st) == 0 ? &st : NULL, true);
 	/* given back below; status.json says so from the next snapshot */
 	atomic_store(&fs->lease, MP_LEASE_BROKEN);
 	/* replies in flight are bounded by the threads: this ends */
@@ -1587,7 +1289,7 @@ static void lease_broken(struct mp_fs *fs)
 			 "of pack bytes now fails with EIO; remount to serve it again",
 			 path);
 	}
-	if (snap_refresh(fs))
+	if (snap_refresh(fs, &err))
 		fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
 	invalidate_pack_files(fs);
 	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);

@@ -1,10 +1,14 @@
 /*
  * fs.h - the FUSE low-level operations of moepackfs.
  *
- * A thin layer: every operation decodes its inode with tree.h, finds bytes
- * with pack.h, counts with stats.h and ends in exactly one fuse_reply_*.
- * Nothing is allocated per inode or per open.  A watcher thread notices a
- * pack that changes under the mount and refreshes the status.json snapshot.
+ * A thin layer: every operation decodes its inode with tree.h, takes its
+ * attributes from attr.h, finds bytes with pack.h (and f32view.h), counts
+ * with stats.h and ends in exactly one fuse_reply_*.  Nothing is allocated
+ * per inode or per open.  A watcher thread notices a pack that changes
+ * under the mount (packstate.h decides what is a change, watchplan.h what
+ * to do when) and refreshes the status.json snapshot (snapshot.h).  What
+ * is left here is the FUSE replies, the threads, the lease and the
+ * kernel's cache notifications.
  */
 #ifndef MOEPACK_FS_H
 #define MOEPACK_FS_H
@@ -21,21 +25,14 @@
 #include <sys/types.h>
 #include <time.h>
 
+#include "namespace/attr.h"
 #include "namespace/metrics.h"
+#include "namespace/packstate.h"
+#include "namespace/snapshot.h"
 #include "pack/pack.h"
 #include "seal/sealcheck.h"
 #include "namespace/stats.h"
 #include "namespace/tree.h"
-
-/* What identifies the validated bytes of the open pack. */
-struct mp_pack_id {
-	uint64_t size;
-	struct timespec mtime, ctime;
-	nlink_t nlink;
-};
-
-/* One rendered status.json and metrics, shared by the reads they serve. */
-struct mp_status_snap;
 
 /* Everything the operations need; the session's userdata. */
 struct mp_fs {
@@ -49,14 +46,9 @@ struct mp_fs {
 	const char *metrics_file;      /* -o metrics_file, or NULL */
 	unsigned metrics_interval;     /* its rewrite period, seconds */
 	atomic_ullong metrics_writes, metrics_write_errors;
-	const char *client_manifest;   /* <pack>.manifest.json's bytes */
-	size_t client_manifest_len;
+	const char *client_manifest;   /* <pack>.manifest.json's bytes (attr: its size) */
 
-	uid_t uid;                     /* owner of every node */
-	gid_t gid;
-	mode_t umask;                  /* removed from 0555 / 0444 */
-	blksize_t blksize;             /* st_blksize: the pack's alignment */
-	struct timespec mtime;         /* the pack's mtime, for every node */
+	struct mp_attr_facts attr;     /* owner, mode, times of every node */
 	double timeout;                /* entry and attribute validity, s */
 
 	unsigned max_request;          /* largest read request, bytes */
@@ -67,26 +59,16 @@ struct mp_fs {
 	bool foreground;               /* log to stderr, else syslog */
 
 	/*
-	 * The pack-changed state.  `changed` is set once and never cleared:
-	 * from then on every read of pack bytes fails with EIO.  `lock`
-	 * guards `valid`, `change` and `snap`.  The per-read check never
-	 * takes it: `valid_seq` is a sequence lock over the two fields that
-	 * may move (ctime, copied into atomics; the link count is only
-	 * looked at under the lock), and with a
-	 * lease held the check is the load of `changed` alone.
+	 * The pack-changed state (packstate.h): from its entry on every read
+	 * of pack bytes fails with EIO.  With a lease held the per-read check
+	 * is the load of its `changed` alone.
 	 */
-	pthread_mutex_t lock;
-	struct mp_pack_id valid;       /* as validated (link count may move) */
-	atomic_uint valid_seq;         /* odd while valid_ctime/nlink move */
-	_Atomic int64_t valid_ctime_sec, valid_ctime_nsec;
-	struct mp_status_change change;
-	atomic_bool changed;
-	atomic_bool change_reported;   /* its log line is written */
+	struct mp_pack_state ps;
 	atomic_uint inflight;          /* reads serving pack bytes right now */
 
 	/*
 	 * The read lease on the pack (mp_fs_lease_*).  `lease` is one of
-	 * enum mp_lease; `lease_reason` says why there is none.
+	 * enum mp_lease (packstate.h); `lease_reason` says why there is none.
 	 */
 	_Atomic int lease;
 	char lease_reason[MP_MSG_MAX];
@@ -96,26 +78,19 @@ struct mp_fs {
 
 	/* -o verify=seal: every chunk checked on its first read (NULL: off). */
 	struct mp_sealcheck *seal;
-	struct mp_status_snap *snap;   /* the current status.json */
-	atomic_llong status_ns;        /* when it was rendered (its ctime) */
+	struct mp_snap_slot snaps;     /* the current status.json and metrics */
 
 	/* The watcher thread (mp_fs_watch_start). */
 	struct fuse_session *se;
 	pthread_t watcher;
 	bool watching;
-	atomic_bool stop;              /* set under lock, with `wake` */
+	pthread_mutex_t lock;          /* guards `stop`, with `wake` */
+	atomic_bool stop;
 	pthread_cond_t wake;
 	char warnings[MP_STATUS_DAEMON_WARNINGS][MP_MSG_MAX];
 	unsigned nwarnings;
 };
 
-/* The read lease on the pack. */
-enum mp_lease {
-	MP_LEASE_NONE,      /* not tried (yet) */
-	MP_LEASE_HELD,      /* every writer must wait for us */
-	MP_LEASE_BROKEN,    /* a writer came: pack changed, lease given back */
-	MP_LEASE_FALLBACK,  /* none could be taken: the watcher's checks */
-};
 /* The signal a lease break sends (F_SETSIG). */
 #define MP_FS_LEASE_SIGNAL (SIGRTMIN + 1)
 
@@ -124,8 +99,9 @@ enum mp_lease {
 #define MP_FS_STATUS_MS 1000
 
 /*
- * Set up the pack-changed state and status.json's lock: `id` is what the
- * pack looked like when validated.  False when out of resources.
+ * Set up the pack-changed state, the snapshots and the watcher's lock:
+ * `id` is what the pack looked like when validated.  False when out of
+ * resources.
  */
 bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id);
 void mp_fs_cleanup(struct mp_fs *fs);
@@ -133,14 +109,6 @@ void mp_fs_cleanup(struct mp_fs *fs);
 /* Add a warning of the daemon to status.json (before the loop runs). */
 void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
-
-/*
- * Compare the pack's current stat with the validated one and enter the
- * pack-changed state if it differs.  A ctime change that comes with a new
- * link count and nothing else (the pack renamed over or unlinked) is not a
- * change: the open file's bytes are untouched.  True while unchanged.
- */
-bool mp_fs_pack_unchanged(struct mp_fs *fs, const struct stat *st);
 
 /*
  * Render a new snapshot and write its metrics to fs->metrics_file (-o
@@ -178,8 +146,5 @@ void mp_fs_lease_stop(struct mp_fs *fs);
 
 /* The operations table (only the operations moepackfs implements). */
 extern const struct fuse_lowlevel_ops mp_fs_ops;
-
-/* Fill *st for an inode of the tree; -1 (ENOENT) when it is not one. */
-int mp_fs_stat(const struct mp_fs *fs, fuse_ino_t ino, struct stat *st);
 
 #endif

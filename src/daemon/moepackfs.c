@@ -34,6 +34,8 @@
 #include "seal/sign.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
+#include "payload/scanreport.h"
+#include "namespace/mountinfo.h"
 #include "base/text.h"
 
 #define PROG "moepackfs"
@@ -356,86 +358,77 @@ static int numeric_option(struct options *o, const char *arg, int key)
 	}
 }
 
-static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+/* PACK, then MOUNTPOINT (which goes on to fuse_parse_cmdline too). */
+static int operand(struct options *o, const char *arg)
 {
-	struct options *o = data;
+	if (!o->pack)
+		return replace_string(o, &o->pack, arg);
+	if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
+		return -1;
+	return 1;
+}
 
-	switch (key) {
-	case FUSE_OPT_KEY_NONOPT:
-		if (!o->pack)
-			return replace_string(o, &o->pack, arg);
-		if (!o->mountpoint && replace_string(o, &o->mountpoint, arg) != 0)
-			return -1;
-		return 1; /* the mount point, for fuse_parse_cmdline */
-	case FUSE_OPT_KEY_OPT:
-		/*
-		 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as
-		 * getopt would take them.  libfuse knows only the single
-		 * letters, so each goes on as its own argument.
-		 */
-		if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
-			for (const char *c = arg + 1; *c; c++) {
-				char one[3] = {'-', *c, '\0'};
+/* An option of no key: libfuse's, or fstab's that mean nothing here. */
+static int unkeyed_option(const char *arg, struct fuse_args *out)
+{
+	/*
+	 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as getopt would
+	 * take them.  libfuse knows only the single letters, so each goes on
+	 * as its own argument.
+	 */
+	if (arg[0] == '-' && arg[1] && arg[2] && strspn(arg + 1, "fds") == strlen(arg + 1)) {
+		for (const char *c = arg + 1; *c; c++) {
+			char one[3] = {'-', *c, '\0'};
 
-				if (fuse_opt_add_arg(out, one) != 0)
-					return -1;
-			}
-			return 0;
+			if (fuse_opt_add_arg(out, one) != 0)
+				return -1;
 		}
-		/* fstab-only options (x-systemd.*, comment=...) */
-		if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
-			return 0;
-		return 1;
-	case KEY_MANIFEST:
-		return replace_string(o, &o->manifest, value_of(arg));
-	case KEY_CONFIG:
-		return replace_string(o, &o->config, value_of(arg));
-	case KEY_CLIENT_ROOT:
-		if (replace_string(o, &o->client_root, value_of(arg)) != 0)
-			return -1;
-		if (o->client_root[0] != '/')
-			usage_error(o, "-o client_root must be an absolute path, "
-				    "not '%s'", o->client_root);
 		return 0;
-	case KEY_METRICS_FILE:
-		if (replace_string(o, &o->metrics_file, value_of(arg)) != 0)
-			return -1;
-		if (o->metrics_file[0] != '/')
-			usage_error(o, "-o metrics_file must be an absolute path, "
-				    "not '%s'", o->metrics_file);
-		else if (o->metrics_file[strlen(o->metrics_file) - 1] == '/')
-			usage_error(o, "-o metrics_file must name a file, not the "
-				    "directory '%s'", o->metrics_file);
+	}
+	/* fstab-only options (x-systemd.*, comment=...) */
+	if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
 		return 0;
-	case KEY_VERIFY:
-		verify_option(o, value_of(arg));
-		return 0;
+	return 1;
+}
+
+/* -o client_root= and -o metrics_file=: absolute paths. */
+static int path_option(struct options *o, const char *arg, int key)
+{
+	char **slot = key == KEY_CLIENT_ROOT ? &o->client_root : &o->metrics_file;
+
+	if (replace_string(o, slot, value_of(arg)) != 0)
+		return -1;
+	if (key == KEY_CLIENT_ROOT && o->client_root[0] != '/')
+		usage_error(o, "-o client_root must be an absolute path, "
+			    "not '%s'", o->client_root);
+	else if (key == KEY_METRICS_FILE && o->metrics_file[0] != '/')
+		usage_error(o, "-o metrics_file must be an absolute path, "
+			    "not '%s'", o->metrics_file);
+	else if (key == KEY_METRICS_FILE &&
+		 o->metrics_file[strlen(o->metrics_file) - 1] == '/')
+		usage_error(o, "-o metrics_file must name a file, not the "
+			    "directory '%s'", o->metrics_file);
+	return 0;
+}
+
+/* -o seal=, -o trust=: both ask for the seal to be checked. */
+static int seal_option(struct options *o, const char *arg, int key)
+{
+	/* naming a seal asks for it to be used; a signature covers the seal's digest */
+	o->seal = true;
+	return replace_string(o, key == KEY_SEAL ? &o->seal_path : &o->trust, value_of(arg));
+}
+
+/* The keys that only set a flag; returns what fuse_opt wants. */
+static int flag_option(struct options *o, int key)
+{
+	switch (key) {
 	case KEY_DEQUANT:
 		o->dequant = true;
 		return 0;
 	case KEY_NOLEASE:
 		o->nolease = true;
 		return 0;
-	case KEY_SEAL:
-		/* naming a seal asks for it to be used */
-		o->seal = true;
-		return replace_string(o, &o->seal_path, value_of(arg));
-	case KEY_TRUST:
-		if (replace_string(o, &o->trust, value_of(arg)) != 0)
-			return -1;
-		/* a signature covers the seal's digest: the seal is checked too */
-		o->seal = true;
-		return 0;
-	case KEY_EXPECT_LAYERS:
-	case KEY_EXPECT_EXPERTS:
-	case KEY_READAHEAD:
-	case KEY_UID:
-	case KEY_GID:
-	case KEY_UMASK:
-	case KEY_MAX_READ:
-	case KEY_METRICS_INTERVAL:
-	case KEY_SEAL_AHEAD:
-		return numeric_option(o, arg, key);
 	case KEY_FSNAME:
 		o->has_fsname = true;
 		return 1;
@@ -455,6 +448,42 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return 0;
 	}
 	return 1;
+}
+
+static int option_proc(void *data, const char *arg, int key, struct fuse_args *out)
+{
+	struct options *o = data;
+
+	switch (key) {
+	case FUSE_OPT_KEY_NONOPT:
+		return operand(o, arg);
+	case FUSE_OPT_KEY_OPT:
+		return unkeyed_option(arg, out);
+	case KEY_MANIFEST:
+		return replace_string(o, &o->manifest, value_of(arg));
+	case KEY_CONFIG:
+		return replace_string(o, &o->config, value_of(arg));
+	case KEY_CLIENT_ROOT:
+	case KEY_METRICS_FILE:
+		return path_option(o, arg, key);
+	case KEY_VERIFY:
+		verify_option(o, value_of(arg));
+		return 0;
+	case KEY_SEAL:
+	case KEY_TRUST:
+		return seal_option(o, arg, key);
+	case KEY_EXPECT_LAYERS:
+	case KEY_EXPECT_EXPERTS:
+	case KEY_READAHEAD:
+	case KEY_UID:
+	case KEY_GID:
+	case KEY_UMASK:
+	case KEY_MAX_READ:
+	case KEY_METRICS_INTERVAL:
+	case KEY_SEAL_AHEAD:
+		return numeric_option(o, arg, key);
+	}
+	return flag_option(o, key);
 }
 
 static int usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
@@ -497,24 +526,6 @@ static unsigned splice_request_size(void)
 	return size;
 }
 
-/* Undo the octal escapes of /proc/self/mountinfo (\040 for a space...). */
-static void unescape_mountinfo(char *s)
-{
-	char *out = s;
-
-	for (; *s; s++) {
-		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' &&
-		    s[2] <= '7' && s[3] >= '0' && s[3] <= '7') {
-			*out++ = (char)((s[1] - '0') * 64 + (s[2] - '0') * 8 +
-					(s[3] - '0'));
-			s += 3;
-		} else {
-			*out++ = *s;
-		}
-	}
-	*out = '\0';
-}
-
 /*
  * major:minor of the FUSE mount at `mountpoint` (of file system type
  * `type`, or any fuse type when NULL), from /proc/self/mountinfo.  Never
@@ -524,37 +535,11 @@ static bool find_fuse_mount(const char *mountpoint, const char *want_type,
 			    char *dev, size_t dev_len)
 {
 	FILE *f = fopen("/proc/self/mountinfo", "r");
-	char *line = NULL;
-	size_t cap = 0;
-	bool found = false;
+	bool found;
 
 	if (!f)
 		return false;
-	while (getline(&line, &cap, f) > 0) {
-		char *save = NULL, *fields[5], *t, *type = NULL;
-		int n = 0;
-
-		/* id parent major:minor root mountpoint options [optional...] - type */
-		for (t = strtok_r(line, " \n", &save); t;
-		     t = strtok_r(NULL, " \n", &save)) {
-			if (n < 5) {
-				fields[n++] = t;
-			} else if (strcmp(t, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				break;
-			}
-		}
-		if (n < 5 || !type || strncmp(type, "fuse", 4) != 0 ||
-		    (want_type && strcmp(type, want_type) != 0))
-			continue;
-		unescape_mountinfo(fields[4]);
-		if (strcmp(fields[4], mountpoint) != 0)
-			continue;
-		/* the last match is the mount on top */
-		snprintf(dev, dev_len, "%s", fields[2]);
-		found = true;
-	}
-	free(line);
+	found = mp_mountinfo_find_fuse(f, mountpoint, want_type, dev, dev_len);
 	fclose(f);
 	return found;
 }
@@ -790,16 +775,6 @@ static void add_escaped_option(struct fuse_args *args, const char *name,
 	free(text);
 }
 
-static unsigned blksize_for(uint64_t alignment)
-{
-	/* at least a page; fuse_attr.blksize is 32 bits */
-	if (alignment < MP_PAGE)
-		return MP_PAGE;
-	if (alignment > (1u << 30))
-		return 1u << 30;
-	return (unsigned)alignment;
-}
-
 static void daemon_free(struct daemon *d)
 {
 	if (d->stats_ok)
@@ -827,36 +802,6 @@ static void daemon_free(struct daemon *d)
 	free(d->cmd.mountpoint);
 }
 
-/* One problem of the payload scan, as `moepack verify --payload` words it. */
-static void describe_problem(char *buf, size_t len, const struct mp_scan_problem *p)
-{
-	int n = snprintf(buf, len, "layer %u expert %llu", (unsigned)p->layer,
-			 (unsigned long long)p->expert);
-
-	if (n < 0 || (size_t)n >= len)
-		return;
-	buf += n;
-	len -= (size_t)n;
-	switch (p->kind) {
-	case MP_SCAN_NONFINITE_SCALE:
-		snprintf(buf, len, " %s: non-finite scale: %llu in the role, first at "
-			 "block %llu (%s = %s, 0x%04x)", mp_role_name(p->role),
-			 (unsigned long long)p->count, (unsigned long long)p->first_block,
-			 p->first_scale,
-			 (p->first_value & 0x3ff) ? "NaN"
-			 : (p->first_value & 0x8000) ? "-Inf" : "+Inf",
-			 p->first_value);
-		break;
-	case MP_SCAN_ZERO_ROLE:
-		snprintf(buf, len, " %s: all-zero role%s", mp_role_name(p->role),
-			 p->hole ? " (a hole in the file: never written)" : "");
-		break;
-	case MP_SCAN_ZERO_SCALES:
-		snprintf(buf, len, ": all-zero scales (every block of up, gate and down)");
-		break;
-	}
-}
-
 struct first_problem {
 	bool found;
 	char text[MP_MSG_MAX];
@@ -867,7 +812,7 @@ static void keep_first(const struct mp_scan_problem *p, void *arg)
 	struct first_problem *f = arg;
 
 	if (!f->found)
-		describe_problem(f->text, sizeof f->text, p);
+		mp_scan_problem_describe(f->text, sizeof f->text, p);
 	f->found = true;
 }
 
@@ -904,7 +849,7 @@ static int scan_payload(struct daemon *d)
 		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
 		return mp_err_exit_status(rc);
 	}
-	problems = sum.nonfinite_roles + sum.zero_roles + sum.zero_scale_experts;
+	problems = mp_scan_problem_total(&sum);
 	d->fs.scan = (struct mp_metrics_scan){
 		.ran = true,
 		.experts = sum.experts,
@@ -914,18 +859,14 @@ static int scan_payload(struct daemon *d)
 		.problems = problems,
 	};
 	if (problems) {
-		char shown[1024];
+		char shown[1024], counts[MP_MSG_MAX];
 
 		mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
-		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%llu "
-			"non-finite scales in %llu roles, %llu all-zero roles, %llu "
-			"experts with all-zero scales), the first: %s; not mounted "
-			"(`moepack verify --payload` lists them all)\n",
-			shown, (unsigned long long)problems, problems == 1 ? "" : "s",
-			(unsigned long long)sum.nonfinite_scales,
-			(unsigned long long)sum.nonfinite_roles,
-			(unsigned long long)sum.zero_roles,
-			(unsigned long long)sum.zero_scale_experts, first.text);
+		mp_scan_counts_describe(counts, sizeof counts, &sum);
+		fprintf(stderr, PROG ": %s: payload scan found %llu problem%s (%s), the "
+			"first: %s; not mounted (`moepack verify --payload` lists them all)\n",
+			shown, (unsigned long long)problems, problems == 1 ? "" : "s", counts,
+			first.text);
 		return mp_err_exit_status(MP_E_PAYLOAD);
 	}
 	return 0;
@@ -1137,7 +1078,7 @@ static int prepare_client_manifest(struct daemon *d)
 		fs->tree.pack_name);
 	rc = mp_manifest_with_path(pack->manifest_raw, pack->manifest_len,
 				   d->client_path, &d->client_manifest,
-				   &fs->client_manifest_len, &err);
+				   &fs->attr.client_manifest_len, &err);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
 		return mp_err_exit_status(rc);
@@ -1162,11 +1103,11 @@ static int prepare_attributes(struct daemon *d)
 		.nlink = (nlink_t)pack->file_nlink,
 	};
 
-	fs->uid = d->opt.uid_given ? d->opt.uid : getuid();
-	fs->gid = d->opt.gid_given ? d->opt.gid : getgid();
-	fs->umask = d->opt.umask;
-	fs->blksize = blksize_for(pack->m.alignment);
-	fs->mtime = pack->file_mtime;
+	fs->attr.uid = d->opt.uid_given ? d->opt.uid : getuid();
+	fs->attr.gid = d->opt.gid_given ? d->opt.gid : getgid();
+	fs->attr.umask = d->opt.umask;
+	fs->attr.blksize = mp_attr_blksize(pack->m.alignment);
+	fs->attr.mtime = pack->file_mtime;
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
 		return EXIT_IO;
@@ -1410,93 +1351,115 @@ static int take_lease(struct daemon *d)
 	return 0;
 }
 
+/*
+ * Mount under the mount point's lock (see lock_mountpoint), which goes as
+ * soon as the mount is in mountinfo: the daemon must not inherit it.
+ */
+static int mount_locked(struct daemon *d, struct fuse_session *se)
+{
+	int status = 0, lock = -1;
+
+	/* mount.fuse3's /dev/fd/N is mounted already */
+	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
+		lock = lock_mountpoint(d->cmd.mountpoint);
+		if (lock == -2)
+			return EXIT_IO;
+		/* fuse_parse_cmdline() made the mount point canonical */
+		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint))
+			status = EXIT_USAGE;
+		else
+			warn_if_not_empty(d);
+	}
+	if (status == 0 && fuse_session_mount(se, d->cmd.mountpoint) != 0) {
+		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
+			d->cmd.mountpoint);
+		status = EXIT_IO;
+	}
+	if (lock >= 0)
+		close(lock);
+	return status;
+}
+
+/* -o metrics_file: once right after mounting, where a failure can still be told. */
+static int first_metrics_file(struct daemon *d)
+{
+	struct mp_error err = {0};
+
+	if (!d->fs.metrics_file || mp_fs_metrics_write(&d->fs, &err))
+		return 0;
+	fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
+	return EXIT_IO;
+}
+
+/* -o verify=seal: the threads that hash chunks ahead of the reads. */
+static int start_seal_ahead(struct daemon *d)
+{
+	struct mp_error err = {0};
+	unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
+						 : MP_SEALCHECK_AHEAD_DEFAULT;
+	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+	/* one a core, up to 4: each hashes about 1.4 GB/s */
+	unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+
+	if (!d->check_ok || mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) == MP_OK)
+		return 0;
+	fprintf(stderr, PROG ": %s\n", err.msg);
+	return EXIT_IO;
+}
+
+/* The lease thread and the seal's threads around the loop. */
+static int run_with_lease(struct daemon *d, struct fuse_session *se)
+{
+	int status;
+
+	if (mp_fs_lease_start(&d->fs) != 0) {
+		fprintf(stderr, PROG ": cannot start the lease thread\n");
+		return EXIT_IO;
+	}
+	status = start_seal_ahead(d);
+	if (status == 0) {
+		if (run_loop(d, se) < 0)
+			status = EXIT_IO;
+		if (d->check_ok)
+			mp_sealcheck_ahead_stop(&d->check);
+	}
+	mp_fs_lease_stop(&d->fs);
+	return status;
+}
+
+/* Daemonize, then the threads (they do not survive fuse_daemonize()'s fork). */
+static int run_daemon(struct daemon *d, struct fuse_session *se)
+{
+	int status;
+
+	if (fuse_daemonize(d->cmd.foreground) != 0)
+		return EXIT_IO;
+	if (mp_fs_watch_start(&d->fs, se) != 0) {
+		fprintf(stderr, PROG ": cannot start the watcher thread\n");
+		return EXIT_IO;
+	}
+	status = run_with_lease(d, se);
+	mp_fs_watch_stop(&d->fs);
+	return status;
+}
+
 /* Mount, serve until unmounted or signalled, unmount. */
 static int serve(struct daemon *d, struct fuse_session *se)
 {
-	int status = take_lease(d), lock = -1;
+	int status = take_lease(d);
 
 	if (status != 0)
 		return status;
 	if (fuse_set_signal_handlers(se) != 0)
 		return EXIT_IO;
-	/* mount.fuse3's /dev/fd/N is mounted already */
-	if (strncmp(d->cmd.mountpoint, "/dev/fd/", 8) != 0) {
-		lock = lock_mountpoint(d->cmd.mountpoint);
-		if (lock == -2) {
-			status = EXIT_IO;
-			goto out_signals;
-		}
-		/* fuse_parse_cmdline() made the mount point canonical */
-		if (already_mounted(d->cmd.mountpoint, d->opt.mountpoint)) {
-			status = EXIT_USAGE;
-			goto out_unlock;
-		}
-		warn_if_not_empty(d);
+	status = mount_locked(d, se);
+	if (status == 0) {
+		setup_readahead(d);
+		status = first_metrics_file(d);
+		if (status == 0)
+			status = run_daemon(d, se);
+		fuse_session_unmount(se);
 	}
-	if (fuse_session_mount(se, d->cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
-			d->cmd.mountpoint);
-		status = EXIT_IO;
-		goto out_unlock;
-	}
-	/* the mount is in mountinfo now; the daemon must not inherit the lock */
-	if (lock >= 0)
-		close(lock);
-	lock = -1;
-	setup_readahead(d);
-	if (d->fs.metrics_file) {
-		struct mp_error err = {0};
-
-		/* once right after mounting, where a failure can still be told */
-		if (!mp_fs_metrics_write(&d->fs, &err)) {
-			fprintf(stderr, PROG ": -o metrics_file: %s\n", err.msg);
-			status = EXIT_IO;
-			goto out_unmount;
-		}
-	}
-	if (fuse_daemonize(d->cmd.foreground) != 0) {
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	/* threads do not survive fuse_daemonize()'s fork: start it after */
-	if (mp_fs_watch_start(&d->fs, se) != 0) {
-		fprintf(stderr, PROG ": cannot start the watcher thread\n");
-		status = EXIT_IO;
-		goto out_unmount;
-	}
-	if (mp_fs_lease_start(&d->fs) != 0) {
-		fprintf(stderr, PROG ": cannot start the lease thread\n");
-		status = EXIT_IO;
-		goto out_watch;
-	}
-	if (d->check_ok) {
-		struct mp_error err = {0};
-		unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
-							 : MP_SEALCHECK_AHEAD_DEFAULT;
-		long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-		/* one a core, up to 4: each hashes about 1.4 GB/s */
-		unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
-
-		if (mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) != MP_OK) {
-			fprintf(stderr, PROG ": %s\n", err.msg);
-			status = EXIT_IO;
-			goto out_lease;
-		}
-	}
-	if (run_loop(d, se) < 0)
-		status = EXIT_IO;
-	if (d->check_ok)
-		mp_sealcheck_ahead_stop(&d->check);
-out_lease:
-	mp_fs_lease_stop(&d->fs);
-out_watch:
-	mp_fs_watch_stop(&d->fs);
-out_unmount:
-	fuse_session_unmount(se);
-out_unlock:
-	if (lock >= 0)
-		close(lock);
-out_signals:
 	fuse_remove_signal_handlers(se);
 	return status;
 }

@@ -143,6 +143,14 @@ static void sample(struct out *o, const char *name, uint64_t v)
 	emit(o, "%s %" PRIu64 "\n", name, v);
 }
 
+/* A family of one sample without labels. */
+static void series(struct out *o, const char *name, const char *type, const char *help,
+		   uint64_t v)
+{
+	family(o, name, type, help);
+	sample(o, name, v);
+}
+
 static void sample_f(struct out *o, const char *name, double v)
 {
 	emit(o, "%s %.3f\n", name, v);
@@ -186,14 +194,14 @@ static void render_state(struct out *o, const struct mp_metrics_info *info)
 	       "whether -o dequant is on.");
 	emit(o, "moepackfs_info{version=\"%s\",verify=\"%s\",dequant=\"%s\"} 1\n",
 	     PACKAGE_VERSION, verify, info->dequant ? "true" : "false");
-	family(o, "moepackfs_validation_ok", "gauge",
+	series(o, "moepackfs_validation_ok", "gauge",
 	       "1 while the validation the mount was made on holds for the bytes "
-	       "served, 0 once it failed.");
-	sample(o, "moepackfs_validation_ok", info->validation_ok ? 1 : 0);
-	family(o, "moepackfs_pack_changed", "gauge",
+	       "served, 0 once it failed.",
+	       info->validation_ok ? 1 : 0);
+	series(o, "moepackfs_pack_changed", "gauge",
 	       "1 once the pack file changed under the mount (every read of pack "
-	       "bytes then fails with EIO), else 0.");
-	sample(o, "moepackfs_pack_changed", info->pack_changed ? 1 : 0);
+	       "bytes then fails with EIO), else 0.",
+	       info->pack_changed ? 1 : 0);
 	family(o, "moepackfs_pack_state_change_time_seconds", "gauge",
 	       "Unix time of the last change of the pack state: the mount, or "
 	       "when the change of the pack was detected.");
@@ -203,9 +211,9 @@ static void render_state(struct out *o, const struct mp_metrics_info *info)
 	sample_f(o, "moepackfs_start_time_seconds", info->start_time);
 	family(o, "moepackfs_uptime_seconds", "gauge", "Seconds since the pack was mounted.");
 	sample_f(o, "moepackfs_uptime_seconds", info->uptime);
-	family(o, "moepackfs_resident_memory_bytes", "gauge",
-	       "Resident set size of the daemon (0: unknown).");
-	sample(o, "moepackfs_resident_memory_bytes", info->rss_bytes);
+	series(o, "moepackfs_resident_memory_bytes", "gauge",
+	       "Resident set size of the daemon (0: unknown).",
+	       info->rss_bytes);
 }
 
 static void render_reads(struct out *o, const struct mp_metrics *m)
@@ -298,24 +306,24 @@ static void render_scan(struct out *o, const struct mp_metrics_scan *scan)
 
 	if (!scan)
 		scan = &none;
-	family(o, "moepackfs_payload_scan_enabled", "gauge",
-	       "1 when the payload scan (-o verify=payload) ran before mounting.");
-	sample(o, "moepackfs_payload_scan_enabled", scan->ran ? 1 : 0);
-	family(o, "moepackfs_payload_scan_experts_total", "counter",
-	       "Experts the payload scan checked.");
-	sample(o, "moepackfs_payload_scan_experts_total", scan->experts);
-	family(o, "moepackfs_payload_scan_roles_total", "counter",
-	       "Roles the payload scan checked.");
-	sample(o, "moepackfs_payload_scan_roles_total", scan->roles);
-	family(o, "moepackfs_payload_scan_blocks_total", "counter",
-	       "Super-blocks whose scales the payload scan decoded.");
-	sample(o, "moepackfs_payload_scan_blocks_total", scan->blocks);
-	family(o, "moepackfs_payload_scan_read_bytes_total", "counter",
-	       "Bytes the payload scan read.");
-	sample(o, "moepackfs_payload_scan_read_bytes_total", scan->bytes_read);
-	family(o, "moepackfs_payload_scan_problems_total", "counter",
-	       "Problems the payload scan found (a mount refuses any, so 0).");
-	sample(o, "moepackfs_payload_scan_problems_total", scan->problems);
+	series(o, "moepackfs_payload_scan_enabled", "gauge",
+	       "1 when the payload scan (-o verify=payload) ran before mounting.",
+	       scan->ran ? 1 : 0);
+	series(o, "moepackfs_payload_scan_experts_total", "counter",
+	       "Experts the payload scan checked.",
+	       scan->experts);
+	series(o, "moepackfs_payload_scan_roles_total", "counter",
+	       "Roles the payload scan checked.",
+	       scan->roles);
+	series(o, "moepackfs_payload_scan_blocks_total", "counter",
+	       "Super-blocks whose scales the payload scan decoded.",
+	       scan->blocks);
+	series(o, "moepackfs_payload_scan_read_bytes_total", "counter",
+	       "Bytes the payload scan read.",
+	       scan->bytes_read);
+	series(o, "moepackfs_payload_scan_problems_total", "counter",
+	       "Problems the payload scan found (a mount refuses any, so 0).",
+	       scan->problems);
 }
 
 /*
@@ -327,30 +335,31 @@ static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 {
 	if (!seal->enabled)
 		return;
-	family(o, "moepackfs_seal_chunks", "gauge", "Chunks listed in the pack's seal.");
-	sample(o, "moepackfs_seal_chunks", seal->chunks);
-	family(o, "moepackfs_seal_chunks_checked_total", "counter",
-	       "Chunks hashed on their first read, good or bad.");
-	sample(o, "moepackfs_seal_chunks_checked_total", seal->checked);
-	family(o, "moepackfs_seal_chunks_checked_ahead_total", "counter",
-	       "Of those, chunks hashed ahead of a reader (-o seal_ahead).");
-	sample(o, "moepackfs_seal_chunks_checked_ahead_total", seal->checked_ahead);
-	family(o, "moepackfs_seal_chunks_failed_total", "counter",
-	       "Chunks whose bytes differ from their sealed digest.");
-	sample(o, "moepackfs_seal_chunks_failed_total", seal->failed);
-	family(o, "moepackfs_seal_hashed_bytes_total", "counter",
-	       "Bytes hashed to check chunks against the seal.");
-	sample(o, "moepackfs_seal_hashed_bytes_total", seal->bytes_hashed);
+	series(o, "moepackfs_seal_chunks", "gauge",
+	       "Chunks listed in the pack's seal.",
+	       seal->chunks);
+	series(o, "moepackfs_seal_chunks_checked_total", "counter",
+	       "Chunks hashed on their first read, good or bad.",
+	       seal->checked);
+	series(o, "moepackfs_seal_chunks_checked_ahead_total", "counter",
+	       "Of those, chunks hashed ahead of a reader (-o seal_ahead).",
+	       seal->checked_ahead);
+	series(o, "moepackfs_seal_chunks_failed_total", "counter",
+	       "Chunks whose bytes differ from their sealed digest.",
+	       seal->failed);
+	series(o, "moepackfs_seal_hashed_bytes_total", "counter",
+	       "Bytes hashed to check chunks against the seal.",
+	       seal->bytes_hashed);
 }
 
 static void render_file(struct out *o, const struct mp_metrics_info *info)
 {
-	family(o, "moepackfs_metrics_file_writes_total", "counter",
-	       "Rewrites of the -o metrics_file file.");
-	sample(o, "moepackfs_metrics_file_writes_total", info->file_writes);
-	family(o, "moepackfs_metrics_file_write_errors_total", "counter",
-	       "Rewrites of the -o metrics_file file that failed.");
-	sample(o, "moepackfs_metrics_file_write_errors_total", info->file_write_errors);
+	series(o, "moepackfs_metrics_file_writes_total", "counter",
+	       "Rewrites of the -o metrics_file file.",
+	       info->file_writes);
+	series(o, "moepackfs_metrics_file_write_errors_total", "counter",
+	       "Rewrites of the -o metrics_file file that failed.",
+	       info->file_write_errors);
 }
 
 enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metrics *m,

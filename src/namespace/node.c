@@ -76,83 +76,104 @@ static void append_shape(char *buf, size_t cap, size_t *len,
  * their role's facts; object files the three roles' facts joined by ","
  * in physical order (shape: a JSON list of the three shapes).
  */
+/* The attributes with one value per role of the node (three for an object). */
+static void roles_value(const struct mp_pack *pack, const struct mp_node *n,
+			enum mp_xattr id, char *buf, size_t cap, size_t *len)
+{
+	uint32_t layer = pack->m.layer_ids[n->layer_index];
+	bool f32 = n->kind == MP_NODE_F32, one = n->kind == MP_NODE_ROLE || f32;
+	unsigned first = one ? n->role : 0;
+	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
+	char tensor[MP_TREE_NAME_MAX];
+
+	if (f32 && id == MP_XA_DTYPE) {
+		append(buf, cap, len, "F32");
+		return;
+	}
+	if (f32 && id == MP_XA_DTYPE_ID) {
+		append(buf, cap, len, "%d", GGML_TYPE_F32_ID);
+		return;
+	}
+	if (id == MP_XA_SHAPE && first != last)
+		append(buf, cap, len, "[");
+	for (unsigned r = first; r <= last; r++) {
+		const struct mp_role_info *ri = &pack->m.roles[r];
+
+		if (id == MP_XA_DTYPE) {
+			append(buf, cap, len, "%s%s", r > first ? "," : "", ri->dtype);
+		} else if (id == MP_XA_DTYPE_ID) {
+			append(buf, cap, len, "%s%d", r > first ? "," : "", ri->dtype_id);
+		} else if (id == MP_XA_SHAPE) {
+			append(buf, cap, len, "%s", r > first ? ", " : "");
+			append_shape(buf, cap, len, ri);
+		} else {
+			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
+			append(buf, cap, len, "%s%s", r > first ? "," : "", tensor);
+		}
+	}
+	if (id == MP_XA_SHAPE && first != last)
+		append(buf, cap, len, "]");
+}
+
+/* The attributes that are a number: where the bytes are, which expert. */
+static void number_value(const struct mp_pack *pack, const struct mp_node *n,
+			 enum mp_xattr id, char *buf, size_t cap, size_t *len)
+{
+	uint32_t layer = pack->m.layer_ids[n->layer_index];
+	uint64_t offset = 0, nbytes = 0, v;
+
+	if (id == MP_XA_OFFSET || id == MP_XA_NBYTES)
+		mp_node_payload_range(pack, n, &offset, &nbytes);
+	else if (id == MP_XA_SOURCE_OFFSET || id == MP_XA_SOURCE_NBYTES)
+		mp_pack_role_range(pack, n->object, n->role, &offset, &nbytes);
+	switch (id) {
+	case MP_XA_OFFSET:
+	case MP_XA_SOURCE_OFFSET:
+		v = offset;
+		break;
+	case MP_XA_NBYTES:
+		v = n->kind == MP_NODE_F32 ? mp_node_f32_size(pack, n->role) : nbytes;
+		break;
+	case MP_XA_EXPERT:
+		v = n->expert;
+		break;
+	case MP_XA_LAYER:
+		v = layer;
+		break;
+	case MP_XA_GENERATION:
+		v = mp_object_generation(pack->m.index_sha256, layer, n->expert);
+		break;
+	default: /* MP_XA_SOURCE_NBYTES */
+		v = nbytes;
+		break;
+	}
+	append(buf, cap, len, "%" PRIu64, v);
+}
+
 size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
 		      enum mp_xattr id, char *buf, size_t cap)
 {
-	uint32_t layer = pack->m.layer_ids[n->layer_index];
-	bool one = n->kind == MP_NODE_ROLE || n->kind == MP_NODE_F32;
-	unsigned first = one ? n->role : 0;
-	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
-	bool f32 = n->kind == MP_NODE_F32;
-	uint64_t offset, nbytes;
 	size_t len = 0;
-	char tensor[MP_TREE_NAME_MAX];
 
 	buf[0] = '\0';
 	switch (id) {
 	case MP_XA_DTYPE:
-		if (f32) {
-			append(buf, cap, &len, "F32");
-			break;
-		}
-		for (unsigned r = first; r <= last; r++)
-			append(buf, cap, &len, "%s%s", r > first ? "," : "",
-			       pack->m.roles[r].dtype);
-		break;
 	case MP_XA_DTYPE_ID:
-		if (f32) {
-			append(buf, cap, &len, "%d", GGML_TYPE_F32_ID);
-			break;
-		}
-		for (unsigned r = first; r <= last; r++)
-			append(buf, cap, &len, "%s%d", r > first ? "," : "",
-			       pack->m.roles[r].dtype_id);
-		break;
 	case MP_XA_SHAPE:
-		if (first != last)
-			append(buf, cap, &len, "[");
-		for (unsigned r = first; r <= last; r++) {
-			append(buf, cap, &len, "%s", r > first ? ", " : "");
-			append_shape(buf, cap, &len, &pack->m.roles[r]);
-		}
-		if (first != last)
-			append(buf, cap, &len, "]");
-		break;
-	case MP_XA_OFFSET:
-		mp_node_payload_range(pack, n, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, offset);
-		break;
-	case MP_XA_NBYTES:
-		if (f32) {
-			append(buf, cap, &len, "%" PRIu64, mp_node_f32_size(pack, n->role));
-			break;
-		}
-		mp_node_payload_range(pack, n, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, nbytes);
+	case MP_XA_TENSOR:
+		roles_value(pack, n, id, buf, cap, &len);
 		break;
 	case MP_XA_SOURCE_DTYPE:
 		append(buf, cap, &len, "%s", pack->m.roles[n->role].dtype);
 		break;
+	case MP_XA_OFFSET:
+	case MP_XA_NBYTES:
 	case MP_XA_SOURCE_OFFSET:
 	case MP_XA_SOURCE_NBYTES:
-		mp_pack_role_range(pack, n->object, n->role, &offset, &nbytes);
-		append(buf, cap, &len, "%" PRIu64, id == MP_XA_SOURCE_OFFSET ? offset : nbytes);
-		break;
-	case MP_XA_TENSOR:
-		for (unsigned r = first; r <= last; r++) {
-			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
-			append(buf, cap, &len, "%s%s", r > first ? "," : "", tensor);
-		}
-		break;
 	case MP_XA_EXPERT:
-		append(buf, cap, &len, "%" PRIu64, n->expert);
-		break;
 	case MP_XA_LAYER:
-		append(buf, cap, &len, "%" PRIu32, layer);
-		break;
 	case MP_XA_GENERATION:
-		append(buf, cap, &len, "%" PRIu64,
-		       mp_object_generation(pack->m.index_sha256, layer, n->expert));
+		number_value(pack, n, id, buf, cap, &len);
 		break;
 	case MP_XA_EXPERT_READS: /* counters: the FUSE layer answers it */
 	case MP_XA_COUNT:

@@ -306,6 +306,74 @@ static void put_totals(json_t *root, const struct mp_stats *stats, uint64_t read
 	put(root, "counters", totals, ok);
 }
 
+/* The pack's warnings, then the daemon's. */
+static json_t *render_warnings(const struct mp_status_info *info, bool *ok)
+{
+	json_t *warnings = json_array();
+
+	if (!warnings)
+		*ok = false;
+	for (unsigned i = 0; *ok && i < info->nwarnings; i++)
+		append(warnings, jtext(info->warnings[i], MP_MSG_MAX), ok);
+	for (unsigned i = 0; *ok && i < info->ndaemon_warnings &&
+			     i < MP_STATUS_DAEMON_WARNINGS; i++)
+		append(warnings, jtext(info->daemon_warnings[i], MP_MSG_MAX), ok);
+	return warnings;
+}
+
+static json_t *render_fuse(const struct mp_status_info *info, bool *ok)
+{
+	json_t *fuse = json_object();
+
+	if (!fuse) {
+		*ok = false;
+		return NULL;
+	}
+	put(fuse, "max_request", jint(info->max_request), ok);
+	put(fuse, "readahead_kb", info->readahead_kb < 0
+		? json_null() : jint((uint64_t)info->readahead_kb), ok);
+	put(fuse, "splice_write", json_boolean(info->splice_write), ok);
+	put(fuse, "export_support", json_boolean(info->export_support), ok);
+	return fuse;
+}
+
+/* The head of the report: validation, the pack's state, what was checked. */
+static void put_state(json_t *root, const struct mp_status_info *info, bool brief,
+		      size_t full_len, bool *ok)
+{
+	bool changed = info->change && info->change->changed;
+	char gen[24];
+
+	/* A u64 does not survive every JSON reader as a number: give text. */
+	snprintf(gen, sizeof gen, "%" PRIu64, info->inode_generation);
+	put(root, "validation", jstr("ok"), ok);
+	if (brief) {
+		char reason[128];
+
+		snprintf(reason, sizeof reason,
+			 "the full report (%zu bytes) does not fit in %zu bytes",
+			 full_len, info->max_len);
+		put(root, "truncated", json_true(), ok);
+		put(root, "truncated_reason", jstr(reason), ok);
+	}
+	put(root, "pack_state", jstr(changed ? "changed" : "ok"), ok);
+	put(root, "pack_change", render_change(info->change, ok), ok);
+	put(root, "lease", render_lease(info, ok), ok);
+	put(root, "seal", render_seal(info->seal, ok), ok);
+	put(root, "verify", jstr(info->verify), ok);
+	put(root, "full_digest_checked", json_boolean(info->full_digest_checked), ok);
+	put(root, "dequant", json_boolean(info->dequant), ok);
+	put(root, "index_sha256", jtext(info->index_sha256, 128), ok);
+	put(root, "generation", jstr(gen), ok);
+}
+
+static void put_paths(json_t *root, const struct mp_status_info *info, bool *ok)
+{
+	put(root, "pack", jtext(info->pack_path, MP_STATUS_PATH_MAX), ok);
+	put(root, "manifest", jtext(info->manifest_path, MP_STATUS_PATH_MAX), ok);
+	put(root, "mountpoint", jtext(info->mountpoint, MP_STATUS_PATH_MAX), ok);
+}
+
 /*
  * The report as JSON text, or NULL when out of memory.  `brief`: without
  * the parts that grow with the pack (layers, hottest experts, paths,
@@ -314,71 +382,30 @@ static void put_totals(json_t *root, const struct mp_stats *stats, uint64_t read
 static char *render_text(const struct mp_stats *stats, const struct mp_status_info *info,
 			 bool brief, size_t full_len)
 {
-	char when[32], gen[24];
+	char when[32];
 	uint64_t reads = 0, bytes = 0;
 	bool ok = true;
-	bool changed = info->change && info->change->changed;
-	json_t *root = json_object(), *fuse = json_object();
+	json_t *root = json_object(), *fuse = render_fuse(info, &ok);
 	json_t *layers, *hottest = NULL, *warnings = NULL;
 	char *text = NULL;
 
 	mp_iso8601_utc(info->mounted_at, when, sizeof when);
-	/* A u64 does not survive every JSON reader as a number: give text. */
-	snprintf(gen, sizeof gen, "%" PRIu64, info->inode_generation);
-
 	/* The sums over layers are wanted by the brief report too. */
 	layers = render_layers(stats, info, &reads, &bytes, &ok);
 	if (!brief) {
 		hottest = render_hottest(stats, info, &ok);
-		warnings = json_array();
-		if (!warnings)
-			ok = false;
-		for (unsigned i = 0; ok && i < info->nwarnings; i++)
-			append(warnings, jtext(info->warnings[i], MP_MSG_MAX), &ok);
-		for (unsigned i = 0; ok && i < info->ndaemon_warnings &&
-				     i < MP_STATUS_DAEMON_WARNINGS; i++)
-			append(warnings, jtext(info->daemon_warnings[i], MP_MSG_MAX), &ok);
+		warnings = render_warnings(info, &ok);
 	}
-	if (!root || !fuse)
+	if (!root)
 		ok = false;
-
 	if (ok) {
-		put(root, "validation", jstr("ok"), &ok);
-		if (brief) {
-			char reason[128];
-
-			snprintf(reason, sizeof reason,
-				 "the full report (%zu bytes) does not fit in %zu bytes",
-				 full_len, info->max_len);
-			put(root, "truncated", json_true(), &ok);
-			put(root, "truncated_reason", jstr(reason), &ok);
-		}
-		put(root, "pack_state", jstr(changed ? "changed" : "ok"), &ok);
-		put(root, "pack_change", render_change(info->change, &ok), &ok);
-		put(root, "lease", render_lease(info, &ok), &ok);
-		put(root, "seal", render_seal(info->seal, &ok), &ok);
-		put(root, "verify", jstr(info->verify), &ok);
-		put(root, "full_digest_checked",
-		    json_boolean(info->full_digest_checked), &ok);
-		put(root, "dequant", json_boolean(info->dequant), &ok);
-		put(root, "index_sha256", jtext(info->index_sha256, 128), &ok);
-		put(root, "generation", jstr(gen), &ok);
-		if (!brief) {
-			put(root, "pack", jtext(info->pack_path, MP_STATUS_PATH_MAX), &ok);
-			put(root, "manifest",
-			    jtext(info->manifest_path, MP_STATUS_PATH_MAX), &ok);
-			put(root, "mountpoint",
-			    jtext(info->mountpoint, MP_STATUS_PATH_MAX), &ok);
-		}
+		put_state(root, info, brief, full_len, &ok);
+		if (!brief)
+			put_paths(root, info, &ok);
 		put(root, "mounted_at", jstr(when), &ok);
 		if (!brief)
 			put(root, "warnings", json_incref(warnings), &ok);
 		put_totals(root, stats, reads, bytes, &ok);
-		put(fuse, "max_request", jint(info->max_request), &ok);
-		put(fuse, "readahead_kb", info->readahead_kb < 0
-			? json_null() : jint((uint64_t)info->readahead_kb), &ok);
-		put(fuse, "splice_write", json_boolean(info->splice_write), &ok);
-		put(fuse, "export_support", json_boolean(info->export_support), &ok);
 		put(root, "fuse", json_incref(fuse), &ok);
 		if (!brief) {
 			put(root, "layers", json_incref(layers), &ok);

@@ -1,0 +1,87 @@
+/*
+ * snapshot.h - the status.json and metrics snapshots of a mount.
+ *
+ * Both files are served from one snapshot, rendered at most once per
+ * refresh period, so that a reader taking them in pieces (a small
+ * max_read, mmap faults) gets one report.  A snapshot is reference
+ * counted: the slot holds one reference, every reader another, and the
+ * last one frees it.  Each file has a fixed size (node.h, metrics.h):
+ * the report is padded with spaces and ends in a newline.
+ */
+#ifndef MOEPACK_SNAPSHOT_H
+#define MOEPACK_SNAPSHOT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "base/errors.h"
+#include "namespace/metrics.h"
+#include "namespace/node.h"
+#include "namespace/stats.h"
+#include "seal/sealcheck.h"
+
+struct mp_status_snap {
+	atomic_uint refs;          /* the slot's reference, and each reader's */
+	struct timespec at;        /* CLOCK_REALTIME when it was rendered */
+	char text[MP_STATUS_FILE_SIZE];
+	size_t metrics_len;        /* the report, without the padding */
+	char metrics[MP_METRICS_FILE_SIZE];
+};
+
+/* What every snapshot is rendered from; all of it outlives the snapshots. */
+struct mp_snap_source {
+	const struct mp_stats *stats;
+	const struct mp_metrics *metrics;
+	const struct mp_status_info *status;  /* the fixed facts of status.json */
+	const struct mp_metrics_scan *scan;   /* -o verify=payload's scan */
+	const struct mp_sealcheck *seal;      /* NULL: no -o verify=seal */
+	const struct timespec *started;       /* CLOCK_MONOTONIC at mount */
+};
+
+/* What moves between snapshots, as the caller read it for this one. */
+struct mp_snap_moment {
+	struct mp_status_change change;       /* the pack-changed record */
+	int lease;                            /* enum mp_lease (packstate.h) */
+	const char *lease_reason;
+	unsigned nwarnings;                   /* the daemon's own warnings */
+	const char (*warnings)[MP_MSG_MAX];
+	uint64_t file_writes, file_write_errors;  /* -o metrics_file */
+};
+
+/* The facts of the metrics report at this moment (uptime, RSS: now). */
+void mp_snap_metrics_info(const struct mp_snap_source *src, const struct mp_snap_moment *m,
+			  struct mp_metrics_info *mi);
+
+/*
+ * Render status.json, then the metrics (counters read right after
+ * status.json's).  A new snapshot with one reference, or NULL with *err
+ * set.
+ */
+struct mp_status_snap *mp_snap_render(const struct mp_snap_source *src,
+				      const struct mp_snap_moment *m, struct mp_error *err);
+
+/* Take and drop a reference (NULL is fine for put). */
+void mp_snap_get(struct mp_status_snap *snap);
+void mp_snap_put(struct mp_status_snap *snap);
+
+/* The current snapshot of a mount. */
+struct mp_snap_slot {
+	pthread_mutex_t lock;      /* guards cur */
+	struct mp_status_snap *cur;
+	atomic_llong ns;           /* cur->at in ns (the files' ctime), 0: none */
+};
+
+bool mp_snap_slot_init(struct mp_snap_slot *slot);
+void mp_snap_slot_destroy(struct mp_snap_slot *slot);
+/* Make snap (its reference) the current one; the old one is dropped. */
+void mp_snap_slot_set(struct mp_snap_slot *slot, struct mp_status_snap *snap);
+/* The current one with a reference for the caller, or NULL: none yet. */
+struct mp_status_snap *mp_snap_slot_get(struct mp_snap_slot *slot);
+/* When the current one was rendered (CLOCK_REALTIME ns), 0: none yet. */
+long long mp_snap_slot_ns(const struct mp_snap_slot *slot);
+
+#endif
