@@ -1,4 +1,4 @@
-/* file.c - opening untrusted input files without blocking on FIFOs. */
+/* file.c - opening untrusted input files without blocking on FIFOs; full reads and writes. */
 #include "config.h"
 
 #include "base/file.h"
@@ -150,5 +150,45 @@ enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
 		n -= (size_t)put;
 		pos += (uint64_t)put;
 	}
+	return MP_OK;
+}
+
+int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done)
+{
+	unsigned char *p = buf;
+	size_t got_all = 0;
+	int rc = 0;
+
+	while (got_all < n) {
+		ssize_t got = pread(fd, p + got_all, n - got_all, (off_t)(pos + got_all));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? errno : MP_READ_EOF;
+			break;
+		}
+		got_all += (size_t)got;
+	}
+	if (done)
+		*done = got_all;
+	return rc;
+}
+
+enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,
+			  const char *path, enum mp_err code, struct mp_error *err)
+{
+	size_t done;
+	int rc = mp_pread_all(fd, buf, n, pos, &done);
+	const char *sep = path ? " " : "";
+
+	if (!path)
+		path = "";
+	if (rc == MP_READ_EOF)
+		return mp_fail(err, code, "cannot read %s%s%s: file ends at byte %" PRIu64
+			       ", expected %" PRIu64, what, sep, path, pos + done, pos + n);
+	if (rc)
+		return mp_fail(err, code, "cannot read %s%s%s at byte %" PRIu64 ": %s", what, sep,
+			       path, pos + done, strerror(rc));
 	return MP_OK;
 }

@@ -53,6 +53,24 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
 			   const char *path, struct mp_error *err);
 
+/*
+ * Read all n bytes at byte pos of fd, retrying short reads and EINTR; the
+ * one read loop of the tree.  Returns 0 when all n bytes were read, the
+ * errno of a failed pread(), or MP_READ_EOF when the file ends first.
+ * *done (may be NULL) gets the number of bytes read.
+ */
+#define MP_READ_EOF (-1)
+int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done);
+
+/*
+ * mp_pread_all() with the one wording of its failures: err gets code with
+ * "cannot read WHAT PATH at byte N: REASON", or, when the file ends first,
+ * "cannot read WHAT PATH: file ends at byte N, expected M" (M = pos + n).
+ * path may be NULL when what names the file already ("pack /x.pack").
+ */
+enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,
+			  const char *path, enum mp_err code, struct mp_error *err);
+
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);
 

@@ -22,7 +22,6 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 {
 	struct stat st;
 	char *buf;
-	size_t done = 0;
 	int fd;
 	enum mp_err rc;
 
@@ -41,23 +40,16 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s", path);
 	}
-	while (done < (size_t)st.st_size) {
-		ssize_t got = read(fd, buf + done, (size_t)st.st_size - done);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			int e = got < 0 ? errno : EIO;
-			free(buf);
-			close(fd);
-			return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s",
-				       path, strerror(e));
-		}
-		done += (size_t)got;
-	}
+	rc = mp_pread_full(fd, buf, (size_t)st.st_size, 0, "manifest", path, MP_E_MANIFEST_IO,
+			   err);
 	close(fd);
-	buf[done] = '\0';
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[st.st_size] = '\0';
 	*raw = buf;
-	*len = done;
+	*len = (size_t)st.st_size;
 	return MP_OK;
 }
 

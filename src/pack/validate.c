@@ -112,23 +112,6 @@ static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *e
 	return MP_OK;
 }
 
-static enum mp_err read_exact(struct mp_pack *p, void *buf, size_t len, uint64_t off,
-			      struct mp_error *err)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t got = pread(p->fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
-				       p->path, (unsigned long long)(off + done),
-				       got < 0 ? strerror(errno) : "unexpected end of file");
-		done += (size_t)got;
-	}
-	return MP_OK;
-}
-
 static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_SIZE],
 				struct mp_error *err)
 {
@@ -141,7 +124,7 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 		return mp_fail(err, MP_E_HEADER_SHORT,
 			       "pack is shorter than its 40-byte header: %s has %llu bytes",
 			       p->path, (unsigned long long)p->file_size);
-	if ((rc = read_exact(p, raw, MP_HEADER_SIZE, 0, err)))
+	if ((rc = mp_pread_full(p->fd, raw, MP_HEADER_SIZE, 0, "pack", p->path, MP_E_PACK_IO, err)))
 		return rc;
 	mp_header_decode(raw, &h);
 	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
@@ -211,8 +194,8 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	for (uint64_t i = 0; i < p->index_count; i += ENTRIES_PER_CHUNK) {
 		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
 								    : ENTRIES_PER_CHUNK;
-		rc = read_exact(p, buf, (size_t)n * MP_ENTRY_SIZE,
-				MP_HEADER_SIZE + i * MP_ENTRY_SIZE, err);
+		rc = mp_pread_full(p->fd, buf, (size_t)n * MP_ENTRY_SIZE,
+				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->path, MP_E_PACK_IO, err);
 		if (rc)
 			goto out;
 		for (uint64_t k = 0; k < n; k++) {
@@ -294,18 +277,15 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
-	for (;;) {
-		ssize_t got = read(fd, buf, sizeof buf);
+	for (int e = 0; e != MP_READ_EOF;) {
+		size_t got;
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
+		e = mp_pread_all(fd, buf, sizeof buf, total, &got);
+		if (e > 0) {
 			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-				     strerror(errno));
+				     strerror(e));
 			break;
 		}
-		if (got == 0)
-			break;
 		total += (uint64_t)got;
 		if (total > MP_CONFIG_MAX) {
 			rc = mp_fail(err, MP_E_CONFIG_IO,

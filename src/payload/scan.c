@@ -17,6 +17,7 @@
 #include "payload/scan.h"
 
 #include "payload/dequant.h"
+#include "base/file.h"
 #include "base/quant.h"
 #include "pack/readahead.h"
 
@@ -239,31 +240,6 @@ static void feed(struct scan *s, uint64_t pos, const unsigned char *buf, size_t 
 	}
 }
 
-static enum mp_err read_at(const struct mp_pack *p, unsigned char *buf, size_t n,
-			   uint64_t pos, struct mp_error *err)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t got = pread(p->fd, buf + done, n - done, (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
-				       p->path, (unsigned long long)(pos + done),
-				       strerror(errno));
-		if (got == 0)
-			return mp_fail(err, MP_E_PACK_IO,
-				       "cannot read pack %s: file ends at byte %llu, "
-				       "expected %llu",
-				       p->path, (unsigned long long)(pos + done),
-				       (unsigned long long)p->file_size);
-		done += (size_t)got;
-	}
-	return MP_OK;
-}
-
 /* True when [start, end) holds no data (a hole), as far as the file system
  * says; false when it cannot tell. */
 static bool is_hole(int fd, uint64_t start, uint64_t end)
@@ -342,7 +318,8 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 				 * the next role gets its own hole test */
 				if (s.rs.end - pos < n)
 					n = (size_t)(s.rs.end - pos);
-				if ((rc = read_at(pack, buf, n, pos, err)))
+				if ((rc = mp_pread_full(pack->fd, buf, n, pos, "pack", pack->path,
+							 MP_E_PACK_IO, err)))
 					goto out;
 				sum->bytes_read += n;
 				feed(&s, pos, buf, n);

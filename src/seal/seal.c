@@ -356,26 +356,6 @@ enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t
 	return MP_OK;
 }
 
-/* Read exactly len bytes at pos; false on error or early end (errno 0). */
-static bool read_full(int fd, void *buf, size_t len, uint64_t pos)
-{
-	unsigned char *p = buf;
-	while (len > 0) {
-		ssize_t got = pread(fd, p, len, (off_t)pos);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (got == 0)
-				errno = 0;
-			return false;
-		}
-		p += got;
-		len -= (size_t)got;
-		pos += (uint64_t)got;
-	}
-	return true;
-}
-
 enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error *err)
 {
 	unsigned char head[MP_SEAL_HEADER_SIZE], extra;
@@ -383,7 +363,6 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 	struct stat st;
 	enum mp_err rc;
 	uint64_t size;
-	ssize_t got;
 	int fd;
 
 	*out = NULL;
@@ -391,11 +370,9 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 	if (rc != MP_OK)
 		return rc;
 	size = (uint64_t)st.st_size;
-	if (size >= MP_SEAL_HEADER_SIZE && !read_full(fd, head, sizeof head, 0)) {
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
-			     errno ? strerror(errno) : "file shrank while read");
+	if (size >= MP_SEAL_HEADER_SIZE &&
+	    (rc = mp_pread_full(fd, head, sizeof head, 0, "seal", path, MP_E_SEAL_IO, err)))
 		goto out;
-	}
 	rc = parse_header(head, size, path, err);
 	if (rc != MP_OK)
 		goto out;
@@ -405,14 +382,9 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", path);
 		goto out;
 	}
-	if (!read_full(fd, buf, (size_t)size, 0)) {
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
-			     errno ? strerror(errno) : "file shrank while read");
+	if ((rc = mp_pread_full(fd, buf, (size_t)size, 0, "seal", path, MP_E_SEAL_IO, err)))
 		goto out;
-	}
-	while ((got = pread(fd, &extra, 1, (off_t)size)) < 0 && errno == EINTR)
-		;
-	if (got != 0) {
+	if (mp_pread_all(fd, &extra, 1, size, NULL) != MP_READ_EOF) {
 		rc = mp_fail(err, MP_E_SEAL_FORMAT,
 			     "seal file is malformed: %s grew while it was read", path);
 		goto out;
@@ -544,113 +516,129 @@ static void par_bad(struct par *p, uint64_t chunk, bool io)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Hash one chunk by pieces into d; false with errno on a failed read. */
-static bool hash_chunk_pieces(int fd, struct mp_sha256 *h, unsigned char *buf,
-			      const struct mp_seal_chunk *ch, unsigned char d[MP_SHA256_LEN],
-			      uint64_t *failed_at)
+/* Hash one chunk by pieces into d, reading through buf. */
+static enum mp_err hash_chunk_pieces(const struct par *p, struct mp_sha256 *h, unsigned char *buf,
+				     const struct mp_seal_chunk *ch, unsigned char d[MP_SHA256_LEN],
+				     struct mp_error *e)
 {
 	for (uint64_t off = 0; off < ch->len;) {
 		size_t n = ch->len - off < SEAL_WINDOW ? (size_t)(ch->len - off) : SEAL_WINDOW;
-		if (!read_full(fd, buf, n, ch->offset + off)) {
-			*failed_at = ch->offset + off;
-			return false;
+		enum mp_err rc = mp_pread_full(p->fd, buf, n, ch->offset + off, "pack", p->what,
+					       MP_E_PACK_IO, e);
+
+		if (rc != MP_OK) {
+			mp_sha256_final(h, d); /* resets h for the next chunk */
+			return rc;
 		}
 		mp_sha256_update(h, buf, n);
 		off += n;
 	}
 	mp_sha256_final(h, d);
+	return MP_OK;
+}
+
+/* A run of whole chunks [first, last) over the bytes [start, end). */
+struct par_run {
+	uint64_t first, last, start, end;
+};
+
+/* Claim the next run of chunks totalling at most SEAL_WINDOW bytes (or one
+ * larger chunk); false when none is left or the work stopped. */
+static bool par_claim(struct par *p, struct par_run *r)
+{
+	const struct mp_seal_layout *l = p->l;
+	struct mp_seal_chunk ch;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->stop || p->next >= l->chunk_count) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	r->first = p->next;
+	mp_seal_chunk_get(l, r->first, &ch);
+	r->start = ch.offset;
+	r->end = ch.offset + ch.len;
+	r->last = r->first + 1;
+	while (r->last < l->chunk_count && ch.len <= SEAL_WINDOW) {
+		struct mp_seal_chunk nx;
+		mp_seal_chunk_get(l, r->last, &nx);
+		if (nx.offset + nx.len - r->start > SEAL_WINDOW)
+			break;
+		r->end = nx.offset + nx.len;
+		r->last++;
+	}
+	p->next = r->last;
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
+
+/* Record chunk c's digest d: kept when sealing, compared when checking. */
+static void par_digest(struct par *p, uint64_t c, const unsigned char d[MP_SHA256_LEN])
+{
+	if (!p->s)
+		memcpy(p->digests[c], d, MP_SHA256_LEN);
+	else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
+		par_bad(p, c, false);
+}
+
+/* A read of chunks [first, last) failed with e: bad chunks when checking,
+ * the end of the work when sealing. */
+static bool par_read_failed(struct par *p, const struct par_run *r, const struct mp_error *e)
+{
+	if (!p->s) {
+		par_fail(p, e);
+		return false;
+	}
+	for (uint64_t c = r->first; c < r->last; c++)
+		par_bad(p, c, true);
+	return true;
+}
+
+/* Hash one claimed run; false when the work must stop. */
+static bool par_hash_run(struct par *p, const struct par_run *r, unsigned char *buf,
+			 struct mp_sha256 *h)
+{
+	unsigned char d[MP_SHA256_LEN];
+	struct mp_seal_chunk ch;
+	struct mp_error e;
+
+	mp_seal_chunk_get(p->l, r->first, &ch);
+	if (r->last - r->first == 1 && r->end - r->start > SEAL_WINDOW) {
+		if (hash_chunk_pieces(p, h, buf, &ch, d, &e) != MP_OK)
+			return par_read_failed(p, r, &e);
+		par_digest(p, r->first, d);
+		return true;
+	}
+	if (mp_pread_full(p->fd, buf, (size_t)(r->end - r->start), r->start, "pack", p->what,
+			  MP_E_PACK_IO, &e) != MP_OK)
+		return par_read_failed(p, r, &e);
+	for (uint64_t c = r->first; c < r->last; c++) {
+		mp_seal_chunk_get(p->l, c, &ch);
+		mp_sha256_buf(buf + (ch.offset - r->start), (size_t)ch.len, d);
+		par_digest(p, c, d);
+	}
 	return true;
 }
 
 static void *par_worker(void *arg)
 {
 	struct par *p = arg;
-	const struct mp_seal_layout *l = p->l;
 	unsigned char *buf = malloc(SEAL_WINDOW);
 	struct mp_sha256 *h = mp_sha256_new();
+	struct par_run r;
 	struct mp_error e;
 
 	if (!buf || !h) {
 		mp_fail(&e, MP_E_NOMEM, "out of memory hashing %s", p->what);
 		par_fail(p, &e);
-		goto out;
-	}
-	for (;;) {
-		uint64_t first, last, start, end, bytes;
-		struct mp_seal_chunk ch;
-
-		/* claim a run of chunks totalling at most SEAL_WINDOW bytes */
-		pthread_mutex_lock(&p->lock);
-		if (p->stop || p->next >= l->chunk_count) {
+	} else {
+		while (par_claim(p, &r) && par_hash_run(p, &r, buf, h)) {
+			pthread_mutex_lock(&p->lock);
+			p->done_bytes += r.end - r.start;
+			pthread_cond_broadcast(&p->cond);
 			pthread_mutex_unlock(&p->lock);
-			break;
 		}
-		first = p->next;
-		mp_seal_chunk_get(l, first, &ch);
-		start = ch.offset;
-		end = ch.offset + ch.len;
-		last = first + 1;
-		while (last < l->chunk_count && ch.len <= SEAL_WINDOW) {
-			struct mp_seal_chunk nx;
-			mp_seal_chunk_get(l, last, &nx);
-			if (nx.offset + nx.len - start > SEAL_WINDOW)
-				break;
-			end = nx.offset + nx.len;
-			last++;
-		}
-		p->next = last;
-		pthread_mutex_unlock(&p->lock);
-
-		bytes = end - start;
-		if (last - first == 1 && bytes > SEAL_WINDOW) {
-			unsigned char d[MP_SHA256_LEN];
-			uint64_t at;
-			if (!hash_chunk_pieces(p->fd, h, buf, &ch, d, &at)) {
-				if (p->s) {
-					par_bad(p, first, true);
-				} else {
-					mp_fail(&e, MP_E_PACK_IO,
-						"cannot read pack %s at byte %" PRIu64 ": %s",
-						p->what, at,
-						errno ? strerror(errno) : "file ends early");
-					par_fail(p, &e);
-					break;
-				}
-			} else if (p->s) {
-				if (memcmp(d, p->s->digests[first], MP_SHA256_LEN) != 0)
-					par_bad(p, first, false);
-			} else {
-				memcpy(p->digests[first], d, MP_SHA256_LEN);
-			}
-		} else if (!read_full(p->fd, buf, (size_t)bytes, start)) {
-			if (p->s) {
-				for (uint64_t c = first; c < last; c++)
-					par_bad(p, c, true);
-			} else {
-				mp_fail(&e, MP_E_PACK_IO,
-					"cannot read pack %s at byte %" PRIu64 ": %s", p->what,
-					start, errno ? strerror(errno) : "file ends early");
-				par_fail(p, &e);
-				break;
-			}
-		} else {
-			for (uint64_t c = first; c < last; c++) {
-				struct mp_seal_chunk cc;
-				unsigned char d[MP_SHA256_LEN];
-				mp_seal_chunk_get(l, c, &cc);
-				mp_sha256_buf(buf + (cc.offset - start), (size_t)cc.len, d);
-				if (!p->s)
-					memcpy(p->digests[c], d, MP_SHA256_LEN);
-				else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
-					par_bad(p, c, false);
-			}
-		}
-		pthread_mutex_lock(&p->lock);
-		p->done_bytes += bytes;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
 	}
-out:
 	free(buf);
 	mp_sha256_free(h);
 	pthread_mutex_lock(&p->lock);
@@ -895,12 +883,9 @@ static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_sea
 			uint64_t start = k * SEAL_WINDOW;
 			uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
 									   : SEAL_WINDOW;
-			if (!read_full(fd, r.buf[0], (size_t)len, start)) {
-				rc = mp_fail(err, MP_E_PACK_IO,
-					     "cannot read pack %s at byte %" PRIu64 ": %s", what,
-					     start, errno ? strerror(errno) : "file ends early");
+			if ((rc = mp_pread_full(fd, r.buf[0], (size_t)len, start, "pack", what,
+						MP_E_PACK_IO, err)))
 				goto out;
-			}
 			mp_sha256_update(r.whole, r.buf[0], (size_t)len);
 			r.next_carry = k;
 			ring_window(&r, k, r.buf[0], start, start + len);
@@ -933,9 +918,8 @@ static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_sea
 		pthread_mutex_unlock(&r.lock);
 		if (r.stop)
 			break;
-		if (!read_full(fd, r.buf[slot], (size_t)len, start)) {
-			mp_fail(&e, MP_E_PACK_IO, "cannot read pack %s at byte %" PRIu64 ": %s",
-				what, start, errno ? strerror(errno) : "file ends early");
+		if (mp_pread_full(fd, r.buf[slot], (size_t)len, start, "pack", what, MP_E_PACK_IO,
+				  &e)) {
 			ring_fail(&r, &e);
 			break;
 		}

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "pack/digest.h"
 
 enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *seal,
@@ -90,24 +91,14 @@ bool mp_sealcheck_all_good(struct mp_sealcheck *sc, uint64_t pos, size_t len)
 	return true;
 }
 
-/* pread until done; false on an error or end of file. */
+/* Read all len bytes at at; false with errno set (EIO for an early end). */
 static bool read_fully(int fd, unsigned char *buf, size_t len, uint64_t at)
 {
-	while (len > 0) {
-		ssize_t n = pread(fd, buf, len, (off_t)at);
+	int e = mp_pread_all(fd, buf, len, at, NULL);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return false;
-		}
-		buf += n;
-		len -= (size_t)n;
-		at += (uint64_t)n;
-	}
-	return true;
+	if (e)
+		errno = e == MP_READ_EOF ? EIO : e;
+	return e == 0;
 }
 
 static void publish(struct mp_sealcheck *sc, uint64_t chunk, enum mp_chunk_state s)

@@ -157,7 +157,7 @@ static enum mp_err read_small(const char *path, const char *what, enum mp_err co
 	unsigned char *buf;
 	size_t got = 0;
 	enum mp_err rc;
-	int fd;
+	int fd, e;
 
 	*out = NULL;
 	rc = mp_open_regular(path, what, code, &fd, &st, err);
@@ -174,18 +174,9 @@ static enum mp_err read_small(const char *path, const char *what, enum mp_err co
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading %s", path);
 	}
 	/* read up to max + 1 bytes: a file that grew is noticed */
-	while (got <= max) {
-		ssize_t n = read(fd, buf + got, max + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	e = mp_pread_all(fd, buf, max + 1, 0, &got);
+	if (e > 0)
+		rc = mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
 	close(fd);
 	if (rc == MP_OK && got > max)
 		rc = mp_fail(err, code, "%s %s is more than %zu bytes", what, path, max);
