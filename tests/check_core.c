@@ -416,13 +416,13 @@ START_TEST(test_readahead_ring)
 	ck_assert_uint_lt(l.next, 100000 + 4096 + 7);
 
 	/* a file shorter than the range: the bytes before are consumed, then
-	 * an I/O error naming the path and where the file ends */
+	 * an I/O error naming the path and where the read stopped */
 	memset(&l, 0, sizeof l);
 	l.want = data;
 	ck_assert_int_eq(mp_readahead(fd, 0, len + 10, path, &ro, ra_consume, &l, &err),
 			 MP_E_PACK_IO);
 	fx_assert_err(&err, MP_E_PACK_IO, path);
-	ck_assert_ptr_nonnull(strstr(err.msg, "file ends at byte"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "the file is shorter (ends before byte"));
 	ck_assert_int_eq(l.bad, 0);
 	ck_assert_uint_eq(l.next, len / (4096 + 7) * (4096 + 7));
 	close(fd);
@@ -1140,6 +1140,55 @@ START_TEST(test_open_regular)
 }
 END_TEST
 
+/* The one full read: all bytes, or the errno, or where a short file ends. */
+START_TEST(test_pread_full)
+{
+	char dir[] = "/tmp/mp-pread-XXXXXX", path[64];
+	unsigned char data[100], buf[100];
+	struct mp_error e;
+	struct stat st;
+	size_t done;
+	int fd;
+
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 7);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/short", dir);
+	fx_write_file(path, data, sizeof data);
+	ck_assert_int_eq(mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &e), MP_OK);
+
+	ck_assert_int_eq(mp_pread_all(fd, buf, 60, 40, &done), 0);
+	ck_assert_uint_eq(done, 60);
+	ck_assert_mem_eq(buf, data + 40, 60);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 0, 500, "pack", path, MP_E_PACK_IO, &e), MP_OK);
+
+	/* 30 bytes asked at byte 90: ten read, then the end of the file */
+	ck_assert_int_eq(mp_pread_all(fd, buf, 30, 90, &done), MP_READ_EOF);
+	ck_assert_uint_eq(done, 10);
+	ck_assert_mem_eq(buf, data + 90, 10);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 30, 90, "seal", path, MP_E_SEAL_IO, &e),
+			 MP_E_SEAL_IO);
+	ck_assert_int_eq(e.code, MP_E_SEAL_IO);
+	ck_assert_msg(strncmp(e.msg, "cannot read seal /tmp/mp-pread-", 31) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(e.msg, "/short at byte 100: the file is shorter (ends before "
+			      "byte 120)"), "%s", e.msg);
+	/* what alone names the file when path is NULL */
+	ck_assert_int_eq(mp_pread_full(fd, buf, 1, 100, "pack x", NULL, MP_E_PACK_IO, &e),
+			 MP_E_PACK_IO);
+	ck_assert_str_eq(e.msg, "cannot read pack x at byte 100: the file is shorter "
+				"(ends before byte 101)");
+	close(fd);
+
+	/* a read error: its errno, and its text in the message */
+	ck_assert_int_eq(mp_pread_all(fd, buf, 1, 0, NULL), EBADF);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 1, 0, "pack", path, MP_E_PACK_IO, &e),
+			 MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "at byte 0: Bad file descriptor"), "%s", e.msg);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 static Suite *core_suite(void)
 {
 	Suite *s = suite_create("core");
@@ -1191,6 +1240,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_text_sanitize_long);
 	tcase_add_test(tc, test_mp_fail_escapes);
 	tcase_add_test(tc, test_open_regular);
+	tcase_add_test(tc, test_pread_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -8,6 +8,7 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/vfs.h>
 #include <unistd.h>
@@ -181,14 +182,13 @@ enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char 
 	size_t done;
 	int rc = mp_pread_all(fd, buf, n, pos, &done);
 	const char *sep = path ? " " : "";
+	char why[64];
 
-	if (!path)
-		path = "";
+	if (rc == 0)
+		return MP_OK;
 	if (rc == MP_READ_EOF)
-		return mp_fail(err, code, "cannot read %s%s%s: file ends at byte %" PRIu64
-			       ", expected %" PRIu64, what, sep, path, pos + done, pos + n);
-	if (rc)
-		return mp_fail(err, code, "cannot read %s%s%s at byte %" PRIu64 ": %s", what, sep,
-			       path, pos + done, strerror(rc));
-	return MP_OK;
+		snprintf(why, sizeof why, "the file is shorter (ends before byte %" PRIu64 ")",
+			 pos + n);
+	return mp_fail(err, code, "cannot read %s%s%s at byte %" PRIu64 ": %s", what, sep,
+		       path ? path : "", pos + done, rc == MP_READ_EOF ? why : strerror(rc));
 }

@@ -64,8 +64,9 @@ int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done);
 
 /*
  * mp_pread_all() with the one wording of its failures: err gets code with
- * "cannot read WHAT PATH at byte N: REASON", or, when the file ends first,
- * "cannot read WHAT PATH: file ends at byte N, expected M" (M = pos + n).
+ * "cannot read WHAT PATH at byte N: REASON", N being where the read stopped
+ * and REASON strerror() or, when the file ends first, "the file is shorter
+ * (ends before byte M)" with M = pos + n.
  * path may be NULL when what names the file already ("pack /x.pack").
  */
 enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,

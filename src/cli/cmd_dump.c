@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "payload/dequant.h"
 
@@ -255,22 +256,15 @@ static int parse_args(int argc, char **argv, struct dump *d, struct mp_open_opts
 
 static int read_blocks(const struct dump *d, unsigned char *buf, size_t n, uint64_t pos)
 {
-	size_t done = 0;
+	size_t done;
+	int e = mp_pread_all(d->pack->fd, buf, n, pos, &done);
 
-	while (done < n) {
-		ssize_t got = pread(d->pack->fd, buf + done, n - done, (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
-				d->pack_path, pos + done,
-				got < 0 ? strerror(errno)
-					: "unexpected end of file (the pack changed after "
-					  "validation?)");
-			return CLI_EXIT_IO;
-		}
-		done += (size_t)got;
+	if (e) {
+		fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
+			d->pack_path, pos + done,
+			e > 0 ? strerror(e)
+			      : "unexpected end of file (the pack changed after validation?)");
+		return CLI_EXIT_IO;
 	}
 	return CLI_EXIT_OK;
 }

@@ -75,6 +75,7 @@
 
 #include "payload/dequant.h"
 #include "namespace/node.h"
+#include "base/file.h"
 #include "base/quant.h"
 #include "base/text.h"
 
@@ -857,16 +858,8 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 			return;
 		}
 	}
-	while (done < raw_len) {
-		ssize_t got = pread(fs->pack->fd, raw + done, raw_len - done,
-				    (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-	}
+	if (done < raw_len)
+		mp_pread_all(fs->pack->fd, raw, raw_len, pos, &done);
 	/* a change that raced the read: its bytes may be the new ones */
 	if (done < raw_len || !pack_still_valid(fs, pos + raw_len)) {
 		read_end(fs);

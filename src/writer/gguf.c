@@ -199,26 +199,13 @@ static enum mp_err need(struct reader *r, uint64_t n, const char *what)
 static enum mp_err fill(struct reader *r)
 {
 	uint64_t want = bytes_left(r) < READ_CHUNK ? bytes_left(r) : READ_CHUNK;
-	size_t done = 0;
+	enum mp_err rc = mp_pread_full(r->fd, r->buf, (size_t)want, r->pos, "GGUF file", r->path,
+				       MP_E_GGUF_IO, r->err);
 
-	while (done < want) {
-		ssize_t got = pread(r->fd, r->buf + done, (size_t)want - done,
-				    (off_t)(r->pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return mp_fail(r->err, MP_E_GGUF_IO,
-				       "cannot read GGUF file %s at byte %llu: %s", r->path,
-				       (unsigned long long)(r->pos + done), strerror(errno));
-		if (got == 0)
-			return mp_fail(r->err, MP_E_GGUF_IO,
-				       "cannot read GGUF file %s at byte %llu: the file shrank",
-				       r->path, (unsigned long long)(r->pos + done));
-		done += (size_t)got;
-	}
+	if (rc)
+		return rc;
 	r->buf_start = r->pos;
-	r->buf_len = done;
+	r->buf_len = (size_t)want;
 	return MP_OK;
 }
 
