@@ -10,7 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "pack/pack.h"
+#include "pack/format.h"
 
 struct mp_header {
 	unsigned char magic[MP_MAGIC_LEN];

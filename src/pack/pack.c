@@ -1,7 +1,7 @@
 /*
- * pack.c - what a validated pack answers: names of roles and tensors, where
- * an object or role lies, the object generation, and the default
- * manifest path.  No I/O; validate.c and manifest.c both build on these.
+ * pack.c - what a validated pack answers: where an object or role lies,
+ * the object generation, and the default manifest path.  No I/O;
+ * validate.c and manifest.c both build on these.
  */
 #include "config.h"
 
@@ -12,34 +12,6 @@
 #include "pack/digest.h"
 #include "pack/index.h"
 #include "pack/pack.h"
-#include "base/quant.h"
-
-static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
-
-const int mp_role_dtype[MP_ROLE_COUNT] = {
-	[MP_ROLE_UP] = MP_GGML_Q2_K,
-	[MP_ROLE_GATE] = MP_GGML_Q2_K,
-	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
-};
-
-const char *mp_role_name(enum mp_role role)
-{
-	return (unsigned)role < MP_ROLE_COUNT ? role_names[role] : NULL;
-}
-
-enum mp_role mp_role_from_name(const char *name)
-{
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		if (strcmp(name, role_names[r]) == 0)
-			return r;
-	return MP_ROLE_COUNT;
-}
-
-int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
-{
-	return snprintf(buf, len, "blk.%llu.ffn_%s_exps.weight", (unsigned long long)layer_id,
-			mp_role_name(role) ? mp_role_name(role) : "?");
-}
 
 uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
 {

@@ -21,6 +21,9 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Buffers start on a page: whole pages for the kernel to copy into. */
+#define RING_ALIGN 4096
+
 enum slot_state { SLOT_EMPTY, SLOT_FULL };
 
 struct slot {
@@ -188,7 +191,7 @@ enum mp_err mp_ring_run(uint64_t start, uint64_t end,
 		r.nbufs = 1;
 	r.slots = calloc(r.nbufs, sizeof *r.slots);
 	if (!r.slots || r.buf_size > SIZE_MAX / r.nbufs ||
-	    posix_memalign((void **)&mem, MP_PAGE, r.buf_size * r.nbufs) != 0) {
+	    posix_memalign((void **)&mem, RING_ALIGN, r.buf_size * r.nbufs) != 0) {
 		free(r.slots);
 		return mp_fail(err, MP_E_NOMEM, "out of memory for a %u x %zu byte ring",
 			       r.nbufs, r.buf_size);
