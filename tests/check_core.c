@@ -24,6 +24,7 @@
 #include "base/errors.h"
 #include "base/file.h"
 #include "fixture.h"
+#include "pack/index.h"
 #include "base/jsonstr.h"
 #include "pack/pack.h"
 #include "base/quant.h"
@@ -1099,6 +1100,41 @@ START_TEST(test_mp_fail_escapes)
 END_TEST
 
 /* FIFOs, directories and missing files are refused at once, never waited on. */
+/* Header and entry: bytes -> struct -> bytes gives the same bytes. */
+START_TEST(test_header_entry_round_trip)
+{
+	unsigned char raw[MP_HEADER_SIZE], again[MP_HEADER_SIZE];
+	unsigned char eraw[MP_ENTRY_SIZE], eagain[MP_ENTRY_SIZE];
+	struct mp_header h;
+	struct mp_entry e;
+
+	mp_header_encode(raw, 5520, 843776);
+	ck_assert_mem_eq(raw, "GGMLMOEPACKv1\0\0\0", MP_MAGIC_LEN);
+	ck_assert_uint_eq(raw[MP_HEADER_SIZE_AT], MP_HEADER_SIZE);
+	mp_header_decode(raw, &h);
+	ck_assert_mem_eq(h.magic, MP_MAGIC, sizeof MP_MAGIC);
+	ck_assert_uint_eq(h.version, MP_VERSION);
+	ck_assert_uint_eq(h.header_size, MP_HEADER_SIZE);
+	ck_assert_uint_eq(h.index_count, 5520);
+	ck_assert_uint_eq(h.data_start, 843776);
+	mp_header_encode(again, h.index_count, h.data_start);
+	ck_assert_mem_eq(again, raw, MP_HEADER_SIZE);
+	/* little-endian on disk */
+	ck_assert_uint_eq(raw[MP_HEADER_COUNT_AT], 5520 & 0xff);
+	ck_assert_uint_eq(raw[MP_HEADER_COUNT_AT + 1], 5520 >> 8);
+
+	mp_entry_encode(eraw, "blk.17.ffn_up_exps.weight", 895, 1ull << 40, 1548288);
+	mp_entry_decode(eraw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.17.ffn_up_exps.weight");
+	ck_assert_int_eq(e.expert, 895);
+	ck_assert_uint_eq(e.reserved, 0);
+	ck_assert_uint_eq(e.offset, 1ull << 40);
+	ck_assert_uint_eq(e.nbytes, 1548288);
+	mp_entry_encode(eagain, (const char *)e.name, e.expert, e.offset, e.nbytes);
+	ck_assert_mem_eq(eagain, eraw, MP_ENTRY_SIZE);
+}
+END_TEST
+
 START_TEST(test_open_regular)
 {
 	char dir[] = "/tmp/mp-open-XXXXXX", path[64];
@@ -1239,6 +1275,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_text_sanitize_long);
 	tcase_add_test(tc, test_mp_fail_escapes);
+	tcase_add_test(tc, test_header_entry_round_trip);
 	tcase_add_test(tc, test_open_regular);
 	tcase_add_test(tc, test_pread_full);
 	suite_add_tcase(s, tc);

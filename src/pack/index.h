@@ -51,6 +51,12 @@ static inline void mp_put_le64(unsigned char *p, uint64_t v)
 		p[i] = (unsigned char)(v >> (8 * i));
 }
 
+/* Field offsets inside the 40-byte header (the magic is at 0). */
+#define MP_HEADER_VERSION_AT 16
+#define MP_HEADER_SIZE_AT 20
+#define MP_HEADER_COUNT_AT 24
+#define MP_HEADER_DATA_START_AT 32
+
 void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h);
 /* A header with the format's magic, version and size and these fields. */
 void mp_header_encode(unsigned char raw[MP_HEADER_SIZE], uint64_t index_count,
