@@ -496,12 +496,12 @@ START_TEST(test_scan_digest_check)
 	fx_setup(&f, &o);
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
 	ck_assert_int_eq(mp_scan_pack(p, &so, NULL, NULL, &sum, d, &err), MP_OK);
-	ck_assert_int_eq(mp_scan_check_digest(p, d, &err), MP_OK);
+	ck_assert_int_eq(mp_pack_check_digest(p, d, &err), MP_OK);
 	d[5] ^= 1;
-	mp_scan_check_digest(p, d, &err);
+	mp_pack_check_digest(p, d, &err);
 	fx_assert_err(&err, MP_E_FULL_DIGEST, "expert_pack.sha256");
 	p->m.sha256[0] = '\0';
-	mp_scan_check_digest(p, d, &err);
+	mp_pack_check_digest(p, d, &err);
 	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING, "expert_pack.sha256");
 	mp_pack_close(p);
 	fx_cleanup(&f);

@@ -1,7 +1,8 @@
 /*
  * pack.c - what a validated pack answers: where an object or role lies,
- * the object generation, and the default manifest path.  No I/O;
- * validate.c and manifest.c both build on these.
+ * the object generation, the default manifest path, and whether a digest
+ * of the whole file is the manifest's.  No I/O; validate.c and manifest.c
+ * both build on these.
  */
 #include "config.h"
 
@@ -77,4 +78,24 @@ char *mp_path_with_suffix(const char *path, const char *suffix)
 char *mp_pack_default_manifest_path(const char *pack_path)
 {
 	return mp_path_with_suffix(pack_path, ".manifest.json");
+}
+
+enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
+				 const unsigned char sha256[MP_SHA256_LEN],
+				 struct mp_error *err)
+{
+	char computed[MP_SHA256_HEX];
+
+	if (!pack->m.sha256[0])
+		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
+			       "full SHA-256 requested but the manifest has no "
+			       "expert_pack.sha256: %s",
+			       pack->manifest_path);
+	mp_sha256_hex(sha256, computed);
+	if (strcmp(computed, pack->m.sha256) != 0)
+		return mp_fail(err, MP_E_FULL_DIGEST,
+			       "pack SHA-256 does not match manifest: computed %s, "
+			       "expert_pack.sha256 %s",
+			       computed, pack->m.sha256);
+	return MP_OK;
 }

@@ -130,6 +130,15 @@ char *mp_path_with_suffix(const char *path, const char *suffix);
 char *mp_pack_default_manifest_path(const char *pack_path);
 
 /*
+ * The one check of the whole-file digest: sha256, the digest of the pack
+ * file, against the manifest's expert_pack.sha256.  MP_E_FULL_DIGEST_MISSING
+ * when the manifest has none (sha256 is not read then), MP_E_FULL_DIGEST
+ * when it differs.  Setting full_checked is the caller's.
+ */
+enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
+				 const unsigned char sha256[MP_SHA256_LEN], struct mp_error *err);
+
+/*
  * The same by real ids, checked: MP_E_NOT_FOUND (with a message naming the
  * id) when the layer is not active, the expert is out of range or role is not
  * a role.

@@ -230,26 +230,17 @@ out:
 static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 			      struct mp_error *err)
 {
-	unsigned char d[MP_SHA256_LEN];
-	char computed[MP_SHA256_HEX];
-	enum mp_err rc;
+	unsigned char d[MP_SHA256_LEN] = {0};
+	enum mp_err rc = MP_OK;
 
-	if (!p->m.sha256[0])
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no "
-			       "expert_pack.sha256: %s",
-			       p->manifest_path);
-	rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d, err);
-	if (rc)
-		return rc;
-	mp_sha256_hex(d, computed);
-	if (strcmp(computed, p->m.sha256) != 0)
-		return mp_fail(err, MP_E_FULL_DIGEST,
-			       "pack SHA-256 does not match manifest: computed %s, "
-			       "expert_pack.sha256 %s",
-			       computed, p->m.sha256);
-	p->full_checked = true;
-	return MP_OK;
+	/* no digest to compare with: said before the long read */
+	if (p->m.sha256[0])
+		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d,
+				  err);
+	if (!rc)
+		rc = mp_pack_check_digest(p, d, err);
+	p->full_checked = rc == MP_OK;
+	return rc;
 }
 
 /*

@@ -337,23 +337,3 @@ out:
 	mp_sha256_free(h);
 	return rc;
 }
-
-enum mp_err mp_scan_check_digest(const struct mp_pack *pack,
-				 const unsigned char sha256[MP_SHA256_LEN],
-				 struct mp_error *err)
-{
-	char computed[MP_SHA256_HEX];
-
-	if (!pack->m.sha256[0])
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no "
-			       "expert_pack.sha256: %s",
-			       pack->manifest_path);
-	mp_sha256_hex(sha256, computed);
-	if (strcmp(computed, pack->m.sha256) != 0)
-		return mp_fail(err, MP_E_FULL_DIGEST,
-			       "pack SHA-256 does not match manifest: computed %s, "
-			       "expert_pack.sha256 %s",
-			       computed, pack->m.sha256);
-	return MP_OK;
-}
