@@ -584,6 +584,16 @@ START_TEST(test_quant_table)
 	ck_assert_ptr_null(mp_quant_by_name("q2_k")); /* exact, case-sensitive */
 	ck_assert_ptr_null(mp_quant_by_name("Q2_K "));
 	ck_assert_ptr_null(mp_quant_by_name(""));
+	/* every ggml type is in the one table; only quant types pass by_id */
+	ck_assert_str_eq(mp_ggml_type(MP_GGML_F32)->name, "F32");
+	ck_assert_uint_eq(mp_ggml_type(MP_GGML_F32)->block_bytes, 4);
+	ck_assert_str_eq(mp_ggml_type(30)->name, "BF16");
+	ck_assert_uint_eq(mp_ggml_type(4)->block_weights, 0); /* Q4_2, removed */
+	ck_assert_ptr_eq(mp_ggml_type(MP_GGML_Q3_K), mp_quant_by_id(MP_GGML_Q3_K));
+	ck_assert_ptr_null(mp_quant_by_name("F32"));
+	ck_assert_ptr_null(mp_ggml_type(MP_GGML_TYPE_COUNT));
+	for (uint32_t id = 0; id < MP_GGML_TYPE_COUNT; id++)
+		ck_assert_int_eq(mp_ggml_type(id)->id, (int)id);
 }
 END_TEST
 

@@ -34,50 +34,34 @@ static inline uint16_t le16(const unsigned char *p)
 #define X86_DEFAULT_NAN 0xffc00000u
 #define QUIET_BIT 0x00400000u
 
-static inline uint32_t fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static inline float bitsf(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 static inline bool is_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 static inline bool is_inf(uint32_t u) { return (u & 0x7fffffffu) == 0x7f800000u; }
 static inline bool is_zero(uint32_t u) { return (u & 0x7fffffffu) == 0; }
-static inline bool finite_f(float f) { return (fbits(f) & 0x7f800000u) != 0x7f800000u; }
+static inline bool finite_f(float f) { return (mp_float_bits(f) & 0x7f800000u) != 0x7f800000u; }
 
 static float x86_mul(float x, float y)
 {
-	uint32_t a = fbits(x), b = fbits(y);
+	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
 
 	if (is_nan(a))
-		return bitsf(a | QUIET_BIT);
+		return mp_bits_float(a | QUIET_BIT);
 	if (is_nan(b))
-		return bitsf(b | QUIET_BIT);
+		return mp_bits_float(b | QUIET_BIT);
 	if ((is_inf(a) && is_zero(b)) || (is_zero(a) && is_inf(b)))
-		return bitsf(X86_DEFAULT_NAN);
+		return mp_bits_float(X86_DEFAULT_NAN);
 	return x * y; /* not a NaN: IEEE fixes every bit */
 }
 
 static float x86_sub(float x, float y)
 {
-	uint32_t a = fbits(x), b = fbits(y);
+	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
 
 	if (is_nan(a))
-		return bitsf(a | QUIET_BIT);
+		return mp_bits_float(a | QUIET_BIT);
 	if (is_nan(b))
-		return bitsf(b | QUIET_BIT);
+		return mp_bits_float(b | QUIET_BIT);
 	if (is_inf(a) && is_inf(b) && (a == b))
-		return bitsf(X86_DEFAULT_NAN);
+		return mp_bits_float(X86_DEFAULT_NAN);
 	return x - y;
 }
 
