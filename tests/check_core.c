@@ -1091,7 +1091,7 @@ START_TEST(test_text_sanitize_long)
 	memset(buf, 'a', sizeof buf - 1);
 	buf[5000] = '\033';
 	buf[10] = '\r';
-	mp_text_sanitize(buf, sizeof buf);
+	mp_text_sanitize(buf, sizeof buf, MP_TEXT_ESCAPED);
 	ck_assert_ptr_null(strchr(buf, '\033'));
 	ck_assert_ptr_null(strchr(buf, '\r'));
 	ck_assert(strstr(buf, "\\x0d") != NULL);

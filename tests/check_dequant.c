@@ -132,6 +132,20 @@ static void test_fixture(const char *type)
 		      type, r.nan, r.inf, r.zero, r.subnormal_scales);
 }
 
+/* The .f32 encoding: little-endian binary32, also in place. */
+START_TEST(test_f32_encode)
+{
+	static const unsigned char want[8] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0};
+	float v[2] = {1.0f, -2.5f};
+	unsigned char out[8];
+
+	mp_f32_encode(out, v, 2);
+	ck_assert_mem_eq(out, want, sizeof want);
+	mp_f32_encode((unsigned char *)v, v, 2);
+	ck_assert_mem_eq(v, want, sizeof want);
+}
+END_TEST
+
 START_TEST(test_fixture_q2_k) { test_fixture("Q2_K"); }
 END_TEST
 
@@ -565,6 +579,7 @@ static Suite *dequant_suite(void)
 	TCase *tc = tcase_create("dequant");
 	TCase *sc = tcase_create("scan");
 
+	tcase_add_test(tc, test_f32_encode);
 	tcase_add_test(tc, test_fixture_q2_k);
 	tcase_add_test(tc, test_fixture_q3_k);
 	tcase_add_test(tc, test_block_at_a_time);

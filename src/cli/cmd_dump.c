@@ -113,17 +113,6 @@ static void stats_add_block(struct stats *st, const float *v, const uint16_t *sc
 	st->finite += k;
 }
 
-static void put_le32(unsigned char *p, float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	p[0] = (unsigned char)u;
-	p[1] = (unsigned char)(u >> 8);
-	p[2] = (unsigned char)(u >> 16);
-	p[3] = (unsigned char)(u >> 24);
-}
-
 struct dump {
 	const char *cmd, *pack_path;
 	enum mode mode;
@@ -310,8 +299,7 @@ static int run(struct dump *d)
 			}
 			break;
 		case MODE_F32:
-			for (size_t i = 0; i < nv; i++)
-				put_le32(out + 4 * i, v[i]);
+			mp_f32_encode(out, v, nv);
 			if (fwrite(out, 4, nv, stdout) != nv) {
 				d->write_errno = errno;
 				rc = CLI_EXIT_IO;

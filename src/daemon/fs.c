@@ -868,16 +868,8 @@ static void reply_f32(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 		return;
 	}
 	mp_dequant(qt, raw, out, (size_t)nblocks);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	/* the files are little-endian, as `moepack dump --f32` writes them */
-	for (size_t i = 0; i < (size_t)nblocks * MP_QK_K; i++) {
-		uint32_t u;
-
-		memcpy(&u, &out[i], sizeof u);
-		u = __builtin_bswap32(u);
-		memcpy(&out[i], &u, sizeof u);
-	}
-#endif
+	mp_f32_encode((unsigned char *)out, out, (size_t)nblocks * MP_QK_K);
 	mp_stats_count_object(&fs->stats, n->object, raw_len);
 	mp_stats_count_reply(&fs->stats, false);
 	fuse_reply_buf(req, (const char *)mem + ((uint64_t)off - first * F32_BLOCK_BYTES),

@@ -3,8 +3,6 @@
 
 #include "pack/index.h"
 
-#include <stdio.h>
-
 void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h)
 {
 	memcpy(h->magic, raw, MP_MAGIC_LEN);
@@ -43,30 +41,4 @@ void mp_entry_encode(unsigned char raw[MP_ENTRY_SIZE], const char *name, int32_t
 	mp_put_le32(raw + MP_ENTRY_EXPERT_AT, (uint32_t)expert);
 	mp_put_le64(raw + MP_ENTRY_OFFSET_AT, offset);
 	mp_put_le64(raw + MP_ENTRY_NBYTES_AT, nbytes);
-}
-
-void mp_quote_name(char *buf, size_t len, const unsigned char *name, size_t max)
-{
-	size_t o = 0;
-	if (len < 8) {
-		if (len)
-			buf[0] = '\0';
-		return;
-	}
-	buf[o++] = '"';
-	for (size_t i = 0; i < max && name[i]; i++) {
-		unsigned char c = name[i];
-		if (o + 6 >= len) /* room for an escape, the quote and NUL */
-			break;
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20 || c >= 0x7f) {
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
 }

@@ -73,11 +73,4 @@ void mp_entry_decode(const unsigned char raw[MP_ENTRY_SIZE], struct mp_entry *e)
 void mp_entry_encode(unsigned char raw[MP_ENTRY_SIZE], const char *name, int32_t expert,
 		     uint64_t offset, uint64_t nbytes);
 
-/*
- * Print an untrusted name (up to the first NUL, at most 128 bytes) into buf
- * as a C-like quoted string with non-printable bytes escaped, so error
- * messages stay one clean line.
- */
-void mp_quote_name(char *buf, size_t len, const unsigned char *name, size_t max);
-
 #endif

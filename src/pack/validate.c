@@ -20,6 +20,7 @@
 #include "pack/manifest.h"
 #include "pack/pack.h"
 #include "base/quant.h"
+#include "base/text.h"
 
 /* Entries read and checked per pread: about 600 KiB. */
 #define ENTRIES_PER_CHUNK 4096
@@ -53,9 +54,11 @@ static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *e
 
 	if (memcmp(raw, want, want_len) != 0 || raw[want_len] != '\0') {
 		char shown[MP_ENTRY_NAME_LEN * 4 + 8];
-		mp_quote_name(shown, sizeof shown, raw, MP_ENTRY_NAME_LEN);
+
+		mp_text_escape(shown, sizeof shown, (const char *)raw,
+			       strnlen((const char *)raw, MP_ENTRY_NAME_LEN), 0);
 		return mp_fail(err, MP_E_ENTRY_NAME,
-			       "identity mismatch at index %llu: name %s%s, expected \"%s\"",
+			       "identity mismatch at index %llu: name \"%s\"%s, expected \"%s\"",
 			       idx, shown,
 			       memchr(raw, 0, MP_ENTRY_NAME_LEN) ? "" : " (not NUL-terminated)",
 			       want);
@@ -129,9 +132,11 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 	mp_header_decode(raw, &h);
 	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
 		char shown[MP_MAGIC_LEN * 4 + 8];
-		mp_quote_name(shown, sizeof shown, h.magic, MP_MAGIC_LEN);
+
+		mp_text_escape(shown, sizeof shown, (const char *)h.magic,
+			       strnlen((const char *)h.magic, MP_MAGIC_LEN), 0);
 		return mp_fail(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is %s, must be \"%s\" and three "
+			       "bad pack magic: header magic is \"%s\", must be \"%s\" and three "
 			       "NUL bytes",
 			       shown, MP_MAGIC);
 	}

@@ -198,3 +198,19 @@ void mp_block_scales(const struct mp_quant_type *t, const void *block,
 		*nscales = 1;
 	}
 }
+
+void mp_f32_encode(unsigned char *dst, const float *src, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the host's own layout already */
+	if ((const void *)dst != (const void *)src)
+		memmove(dst, src, n * sizeof *src);
+#else
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = mp_float_bits(src[i]);
+
+		for (int k = 0; k < 4; k++)
+			dst[4 * i + k] = (unsigned char)(u >> (8 * k));
+	}
+#endif
+}

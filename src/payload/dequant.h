@@ -34,6 +34,12 @@ int mp_dequant(const struct mp_quant_type *t, const void *src, float *dst, size_
 void mp_block_scales(const struct mp_quant_type *t, const void *block,
 		     uint16_t scales[2], unsigned *nscales);
 
+/*
+ * n floats as the .f32 files hold them: IEEE binary32, little-endian, 4
+ * bytes each, whatever the host's byte order.  dst may be src itself.
+ */
+void mp_f32_encode(unsigned char *dst, const float *src, size_t n);
+
 /* A role's rows: the logical shape's first number is the row length (GGUF
  * ne[] order) and every other dimension multiplies the row count. */
 static inline void mp_role_rows(const struct mp_role_info *ri, uint64_t *row_len,

@@ -581,7 +581,7 @@ static enum mp_err check_duplicate_keys(struct reader *r)
 	if (rc || !found)
 		return rc;
 	/* a key may hold any byte, NUL included: escape it with its length */
-	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, MP_TEXT_BACKSLASH);
+	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, 0);
 	r->where = "KV pair";
 	r->where_index = b.index;
 	/* escaped already: mp_fail() would escape its backslashes again */
