@@ -832,129 +832,175 @@ static void *ring_worker(void *arg)
 	return NULL;
 }
 
+/* Window k of the file: its first byte and its length. */
+static uint64_t window_at(const struct mp_seal_layout *l, uint64_t k, uint64_t *len)
+{
+	uint64_t start = k * SEAL_WINDOW;
+
+	*len = l->file_size - start < SEAL_WINDOW ? l->file_size - start : SEAL_WINDOW;
+	return start;
+}
+
+/* The ring's buffers and hashes, every slot free; false when out of memory. */
+static bool ring_alloc(struct ring *r, unsigned jobs)
+{
+	r->nwin = div_up(r->l->file_size, SEAL_WINDOW);
+	r->nslots = jobs + 2;
+	r->buf = calloc(r->nslots, sizeof *r->buf);
+	r->w = calloc(r->nslots, sizeof *r->w);
+	r->carry = mp_sha256_new();
+	r->whole = mp_sha256_new();
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	if (!r->buf || !r->w || !r->carry || !r->whole)
+		return false;
+	for (unsigned i = 0; i < r->nslots; i++) {
+		if (!(r->buf[i] = malloc(SEAL_WINDOW)))
+			return false;
+		r->w[i].chunks_done = r->w[i].whole_done = true;
+	}
+	return true;
+}
+
+static void ring_free(struct ring *r)
+{
+	if (r->buf)
+		for (unsigned i = 0; i < r->nslots; i++)
+			free(r->buf[i]);
+	free(r->buf);
+	free(r->w);
+	mp_sha256_free(r->carry);
+	mp_sha256_free(r->whole);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+}
+
+/* No thread could be started: every window in order on this one. */
+static enum mp_err ring_serial(struct ring *r, mp_progress_fn progress, void *parg,
+			       struct mp_error *err)
+{
+	const struct mp_seal_layout *l = r->l;
+
+	for (uint64_t k = 0; k < r->nwin; k++) {
+		uint64_t len, start = window_at(l, k, &len);
+		enum mp_err rc = mp_pread_full(r->fd, r->buf[0], (size_t)len, start, "pack",
+					       r->what, MP_E_PACK_IO, err);
+
+		if (rc)
+			return rc;
+		mp_sha256_update(r->whole, r->buf[0], (size_t)len);
+		r->next_carry = k;
+		ring_window(r, k, r->buf[0], start, start + len);
+		if (progress)
+			progress(start + len, l->file_size, parg);
+	}
+	return MP_OK;
+}
+
+/* Wait (reporting progress) until slot w is free; false when the work stopped. */
+static bool ring_wait_free(struct ring *r, const struct win *w, mp_progress_fn progress,
+			   void *parg, uint64_t *last_report)
+{
+	bool stop;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		if (progress && r->done_bytes != *last_report) {
+			uint64_t now = r->done_bytes;
+
+			*last_report = now;
+			pthread_mutex_unlock(&r->lock);
+			progress(now, r->l->file_size, parg);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (r->stop || (w->chunks_done && w->whole_done))
+			break;
+		pthread_cond_wait(&r->cond, &r->lock);
+	}
+	stop = r->stop;
+	pthread_mutex_unlock(&r->lock);
+	return !stop;
+}
+
+/* The reading side: fill each window's slot once both digests are done with it. */
+static void ring_fill(struct ring *r, mp_progress_fn progress, void *parg)
+{
+	uint64_t last_report = UINT64_MAX;
+	struct mp_error e;
+
+	for (uint64_t k = 0; k < r->nwin; k++) {
+		unsigned slot = (unsigned)(k % r->nslots);
+		struct win *w = &r->w[slot];
+		uint64_t len, start = window_at(r->l, k, &len);
+
+		if (!ring_wait_free(r, w, progress, parg, &last_report))
+			break;
+		if (mp_pread_full(r->fd, r->buf[slot], (size_t)len, start, "pack", r->what,
+				  MP_E_PACK_IO, &e)) {
+			ring_fail(r, &e);
+			break;
+		}
+		pthread_mutex_lock(&r->lock);
+		w->k = k;
+		w->start = start;
+		w->len = len;
+		w->chunks_done = w->whole_done = false;
+		r->filled = k + 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+/* The whole-file thread and up to jobs chunk workers, the calling thread
+ * reading; the serial path when no thread starts. */
+static enum mp_err ring_run(struct ring *r, unsigned jobs, mp_progress_fn progress, void *parg,
+			    struct mp_error *err)
+{
+	pthread_t tid[SEAL_MAX_JOBS], wtid;
+	bool whole_started = pthread_create(&wtid, NULL, ring_whole, r) == 0;
+	unsigned started = 0;
+
+	for (unsigned i = 0; whole_started && i < jobs; i++) {
+		if (pthread_create(&tid[i], NULL, ring_worker, r) != 0)
+			break;
+		started++;
+	}
+	if (!whole_started || started == 0) {
+		/* stop what started, then do it all here in order */
+		ring_fail(r, &(struct mp_error){.code = MP_E_NOMEM});
+		if (whole_started)
+			pthread_join(wtid, NULL);
+		r->stop = false;
+		r->rc = MP_OK;
+		return ring_serial(r, progress, parg, err);
+	}
+	ring_fill(r, progress, parg);
+	pthread_join(wtid, NULL);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (r->rc != MP_OK && err)
+		*err = r->err;
+	if (r->rc == MP_OK && progress)
+		progress(r->l->file_size, r->l->file_size, parg);
+	return r->rc;
+}
+
 static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_seal_layout *l,
 				   unsigned jobs, mp_progress_fn progress, void *parg,
 				   unsigned char (*digests)[MP_SHA256_LEN],
 				   unsigned char pack_sha256[MP_SHA256_LEN], struct mp_error *err)
 {
 	struct ring r = {.fd = fd, .what = what, .l = l, .digests = digests};
-	pthread_t tid[SEAL_MAX_JOBS], wtid;
-	unsigned started = 0;
-	bool whole_started = false;
-	uint64_t last_report = UINT64_MAX;
-	struct mp_error e;
-	enum mp_err rc = MP_OK;
+	enum mp_err rc;
 
-	r.nwin = div_up(l->file_size, SEAL_WINDOW);
-	r.nslots = jobs + 2;
-	r.buf = calloc(r.nslots, sizeof *r.buf);
-	r.w = calloc(r.nslots, sizeof *r.w);
-	r.carry = mp_sha256_new();
-	r.whole = mp_sha256_new();
-	pthread_mutex_init(&r.lock, NULL);
-	pthread_cond_init(&r.cond, NULL);
-	if (!r.buf || !r.w || !r.carry || !r.whole) {
+	if (!ring_alloc(&r, jobs))
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
-		goto out;
-	}
-	for (unsigned i = 0; i < r.nslots; i++) {
-		if (!(r.buf[i] = malloc(SEAL_WINDOW))) {
-			rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
-			goto out;
-		}
-		r.w[i].chunks_done = r.w[i].whole_done = true;
-	}
-	if (pthread_create(&wtid, NULL, ring_whole, &r) == 0)
-		whole_started = true;
-	for (unsigned i = 0; whole_started && i < jobs; i++) {
-		if (pthread_create(&tid[i], NULL, ring_worker, &r) != 0)
-			break;
-		started++;
-	}
-	if (!whole_started || started == 0) {
-		/* no threads: stop what started, then do it all here in order */
-		ring_fail(&r, &(struct mp_error){.code = MP_E_NOMEM});
-		if (whole_started)
-			pthread_join(wtid, NULL);
-		whole_started = false;
-		r.stop = false;
-		r.rc = MP_OK;
-		for (uint64_t k = 0; k < r.nwin; k++) {
-			uint64_t start = k * SEAL_WINDOW;
-			uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
-									   : SEAL_WINDOW;
-			if ((rc = mp_pread_full(fd, r.buf[0], (size_t)len, start, "pack", what,
-						MP_E_PACK_IO, err)))
-				goto out;
-			mp_sha256_update(r.whole, r.buf[0], (size_t)len);
-			r.next_carry = k;
-			ring_window(&r, k, r.buf[0], start, start + len);
-			if (progress)
-				progress(start + len, l->file_size, parg);
-		}
+	else
+		rc = ring_run(&r, jobs, progress, parg, err);
+	if (rc == MP_OK)
 		mp_sha256_final(r.whole, pack_sha256);
-		goto out;
-	}
-	for (uint64_t k = 0; k < r.nwin; k++) {
-		unsigned slot = (unsigned)(k % r.nslots);
-		struct win *w = &r.w[slot];
-		uint64_t start = k * SEAL_WINDOW;
-		uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
-								   : SEAL_WINDOW;
-		pthread_mutex_lock(&r.lock);
-		for (;;) {
-			if (progress && r.done_bytes != last_report) {
-				uint64_t now = r.done_bytes;
-				last_report = now;
-				pthread_mutex_unlock(&r.lock);
-				progress(now, l->file_size, parg);
-				pthread_mutex_lock(&r.lock);
-				continue;
-			}
-			if (r.stop || (w->chunks_done && w->whole_done))
-				break;
-			pthread_cond_wait(&r.cond, &r.lock);
-		}
-		pthread_mutex_unlock(&r.lock);
-		if (r.stop)
-			break;
-		if (mp_pread_full(fd, r.buf[slot], (size_t)len, start, "pack", what, MP_E_PACK_IO,
-				  &e)) {
-			ring_fail(&r, &e);
-			break;
-		}
-		pthread_mutex_lock(&r.lock);
-		w->k = k;
-		w->start = start;
-		w->len = len;
-		w->chunks_done = w->whole_done = false;
-		r.filled = k + 1;
-		pthread_cond_broadcast(&r.cond);
-		pthread_mutex_unlock(&r.lock);
-	}
-	pthread_join(wtid, NULL);
-	whole_started = false;
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	if (r.rc != MP_OK) {
-		rc = r.rc;
-		if (err)
-			*err = r.err;
-		goto out;
-	}
-	mp_sha256_final(r.whole, pack_sha256);
-	if (progress)
-		progress(l->file_size, l->file_size, parg);
-out:
-	if (r.buf)
-		for (unsigned i = 0; i < r.nslots; i++)
-			free(r.buf[i]);
-	free(r.buf);
-	free(r.w);
-	mp_sha256_free(r.carry);
-	mp_sha256_free(r.whole);
-	pthread_mutex_destroy(&r.lock);
-	pthread_cond_destroy(&r.cond);
+	ring_free(&r);
 	return rc;
 }
 
