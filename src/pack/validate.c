@@ -39,78 +39,108 @@ static void expected_names_fill(struct expected_names *en, const struct mp_manif
 				en->name[l][r], sizeof en->name[l][r], m->layer_ids[l], r);
 }
 
-static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *en,
-			       uint64_t i, const unsigned char *raw, uint64_t *prev_end,
-			       uint64_t *up_offset, struct mp_error *err)
-{
-	const struct mp_manifest *m = &p->m;
-	uint64_t object = i / 3, layer_index = object / m->num_experts;
-	uint64_t expert = object % m->num_experts;
-	enum mp_role role = (enum mp_role)(i % 3);
-	const char *want = en->name[layer_index][role];
-	size_t want_len = en->len[layer_index][role];
-	struct mp_entry e;
-	unsigned long long idx = (unsigned long long)i;
+/* Where index entry i belongs: its object, layer, expert and role, and the
+ * name it must have. */
+struct entry_place {
+	uint64_t object, layer_index, expert;
+	enum mp_role role;
+	const char *want;
+	unsigned long long idx;
+};
 
-	if (memcmp(raw, want, want_len) != 0 || raw[want_len] != '\0') {
+/* Entry i is the tensor it must be: name, expert, reserved field. */
+static enum mp_err check_entry_identity(const struct entry_place *at, size_t want_len,
+					const unsigned char *raw, const struct mp_entry *e,
+					struct mp_error *err)
+{
+	if (memcmp(raw, at->want, want_len) != 0 || raw[want_len] != '\0') {
 		char shown[MP_ENTRY_NAME_LEN * 4 + 8];
 
 		mp_text_escape(shown, sizeof shown, (const char *)raw,
 			       strnlen((const char *)raw, MP_ENTRY_NAME_LEN), 0);
 		return mp_fail(err, MP_E_ENTRY_NAME,
 			       "identity mismatch at index %llu: name \"%s\"%s, expected \"%s\"",
-			       idx, shown,
+			       at->idx, shown,
 			       memchr(raw, 0, MP_ENTRY_NAME_LEN) ? "" : " (not NUL-terminated)",
-			       want);
+			       at->want);
 	}
-	mp_entry_decode(raw, &e);
-	if (e.expert < 0 || (uint64_t)e.expert != expert)
+	if (e->expert < 0 || (uint64_t)e->expert != at->expert)
 		return mp_fail(err, MP_E_ENTRY_EXPERT,
 			       "identity mismatch at index %llu (%s): expert is %d, expected %llu",
-			       idx, want, e.expert, (unsigned long long)expert);
-	if (e.reserved != 0)
+			       at->idx, at->want, e->expert, (unsigned long long)at->expert);
+	if (e->reserved != 0)
 		return mp_fail(err, MP_E_ENTRY_RESERVED,
 			       "identity mismatch at index %llu (%s): reserved is %u, must be 0",
-			       idx, want, e.reserved);
-	if (e.nbytes != m->roles[role].expert_bytes)
+			       at->idx, at->want, e->reserved);
+	return MP_OK;
+}
+
+/* Entry e's byte range: its role's size, aligned, after prev_end, in the file. */
+static enum mp_err check_entry_range(const struct mp_pack *p, const struct entry_place *at,
+				     const struct mp_entry *e, uint64_t prev_end,
+				     struct mp_error *err)
+{
+	const struct mp_manifest *m = &p->m;
+	unsigned long long ex = (unsigned long long)at->expert;
+
+	if (e->nbytes != m->roles[at->role].expert_bytes)
 		return mp_fail(err, MP_E_ENTRY_NBYTES,
 			       "range mismatch at index %llu (%s expert %llu): nbytes is %llu, "
 			       "expert_pack.roles.%s.expert_bytes is %llu",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.nbytes, mp_role_name(role),
-			       (unsigned long long)m->roles[role].expert_bytes);
-	if (e.offset % m->alignment != 0)
+			       at->idx, at->want, ex, (unsigned long long)e->nbytes,
+			       mp_role_name(at->role),
+			       (unsigned long long)m->roles[at->role].expert_bytes);
+	if (e->offset % m->alignment != 0)
 		return mp_fail(err, MP_E_ENTRY_ALIGNMENT,
 			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
 			       "not a multiple of the alignment %llu",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset, (unsigned long long)m->alignment);
-	if (e.offset < *prev_end)
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       (unsigned long long)m->alignment);
+	if (e->offset < prev_end)
 		return mp_fail(err, MP_E_ENTRY_OVERLAP,
 			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
 			       "before the end of the previous %s (%llu)",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset,
-			       i == 0 ? "index (data_start)" : "payload",
-			       (unsigned long long)*prev_end);
-	if (e.nbytes > p->file_size || e.offset > p->file_size - e.nbytes)
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       at->idx == 0 ? "index (data_start)" : "payload",
+			       (unsigned long long)prev_end);
+	if (e->nbytes > p->file_size || e->offset > p->file_size - e->nbytes)
 		return mp_fail(err, MP_E_ENTRY_BOUNDS,
 			       "range mismatch at index %llu (%s expert %llu): offset %llu + "
 			       "nbytes %llu runs past the end of the pack (%llu bytes)",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset, (unsigned long long)e.nbytes,
-			       (unsigned long long)p->file_size);
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       (unsigned long long)e->nbytes, (unsigned long long)p->file_size);
+	return MP_OK;
+}
+
+static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *en,
+			       uint64_t i, const unsigned char *raw, uint64_t *prev_end,
+			       uint64_t *up_offset, struct mp_error *err)
+{
+	const struct mp_manifest *m = &p->m;
+	struct entry_place at = {.object = i / MP_ROLE_COUNT,
+				 .role = (enum mp_role)(i % MP_ROLE_COUNT),
+				 .idx = (unsigned long long)i};
+	struct mp_entry e;
+	enum mp_err rc;
+
+	at.layer_index = at.object / m->num_experts;
+	at.expert = at.object % m->num_experts;
+	at.want = en->name[at.layer_index][at.role];
+	mp_entry_decode(raw, &e);
+	if ((rc = check_entry_identity(&at, en->len[at.layer_index][at.role], raw, &e, err)) ||
+	    (rc = check_entry_range(p, &at, &e, *prev_end, err)))
+		return rc;
 	*prev_end = e.offset + e.nbytes;
-	if (role == MP_ROLE_UP) {
+	if (at.role == MP_ROLE_UP) {
 		*up_offset = e.offset;
-		p->object_offset[object] = e.offset;
-	} else if (e.offset != *up_offset + m->roles[role].role_offset) {
+		p->object_offset[at.object] = e.offset;
+	} else if (e.offset != *up_offset + m->roles[at.role].role_offset) {
 		return mp_fail(err, MP_E_ENTRY_CONTIGUITY,
 			       "not contiguous at index %llu (%s expert %llu): offset %llu, "
 			       "expected up offset %llu + %llu",
-			       idx, want, (unsigned long long)expert,
+			       at.idx, at.want, (unsigned long long)at.expert,
 			       (unsigned long long)e.offset, (unsigned long long)*up_offset,
-			       (unsigned long long)m->roles[role].role_offset);
+			       (unsigned long long)m->roles[at.role].role_offset);
 	}
 	return MP_OK;
 }
