@@ -3,6 +3,7 @@
 
 #include "base/errors.h"
 
+#include <stdarg.h>
 #include <stdio.h>
 
 #include "base/text.h"

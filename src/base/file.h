@@ -12,6 +12,7 @@
 #ifndef MOEPACK_FILE_H
 #define MOEPACK_FILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 

@@ -3,6 +3,8 @@
 
 #include "pack/index.h"
 
+#include <string.h>
+
 void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h)
 {
 	memcpy(h->magic, raw, MP_MAGIC_LEN);

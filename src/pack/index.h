@@ -8,7 +8,6 @@
 #define MOEPACK_INDEX_H
 
 #include <stdint.h>
-#include <string.h>
 
 #include "pack/format.h"
 

@@ -13,13 +13,11 @@
 
 #include "base/file.h"
 
-#include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Buffers start on a page: whole pages for the kernel to copy into. */
 #define RING_ALIGN 4096

@@ -7,7 +7,6 @@
 #include "base/file.h"
 #include "base/text.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,7 +15,6 @@
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
-#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
