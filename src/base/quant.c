@@ -9,6 +9,8 @@
 
 #include "base/quant.h"
 
+#include "base/le.h"
+
 #include <string.h>
 
 /* Name, weights and bytes per block of every id ggml 0.23.0 knows; the ids
@@ -91,33 +93,18 @@ uint64_t mp_splitmix64(uint64_t x)
 	return splitmix64_next(&x);
 }
 
-/* Bytes come out the same on every host: the stream is defined as
- * little-endian words. */
-static inline void store_le64(unsigned char *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline void store_le16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-/* Fill n bytes (a multiple of 8 or not) with the generator's output. */
+/* Fill n bytes (a multiple of 8 or not) with the generator's output, as
+ * little-endian words: the same bytes on every host. */
 static inline void fill_random(unsigned char *p, size_t n, uint64_t *state)
 {
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8)
-		store_le64(p + i, splitmix64_next(state));
+		mp_put_le64(p + i, splitmix64_next(state));
 	if (i < n) {
 		unsigned char tail[8];
 
-		store_le64(tail, splitmix64_next(state));
+		mp_put_le64(tail, splitmix64_next(state));
 		memcpy(p + i, tail, n - i);
 	}
 }
@@ -156,12 +143,12 @@ int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 		if (t->id == MP_GGML_Q2_K) {
 			fill_random(b, MP_Q2K_D, &state);
 			scale_bits = splitmix64_next(&state);
-			store_le16(b + MP_Q2K_D, demo_scale(scale_bits));
-			store_le16(b + MP_Q2K_DMIN, demo_scale(scale_bits >> 16));
+			mp_put_le16(b + MP_Q2K_D, demo_scale(scale_bits));
+			mp_put_le16(b + MP_Q2K_DMIN, demo_scale(scale_bits >> 16));
 		} else {
 			fill_random(b, MP_Q3K_D, &state);
 			scale_bits = splitmix64_next(&state);
-			store_le16(b + MP_Q3K_D, demo_scale(scale_bits));
+			mp_put_le16(b + MP_Q3K_D, demo_scale(scale_bits));
 		}
 	}
 	return 0;

@@ -9,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "base/le.h"
 #include "pack/format.h"
 
 struct mp_header {
@@ -26,29 +27,6 @@ struct mp_entry {
 	uint64_t offset;
 	uint64_t nbytes;
 };
-
-static inline uint32_t mp_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t mp_le64(const unsigned char *p)
-{
-	return (uint64_t)mp_le32(p) | (uint64_t)mp_le32(p + 4) << 32;
-}
-
-static inline void mp_put_le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline void mp_put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
 
 /* Field offsets inside the 40-byte header (the magic is at 0). */
 #define MP_HEADER_VERSION_AT 16

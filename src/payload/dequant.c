@@ -22,12 +22,9 @@
 
 #include "payload/dequant.h"
 
-#include <string.h>
+#include "base/le.h"
 
-static inline uint16_t le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
+#include <string.h>
 
 /* ---- x86's NaN rules, on the bits ------------------------------------------ */
 
@@ -77,8 +74,8 @@ void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks)
 	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q2K_BYTES) {
-		const float d = mp_fp16_to_float(le16(b + MP_Q2K_D));
-		const float min = mp_fp16_to_float(le16(b + MP_Q2K_DMIN));
+		const float d = mp_fp16_to_float(mp_le16(b + MP_Q2K_D));
+		const float min = mp_fp16_to_float(mp_le16(b + MP_Q2K_DMIN));
 		const unsigned char *sc = b + MP_Q2K_SCALES;
 		const unsigned char *q = b + MP_Q2K_QS;
 
@@ -126,7 +123,7 @@ void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks)
 	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q3K_BYTES) {
-		const float d_all = mp_fp16_to_float(le16(b + MP_Q3K_D));
+		const float d_all = mp_fp16_to_float(mp_le16(b + MP_Q3K_D));
 		const unsigned char *hm = b + MP_Q3K_HMASK;
 		const unsigned char *q = b + MP_Q3K_QS;
 		int scales[16];
@@ -189,11 +186,11 @@ void mp_block_scales(const struct mp_quant_type *t, const void *block,
 	const unsigned char *b = block;
 
 	if (t->id == MP_GGML_Q2_K) {
-		scales[0] = le16(b + MP_Q2K_D);
-		scales[1] = le16(b + MP_Q2K_DMIN);
+		scales[0] = mp_le16(b + MP_Q2K_D);
+		scales[1] = mp_le16(b + MP_Q2K_DMIN);
 		*nscales = 2;
 	} else {
-		scales[0] = le16(b + MP_Q3K_D);
+		scales[0] = mp_le16(b + MP_Q3K_D);
 		scales[1] = 0;
 		*nscales = 1;
 	}

@@ -4,6 +4,7 @@
 #include "seal/seal.h"
 
 #include "base/file.h"
+#include "base/le.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
@@ -232,28 +233,17 @@ uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 
 /* ---- the file ---- */
 
-static uint32_t get_u32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
+/* Field offsets inside the 128-byte header (the magic is at 0). */
+#define SEAL_VERSION_AT 16
+#define SEAL_HEADER_SIZE_AT 20
+#define SEAL_FLAGS_AT 24
+#define SEAL_RESERVED_AT 28
+#define SEAL_CHUNK_SIZE_AT 32
+#define SEAL_CHUNK_COUNT_AT 40
+#define SEAL_PACK_SIZE_AT 48
+#define SEAL_PACK_SHA256_AT 56
+#define SEAL_INDEX_SHA256_AT 88
+#define SEAL_RESERVED_TAIL_AT 120
 
 /* Size of a seal file with n chunk digests (n <= MP_SEAL_MAX_CHUNKS). */
 static uint64_t seal_file_size(uint64_t n)
@@ -281,29 +271,29 @@ static enum mp_err parse_header(const unsigned char *b, uint64_t file_size, cons
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: magic is not \"%s\"", what,
 			       MP_SEAL_MAGIC);
-	if ((v = get_u32(b + 16)) != MP_SEAL_VERSION)
+	if ((v = mp_le32(b + SEAL_VERSION_AT)) != MP_SEAL_VERSION)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: version is %" PRIu32 ", not %u",
 			       what, v, MP_SEAL_VERSION);
-	if ((v = get_u32(b + 20)) != MP_SEAL_HEADER_SIZE)
+	if ((v = mp_le32(b + SEAL_HEADER_SIZE_AT)) != MP_SEAL_HEADER_SIZE)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: header_size is %" PRIu32
 			       ", not %u", what, v, MP_SEAL_HEADER_SIZE);
-	if ((v = get_u32(b + 24)) & ~MP_SEAL_FLAG_UNANCHORED)
+	if ((v = mp_le32(b + SEAL_FLAGS_AT)) & ~MP_SEAL_FLAG_UNANCHORED)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: flags 0x%" PRIx32
 			       " has unknown bits set", what, v);
-	if (get_u32(b + 28) != 0 || get_u64(b + 120) != 0)
+	if (mp_le32(b + SEAL_RESERVED_AT) != 0 || mp_le64(b + SEAL_RESERVED_TAIL_AT) != 0)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: reserved field at offset %d is not 0",
-			       what, get_u32(b + 28) != 0 ? 28 : 120);
-	cs = get_u64(b + 32);
+			       what, mp_le32(b + SEAL_RESERVED_AT) != 0 ? SEAL_RESERVED_AT : SEAL_RESERVED_TAIL_AT);
+	cs = mp_le64(b + SEAL_CHUNK_SIZE_AT);
 	if (!chunk_size_ok(cs))
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: chunk_size %" PRIu64
 			       " is not a power of two from %u to %u",
 			       what, cs, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK);
-	n = get_u64(b + 40);
+	n = mp_le64(b + SEAL_CHUNK_COUNT_AT);
 	if (n < 1 || n > MP_SEAL_MAX_CHUNKS)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: chunk_count %" PRIu64
@@ -330,7 +320,7 @@ enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t
 	rc = parse_header(buf, len, what, err);
 	if (rc != MP_OK)
 		return rc;
-	n = get_u64(buf + 40);
+	n = mp_le64(buf + SEAL_CHUNK_COUNT_AT);
 	mp_sha256_buf(buf, len - MP_SHA256_LEN, d);
 	if (memcmp(d, buf + len - MP_SHA256_LEN, MP_SHA256_LEN) != 0)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
@@ -343,12 +333,12 @@ enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t
 		mp_seal_free(s);
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", what);
 	}
-	s->flags = get_u32(buf + 24);
-	s->chunk_size = get_u64(buf + 32);
+	s->flags = mp_le32(buf + SEAL_FLAGS_AT);
+	s->chunk_size = mp_le64(buf + SEAL_CHUNK_SIZE_AT);
 	s->chunk_count = n;
-	s->pack_size = get_u64(buf + 48);
-	memcpy(s->pack_sha256, buf + 56, MP_SHA256_LEN);
-	memcpy(s->index_sha256, buf + 88, MP_SHA256_LEN);
+	s->pack_size = mp_le64(buf + SEAL_PACK_SIZE_AT);
+	memcpy(s->pack_sha256, buf + SEAL_PACK_SHA256_AT, MP_SHA256_LEN);
+	memcpy(s->index_sha256, buf + SEAL_INDEX_SHA256_AT, MP_SHA256_LEN);
 	memcpy(s->digests, buf + MP_SEAL_HEADER_SIZE, n * MP_SHA256_LEN);
 	memcpy(s->seal_digest, d, MP_SHA256_LEN);
 	*out = s;
@@ -1137,14 +1127,14 @@ unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len)
 	if (!b)
 		return NULL;
 	memcpy(b, magic, MP_SEAL_MAGIC_LEN);
-	put_u32(b + 16, MP_SEAL_VERSION);
-	put_u32(b + 20, MP_SEAL_HEADER_SIZE);
-	put_u32(b + 24, s->flags);
-	put_u64(b + 32, s->chunk_size);
-	put_u64(b + 40, s->chunk_count);
-	put_u64(b + 48, s->pack_size);
-	memcpy(b + 56, s->pack_sha256, MP_SHA256_LEN);
-	memcpy(b + 88, s->index_sha256, MP_SHA256_LEN);
+	mp_put_le32(b + SEAL_VERSION_AT, MP_SEAL_VERSION);
+	mp_put_le32(b + SEAL_HEADER_SIZE_AT, MP_SEAL_HEADER_SIZE);
+	mp_put_le32(b + SEAL_FLAGS_AT, s->flags);
+	mp_put_le64(b + SEAL_CHUNK_SIZE_AT, s->chunk_size);
+	mp_put_le64(b + SEAL_CHUNK_COUNT_AT, s->chunk_count);
+	mp_put_le64(b + SEAL_PACK_SIZE_AT, s->pack_size);
+	memcpy(b + SEAL_PACK_SHA256_AT, s->pack_sha256, MP_SHA256_LEN);
+	memcpy(b + SEAL_INDEX_SHA256_AT, s->index_sha256, MP_SHA256_LEN);
 	memcpy(b + MP_SEAL_HEADER_SIZE, s->digests, s->chunk_count * MP_SHA256_LEN);
 	mp_sha256_buf(b, n - MP_SHA256_LEN, s->seal_digest);
 	memcpy(b + n - MP_SHA256_LEN, s->seal_digest, MP_SHA256_LEN);
