@@ -36,14 +36,23 @@ static inline bool is_inf(uint32_t u) { return (u & 0x7fffffffu) == 0x7f800000u;
 static inline bool is_zero(uint32_t u) { return (u & 0x7fffffffu) == 0; }
 static inline bool finite_f(float f) { return (mp_float_bits(f) & 0x7f800000u) != 0x7f800000u; }
 
+/* x86 returns the first NaN operand, quieted: true with it in *out when
+ * a or b is a NaN. */
+static bool x86_nan_operand(uint32_t a, uint32_t b, float *out)
+{
+	if (!is_nan(a) && !is_nan(b))
+		return false;
+	*out = mp_bits_float((is_nan(a) ? a : b) | QUIET_BIT);
+	return true;
+}
+
 static float x86_mul(float x, float y)
 {
 	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
+	float nan;
 
-	if (is_nan(a))
-		return mp_bits_float(a | QUIET_BIT);
-	if (is_nan(b))
-		return mp_bits_float(b | QUIET_BIT);
+	if (x86_nan_operand(a, b, &nan))
+		return nan;
 	if ((is_inf(a) && is_zero(b)) || (is_zero(a) && is_inf(b)))
 		return mp_bits_float(X86_DEFAULT_NAN);
 	return x * y; /* not a NaN: IEEE fixes every bit */
@@ -52,11 +61,10 @@ static float x86_mul(float x, float y)
 static float x86_sub(float x, float y)
 {
 	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
+	float nan;
 
-	if (is_nan(a))
-		return mp_bits_float(a | QUIET_BIT);
-	if (is_nan(b))
-		return mp_bits_float(b | QUIET_BIT);
+	if (x86_nan_operand(a, b, &nan))
+		return nan;
 	if (is_inf(a) && is_inf(b) && (a == b))
 		return mp_bits_float(X86_DEFAULT_NAN);
 	return x - y;
