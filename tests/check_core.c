@@ -1225,6 +1225,22 @@ START_TEST(test_pread_full)
 				"(ends before byte 101)");
 	close(fd);
 
+	/* the write side: all bytes at their place, or the errno */
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mp_pwrite_all(fd, "xyz", 3, 98, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	close(fd);
+	ck_assert_int_eq(mp_pwrite_all(fd, "x", 1, 0, NULL), EBADF);
+	ck_assert_int_eq(mp_pwrite_full(fd, "x", 1, 7, path, &e), MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "at byte 7: Bad file descriptor"), "%s", e.msg);
+	ck_assert_str_eq(mp_write_failure(MP_WRITE_NONE), "no space");
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(mp_pread_all(fd, buf, 10, 95, &done), MP_READ_EOF);
+	ck_assert_uint_eq(done, 6);
+	ck_assert_mem_eq(buf + 3, "xyz", 3);
+	close(fd);
+
 	/* a read error: its errno, and its text in the message */
 	ck_assert_int_eq(mp_pread_all(fd, buf, 1, 0, NULL), EBADF);
 	ck_assert_int_eq(mp_pread_full(fd, buf, 1, 0, "pack", path, MP_E_PACK_IO, &e),

@@ -134,23 +134,42 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 	return MP_OK;
 }
 
-enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
-			   const char *path, struct mp_error *err)
+int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done)
 {
 	const unsigned char *p = buf;
+	size_t put_all = 0;
+	int rc = 0;
 
-	while (n) {
-		ssize_t put = pwrite(fd, p, n, (off_t)pos);
+	while (put_all < n) {
+		ssize_t put = pwrite(fd, p + put_all, n - put_all, (off_t)(pos + put_all));
 
 		if (put < 0 && errno == EINTR)
 			continue;
-		if (put <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
-				       path, pos, put < 0 ? strerror(errno) : "no space");
-		p += put;
-		n -= (size_t)put;
-		pos += (uint64_t)put;
+		if (put <= 0) {
+			rc = put < 0 ? errno : MP_WRITE_NONE;
+			break;
+		}
+		put_all += (size_t)put;
 	}
+	if (done)
+		*done = put_all;
+	return rc;
+}
+
+const char *mp_write_failure(int rc)
+{
+	return rc == MP_WRITE_NONE ? "no space" : strerror(rc);
+}
+
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err)
+{
+	size_t done;
+	int rc = mp_pwrite_all(fd, buf, n, pos, &done);
+
+	if (rc)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s", path,
+			       pos + done, mp_write_failure(rc));
 	return MP_OK;
 }
 

@@ -48,8 +48,19 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 
 /*
  * Write all n bytes of buf at byte pos of fd, retrying short writes and
- * EINTR.  MP_E_PACK_IO "cannot write PATH at byte N: REASON" otherwise
- * ("no space" when the file system takes no more).
+ * EINTR; the one write loop of the lower layers.  Returns 0, the errno of
+ * a failed pwrite(), or MP_WRITE_NONE when the file system takes no more
+ * (a pwrite() of nothing).  *done (may be NULL) gets the bytes written.
+ */
+#define MP_WRITE_NONE (-1)
+int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done);
+
+/* The reason of a failed mp_pwrite_all(), for messages ("no space"). */
+const char *mp_write_failure(int rc);
+
+/*
+ * mp_pwrite_all() with its message: MP_E_PACK_IO "cannot write PATH at byte
+ * N: REASON", N where the write stopped.
  */
 enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
 			   const char *path, struct mp_error *err);

@@ -155,13 +155,14 @@ uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
 	return 0;
 }
 
-/* The object whose chunks hold `chunk` (head_chunks <= chunk < chunk_count). */
-static uint64_t object_of_chunk(const struct mp_seal_layout *l, uint64_t chunk)
+/* The last i < n with a[i] <= key, for a sorted a with a[0] <= key. */
+static uint64_t last_at_most(const uint64_t *a, uint64_t n, uint64_t key)
 {
-	uint64_t lo = 0, hi = l->object_count; /* object_first[lo] <= chunk */
+	uint64_t lo = 0, hi = n; /* a[lo] <= key */
+
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (l->object_first[mid] <= chunk)
+		if (a[mid] <= key)
 			lo = mid;
 		else
 			hi = mid;
@@ -182,7 +183,8 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		out->len = head - out->offset < c ? head - out->offset : c;
 		return;
 	}
-	i = object_of_chunk(l, chunk);
+	/* the object whose chunks hold it (head_chunks <= chunk < chunk_count) */
+	i = last_at_most(l->object_first, l->object_count, chunk);
 	k = chunk - l->object_first[i];
 	base = l->object_offset[i];
 	out->object = i;
@@ -207,19 +209,11 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 
 uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 {
-	uint64_t c = l->chunk_size, lo, hi, rel, first;
+	uint64_t c = l->chunk_size, lo, rel, first;
 
 	if (l->object_count == 0 || pos < l->object_offset[0])
 		return pos / c;
-	lo = 0;
-	hi = l->object_count; /* object_offset[lo] <= pos */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (l->object_offset[mid] <= pos)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	lo = last_at_most(l->object_offset, l->object_count, pos);
 	rel = pos - l->object_offset[lo];
 	first = l->object_first[lo];
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
@@ -460,6 +454,28 @@ static unsigned pick_jobs(unsigned jobs)
  * chunks: threads claim runs of whole chunks (up to SEAL_WINDOW bytes, or
  * one larger chunk read in SEAL_WINDOW pieces) from a shared counter.
  */
+/* The first failure of a job shared by threads, and the flag that stops
+ * the others. */
+struct first_fail {
+	bool stop;
+	enum mp_err rc;
+	struct mp_error err; /* when rc is not MP_OK */
+};
+
+/* Keep e if it is the first failure, and stop every thread of the job. */
+static void fail_first(struct first_fail *f, pthread_mutex_t *lock, pthread_cond_t *cond,
+		       const struct mp_error *e)
+{
+	pthread_mutex_lock(lock);
+	if (f->rc == MP_OK) {
+		f->rc = e->code;
+		f->err = *e;
+	}
+	f->stop = true;
+	pthread_cond_broadcast(cond);
+	pthread_mutex_unlock(lock);
+}
+
 struct par {
 	int fd;
 	const char *what;
@@ -474,22 +490,13 @@ struct par {
 	uint64_t done_bytes;
 	uint64_t bad_count, first_bad;
 	unsigned running;    /* workers not yet finished */
-	bool stop;
 	bool io_failed;      /* a chunk could not be read */
-	struct mp_error err; /* the first failure */
-	enum mp_err rc;
+	struct first_fail f;
 };
 
 static void par_fail(struct par *p, const struct mp_error *e)
 {
-	pthread_mutex_lock(&p->lock);
-	if (p->rc == MP_OK) {
-		p->rc = e->code;
-		p->err = *e;
-	}
-	p->stop = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	fail_first(&p->f, &p->lock, &p->cond, e);
 }
 
 static void par_bad(struct par *p, uint64_t chunk, bool io)
@@ -539,7 +546,7 @@ static bool par_claim(struct par *p, struct par_run *r)
 	struct mp_seal_chunk ch;
 
 	pthread_mutex_lock(&p->lock);
-	if (p->stop || p->next >= l->chunk_count) {
+	if (p->f.stop || p->next >= l->chunk_count) {
 		pthread_mutex_unlock(&p->lock);
 		return false;
 	}
@@ -675,7 +682,7 @@ static void par_run(struct par *p, unsigned jobs, mp_progress_fn progress, void 
 		for (unsigned i = 0; i < started; i++)
 			pthread_join(tid[i], NULL);
 	}
-	if (progress && p->rc == MP_OK)
+	if (progress && p->f.rc == MP_OK)
 		progress(p->l->file_size, p->l->file_size, parg);
 }
 
@@ -712,21 +719,12 @@ struct ring {
 	uint64_t done_bytes; /* bytes through both digests */
 	struct mp_sha256 *carry;
 	struct mp_sha256 *whole;
-	bool stop;
-	enum mp_err rc;
-	struct mp_error err;
+	struct first_fail f;
 };
 
 static void ring_fail(struct ring *r, const struct mp_error *e)
 {
-	pthread_mutex_lock(&r->lock);
-	if (r->rc == MP_OK) {
-		r->rc = e->code;
-		r->err = *e;
-	}
-	r->stop = true;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	fail_first(&r->f, &r->lock, &r->cond, e);
 }
 
 static void ring_release(struct ring *r, struct win *w, bool whole)
@@ -748,10 +746,10 @@ static void *ring_whole(void *arg)
 	for (uint64_t k = 0; k < r->nwin; k++) {
 		struct win *w = &r->w[k % r->nslots];
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->filled <= k)
+		while (!r->f.stop && r->filled <= k)
 			pthread_cond_wait(&r->cond, &r->lock);
 		pthread_mutex_unlock(&r->lock);
-		if (r->stop)
+		if (r->f.stop)
 			break;
 		mp_sha256_update(r->whole, r->buf[k % r->nslots], (size_t)w->len);
 		ring_release(r, w, true);
@@ -774,10 +772,10 @@ static void ring_window(struct ring *r, uint64_t k, const unsigned char *buf,
 	inner_last = b.offset + b.len > end ? c1 : c1 + 1;
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && r->next_carry != k)
+	while (!r->f.stop && r->next_carry != k)
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
-	if (r->stop)
+	if (r->f.stop)
 		return;
 	if (a.offset < start) { /* the chunk carried in from window k - 1 */
 		uint64_t e = a.offset + a.len < end ? a.offset + a.len : end;
@@ -806,9 +804,9 @@ static void *ring_worker(void *arg)
 		uint64_t k;
 		struct win *w;
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->claimed < r->nwin && r->filled <= r->claimed)
+		while (!r->f.stop && r->claimed < r->nwin && r->filled <= r->claimed)
 			pthread_cond_wait(&r->cond, &r->lock);
-		if (r->stop || r->claimed >= r->nwin) {
+		if (r->f.stop || r->claimed >= r->nwin) {
 			pthread_mutex_unlock(&r->lock);
 			break;
 		}
@@ -903,11 +901,11 @@ static bool ring_wait_free(struct ring *r, const struct win *w, mp_progress_fn p
 			pthread_mutex_lock(&r->lock);
 			continue;
 		}
-		if (r->stop || (w->chunks_done && w->whole_done))
+		if (r->f.stop || (w->chunks_done && w->whole_done))
 			break;
 		pthread_cond_wait(&r->cond, &r->lock);
 	}
-	stop = r->stop;
+	stop = r->f.stop;
 	pthread_mutex_unlock(&r->lock);
 	return !stop;
 }
@@ -960,19 +958,19 @@ static enum mp_err ring_run(struct ring *r, unsigned jobs, mp_progress_fn progre
 		ring_fail(r, &(struct mp_error){.code = MP_E_NOMEM});
 		if (whole_started)
 			pthread_join(wtid, NULL);
-		r->stop = false;
-		r->rc = MP_OK;
+		r->f.stop = false;
+		r->f.rc = MP_OK;
 		return ring_serial(r, progress, parg, err);
 	}
 	ring_fill(r, progress, parg);
 	pthread_join(wtid, NULL);
 	for (unsigned i = 0; i < started; i++)
 		pthread_join(tid[i], NULL);
-	if (r->rc != MP_OK && err)
-		*err = r->err;
-	if (r->rc == MP_OK && progress)
+	if (r->f.rc != MP_OK && err)
+		*err = r->f.err;
+	if (r->f.rc == MP_OK && progress)
 		progress(r->l->file_size, r->l->file_size, parg);
-	return r->rc;
+	return r->f.rc;
 }
 
 static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_seal_layout *l,
@@ -1009,9 +1007,9 @@ enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_lay
 	par_run(&p, jobs, progress, progress_arg);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.cond);
-	if (p.rc != MP_OK && err)
-		*err = p.err;
-	return p.rc;
+	if (p.f.rc != MP_OK && err)
+		*err = p.f.err;
+	return p.f.rc;
 }
 
 enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
@@ -1031,10 +1029,10 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 	par_run(&p, jobs, progress, progress_arg);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.cond);
-	if (p.rc != MP_OK) {
+	if (p.f.rc != MP_OK) {
 		if (err)
-			*err = p.err;
-		return p.rc;
+			*err = p.f.err;
+		return p.f.rc;
 	}
 	if (p.bad_count == l->chunk_count && p.io_failed)
 		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: no chunk could be read",
@@ -1049,29 +1047,13 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 
 /* ---- writing ---- */
 
-static enum mp_err write_all(int fd, const unsigned char *p, size_t len, const char *path,
-			     struct mp_error *err)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", path,
-				       n < 0 ? strerror(errno) : "short write");
-		p += n;
-		len -= (size_t)n;
-	}
-	return MP_OK;
-}
-
 enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
 				 struct mp_error *err)
 {
 	char *tmp = mp_path_with_suffix(path, ".tmp");
 	char *dir = NULL, *slash;
 	enum mp_err rc;
-	int fd, dfd;
+	int fd, dfd, e;
 
 	if (!tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
@@ -1082,7 +1064,9 @@ enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
 		free(tmp);
 		return rc;
 	}
-	rc = write_all(fd, data, len, tmp, err);
+	e = mp_pwrite_all(fd, data, len, 0, NULL);
+	rc = e ? mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", tmp, mp_write_failure(e))
+	       : MP_OK;
 	if (rc == MP_OK && fsync(fd) != 0)
 		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: fsync: %s", tmp,
 			     strerror(errno));
