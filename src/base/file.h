@@ -1,5 +1,5 @@
 /*
- * file.h - opening files named by untrusted input.
+ * file.h - opening files named by untrusted input; whole reads and writes.
  *
  * A pack, manifest, config or GGUF path may name a FIFO, a device or a
  * directory.  A plain open() of a FIFO blocks until a writer appears, so every
@@ -8,6 +8,10 @@
  * and the like (debugfs, tracefs, securityfs, cgroup) look regular, but a
  * read may wait for ever (/proc/kmsg): their descriptors stay non-blocking,
  * so that such a read fails at once with EAGAIN.
+ *
+ * Every whole read and write of the lower layers goes through
+ * mp_pread_all() / mp_pwrite_all() here: one loop each, one wording of
+ * their failures.
  */
 #ifndef MOEPACK_FILE_H
 #define MOEPACK_FILE_H

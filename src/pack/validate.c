@@ -155,7 +155,8 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 		return mp_fail(err, MP_E_HEADER_SHORT,
 			       "pack is shorter than its 40-byte header: %s has %llu bytes",
 			       p->path, (unsigned long long)p->file_size);
-	if ((rc = mp_pread_full(p->fd, raw, MP_HEADER_SIZE, 0, "pack", p->path, MP_E_PACK_IO, err)))
+	rc = mp_pread_full(p->fd, raw, MP_HEADER_SIZE, 0, "pack", p->path, MP_E_PACK_IO, err);
+	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
 	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
@@ -228,7 +229,8 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
 								    : ENTRIES_PER_CHUNK;
 		rc = mp_pread_full(p->fd, buf, (size_t)n * MP_ENTRY_SIZE,
-				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->path, MP_E_PACK_IO, err);
+				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->path,
+				   MP_E_PACK_IO, err);
 		if (rc)
 			goto out;
 		for (uint64_t k = 0; k < n; k++) {

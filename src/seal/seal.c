@@ -280,7 +280,8 @@ static enum mp_err parse_header(const unsigned char *b, uint64_t file_size, cons
 	if (mp_le32(b + SEAL_RESERVED_AT) != 0 || mp_le64(b + SEAL_RESERVED_TAIL_AT) != 0)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: reserved field at offset %d is not 0",
-			       what, mp_le32(b + SEAL_RESERVED_AT) != 0 ? SEAL_RESERVED_AT : SEAL_RESERVED_TAIL_AT);
+			       what, mp_le32(b + SEAL_RESERVED_AT) != 0 ? SEAL_RESERVED_AT
+								       : SEAL_RESERVED_TAIL_AT);
 	cs = mp_le64(b + SEAL_CHUNK_SIZE_AT);
 	if (!chunk_size_ok(cs))
 		return mp_fail(err, MP_E_SEAL_FORMAT,

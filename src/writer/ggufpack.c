@@ -258,7 +258,8 @@ static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint
 		enum mp_err rc = stop_requested("comparing the pack with the shards", err);
 
 		if (!rc)
-			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO, err);
+			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO,
+					   err);
 
 		if (!rc)
 			rc = mp_pread_full(s->fd, b->buf2, k, src + done, "GGUF file", s->path,
@@ -819,7 +820,8 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 		for (uint64_t pos = b->l.data_start; !rc && h.sha && pos < end;) {
 			size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
-			rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO, err);
+			rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
+					   err);
 			pack_hash_update(&h, b->buf, n);
 			pos += n;
 		}
