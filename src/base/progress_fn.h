@@ -1,8 +1,8 @@
 /*
  * progress_fn.h - the callback of long work (a full digest, a scan, a
- * build): told the bytes done so far and the total, from the working
- * thread.  Its own header so that the readers and hashers below pack.h
- * take it without depending on the pack.
+ * build): told the bytes done so far and the total.  Its own header so
+ * that the readers and hashers below pack.h take it without depending on
+ * the pack.
  */
 #ifndef MOEPACK_PROGRESS_FN_H
 #define MOEPACK_PROGRESS_FN_H
