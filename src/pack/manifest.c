@@ -15,6 +15,7 @@
 #include "base/jsonstr.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "pack/digest.h"
 
 enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 			     struct mp_error *err)
@@ -445,7 +446,7 @@ static enum mp_err get_digest(json_t *root, const char *path, char out[MP_SHA256
 	enum mp_err rc = get_string(root, path, &s, err);
 	if (rc)
 		return rc;
-	if (strlen(s) != MP_SHA256_HEX - 1 || strspn(s, "0123456789abcdef") != MP_SHA256_HEX - 1)
+	if (!mp_is_sha256_hex(s))
 		return mp_fail(err, MP_E_MANIFEST_VALUE,
 			       "manifest value is out of range: %s must be 64 lowercase hex "
 			       "digits",
