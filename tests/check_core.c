@@ -24,6 +24,7 @@
 #include "base/errors.h"
 #include "base/file.h"
 #include "fixture.h"
+#include "pack/index.h"
 #include "base/jsonstr.h"
 #include "pack/pack.h"
 #include "base/quant.h"
@@ -400,13 +401,13 @@ START_TEST(test_readahead_ring)
 	ck_assert_uint_lt(l.next, 100000 + 4096 + 7);
 
 	/* a file shorter than the range: the bytes before are consumed, then
-	 * an I/O error naming the path and where the file ends */
+	 * an I/O error naming the path and where the read stopped */
 	memset(&l, 0, sizeof l);
 	l.want = data;
 	ck_assert_int_eq(mp_readahead(fd, 0, len + 10, path, &ro, ra_consume, &l, &err),
 			 MP_E_PACK_IO);
 	fx_assert_err(&err, MP_E_PACK_IO, path);
-	ck_assert_ptr_nonnull(strstr(err.msg, "file ends at byte"));
+	ck_assert_ptr_nonnull(strstr(err.msg, "the file is shorter (ends before byte"));
 	ck_assert_int_eq(l.bad, 0);
 	ck_assert_uint_eq(l.next, len / (4096 + 7) * (4096 + 7));
 	close(fd);
@@ -567,6 +568,16 @@ START_TEST(test_quant_table)
 	ck_assert_ptr_null(mp_quant_by_name("q2_k")); /* exact, case-sensitive */
 	ck_assert_ptr_null(mp_quant_by_name("Q2_K "));
 	ck_assert_ptr_null(mp_quant_by_name(""));
+	/* every ggml type is in the one table; only quant types pass by_id */
+	ck_assert_str_eq(mp_ggml_type(MP_GGML_F32)->name, "F32");
+	ck_assert_uint_eq(mp_ggml_type(MP_GGML_F32)->block_bytes, 4);
+	ck_assert_str_eq(mp_ggml_type(30)->name, "BF16");
+	ck_assert_uint_eq(mp_ggml_type(4)->block_weights, 0); /* Q4_2, removed */
+	ck_assert_ptr_eq(mp_ggml_type(MP_GGML_Q3_K), mp_quant_by_id(MP_GGML_Q3_K));
+	ck_assert_ptr_null(mp_quant_by_name("F32"));
+	ck_assert_ptr_null(mp_ggml_type(MP_GGML_TYPE_COUNT));
+	for (uint32_t id = 0; id < MP_GGML_TYPE_COUNT; id++)
+		ck_assert_int_eq(mp_ggml_type(id)->id, (int)id);
 }
 END_TEST
 
@@ -1064,7 +1075,7 @@ START_TEST(test_text_sanitize_long)
 	memset(buf, 'a', sizeof buf - 1);
 	buf[5000] = '\033';
 	buf[10] = '\r';
-	mp_text_sanitize(buf, sizeof buf);
+	mp_text_sanitize(buf, sizeof buf, MP_TEXT_ESCAPED);
 	ck_assert_ptr_null(strchr(buf, '\033'));
 	ck_assert_ptr_null(strchr(buf, '\r'));
 	ck_assert(strstr(buf, "\\x0d") != NULL);
@@ -1083,6 +1094,41 @@ START_TEST(test_mp_fail_escapes)
 END_TEST
 
 /* FIFOs, directories and missing files are refused at once, never waited on. */
+/* Header and entry: bytes -> struct -> bytes gives the same bytes. */
+START_TEST(test_header_entry_round_trip)
+{
+	unsigned char raw[MP_HEADER_SIZE], again[MP_HEADER_SIZE];
+	unsigned char eraw[MP_ENTRY_SIZE], eagain[MP_ENTRY_SIZE];
+	struct mp_header h;
+	struct mp_entry e;
+
+	mp_header_encode(raw, 5520, 843776);
+	ck_assert_mem_eq(raw, "GGMLMOEPACKv1\0\0\0", MP_MAGIC_LEN);
+	ck_assert_uint_eq(raw[MP_HEADER_SIZE_AT], MP_HEADER_SIZE);
+	mp_header_decode(raw, &h);
+	ck_assert_mem_eq(h.magic, MP_MAGIC, sizeof MP_MAGIC);
+	ck_assert_uint_eq(h.version, MP_VERSION);
+	ck_assert_uint_eq(h.header_size, MP_HEADER_SIZE);
+	ck_assert_uint_eq(h.index_count, 5520);
+	ck_assert_uint_eq(h.data_start, 843776);
+	mp_header_encode(again, h.index_count, h.data_start);
+	ck_assert_mem_eq(again, raw, MP_HEADER_SIZE);
+	/* little-endian on disk */
+	ck_assert_uint_eq(raw[MP_HEADER_COUNT_AT], 5520 & 0xff);
+	ck_assert_uint_eq(raw[MP_HEADER_COUNT_AT + 1], 5520 >> 8);
+
+	mp_entry_encode(eraw, "blk.17.ffn_up_exps.weight", 895, 1ull << 40, 1548288);
+	mp_entry_decode(eraw, &e);
+	ck_assert_str_eq((const char *)e.name, "blk.17.ffn_up_exps.weight");
+	ck_assert_int_eq(e.expert, 895);
+	ck_assert_uint_eq(e.reserved, 0);
+	ck_assert_uint_eq(e.offset, 1ull << 40);
+	ck_assert_uint_eq(e.nbytes, 1548288);
+	mp_entry_encode(eagain, (const char *)e.name, e.expert, e.offset, e.nbytes);
+	ck_assert_mem_eq(eagain, eraw, MP_ENTRY_SIZE);
+}
+END_TEST
+
 START_TEST(test_open_regular)
 {
 	char dir[] = "/tmp/mp-open-XXXXXX", path[64];
@@ -1119,6 +1165,71 @@ START_TEST(test_open_regular)
 	ck_assert_int_ge(fd, 0);
 	ck_assert_int_eq(fcntl(fd, F_GETFL) & O_NONBLOCK, 0);
 	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
+/* The one full read: all bytes, or the errno, or where a short file ends. */
+START_TEST(test_pread_full)
+{
+	char dir[] = "/tmp/mp-pread-XXXXXX", path[64];
+	unsigned char data[100], buf[100];
+	struct mp_error e;
+	struct stat st;
+	size_t done;
+	int fd;
+
+	for (size_t i = 0; i < sizeof data; i++)
+		data[i] = (unsigned char)(i * 7);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/short", dir);
+	fx_write_file(path, data, sizeof data);
+	ck_assert_int_eq(mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &e), MP_OK);
+
+	ck_assert_int_eq(mp_pread_all(fd, buf, 60, 40, &done), 0);
+	ck_assert_uint_eq(done, 60);
+	ck_assert_mem_eq(buf, data + 40, 60);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 0, 500, "pack", path, MP_E_PACK_IO, &e), MP_OK);
+
+	/* 30 bytes asked at byte 90: ten read, then the end of the file */
+	ck_assert_int_eq(mp_pread_all(fd, buf, 30, 90, &done), MP_READ_EOF);
+	ck_assert_uint_eq(done, 10);
+	ck_assert_mem_eq(buf, data + 90, 10);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 30, 90, "seal", path, MP_E_SEAL_IO, &e),
+			 MP_E_SEAL_IO);
+	ck_assert_int_eq(e.code, MP_E_SEAL_IO);
+	ck_assert_msg(strncmp(e.msg, "cannot read seal /tmp/mp-pread-", 31) == 0, "%s", e.msg);
+	ck_assert_msg(strstr(e.msg, "/short at byte 100: the file is shorter (ends before "
+			      "byte 120)"), "%s", e.msg);
+	/* what alone names the file when path is NULL */
+	ck_assert_int_eq(mp_pread_full(fd, buf, 1, 100, "pack x", NULL, MP_E_PACK_IO, &e),
+			 MP_E_PACK_IO);
+	ck_assert_str_eq(e.msg, "cannot read pack x at byte 100: the file is shorter "
+				"(ends before byte 101)");
+	close(fd);
+
+	/* the write side: all bytes at their place, or the errno */
+	fd = open(path, O_WRONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mp_pwrite_all(fd, "xyz", 3, 98, &done), 0);
+	ck_assert_uint_eq(done, 3);
+	close(fd);
+	ck_assert_int_eq(mp_pwrite_all(fd, "x", 1, 0, NULL), EBADF);
+	ck_assert_int_eq(mp_pwrite_full(fd, "x", 1, 7, path, &e), MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "at byte 7: Bad file descriptor"), "%s", e.msg);
+	ck_assert_str_eq(mp_write_failure(MP_WRITE_NONE), "no space");
+	fd = open(path, O_RDONLY);
+	ck_assert_int_eq(mp_pread_all(fd, buf, 10, 95, &done), MP_READ_EOF);
+	ck_assert_uint_eq(done, 6);
+	ck_assert_mem_eq(buf + 3, "xyz", 3);
+	close(fd);
+
+	/* a read error: its errno, and its text in the message */
+	ck_assert_int_eq(mp_pread_all(fd, buf, 1, 0, NULL), EBADF);
+	ck_assert_int_eq(mp_pread_full(fd, buf, 1, 0, "pack", path, MP_E_PACK_IO, &e),
+			 MP_E_PACK_IO);
+	ck_assert_msg(strstr(e.msg, "at byte 0: Bad file descriptor"), "%s", e.msg);
 	unlink(path);
 	rmdir(dir);
 }
@@ -1174,7 +1285,9 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_text_escape_truncates);
 	tcase_add_test(tc, test_text_sanitize_long);
 	tcase_add_test(tc, test_mp_fail_escapes);
+	tcase_add_test(tc, test_header_entry_round_trip);
 	tcase_add_test(tc, test_open_regular);
+	tcase_add_test(tc, test_pread_full);
 	suite_add_tcase(s, tc);
 	return s;
 }

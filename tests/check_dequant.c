@@ -130,6 +130,20 @@ static void test_fixture(const char *type)
 		      type, r.nan, r.inf, r.zero, r.subnormal_scales);
 }
 
+/* The .f32 encoding: little-endian binary32, also in place. */
+START_TEST(test_f32_encode)
+{
+	static const unsigned char want[8] = {0x00, 0x00, 0x80, 0x3f, 0x00, 0x00, 0x20, 0xc0};
+	float v[2] = {1.0f, -2.5f};
+	unsigned char out[8];
+
+	mp_f32_encode(out, v, 2);
+	ck_assert_mem_eq(out, want, sizeof want);
+	mp_f32_encode((unsigned char *)v, v, 2);
+	ck_assert_mem_eq(v, want, sizeof want);
+}
+END_TEST
+
 START_TEST(test_fixture_q2_k) { test_fixture("Q2_K"); }
 END_TEST
 
@@ -494,12 +508,12 @@ START_TEST(test_scan_digest_check)
 	fx_setup(&f, &o);
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
 	ck_assert_int_eq(mp_scan_pack(p, &so, NULL, NULL, &sum, d, &err), MP_OK);
-	ck_assert_int_eq(mp_scan_check_digest(p, d, &err), MP_OK);
+	ck_assert_int_eq(mp_pack_check_digest(p, d, &err), MP_OK);
 	d[5] ^= 1;
-	mp_scan_check_digest(p, d, &err);
+	mp_pack_check_digest(p, d, &err);
 	fx_assert_err(&err, MP_E_FULL_DIGEST, "expert_pack.sha256");
 	p->m.sha256[0] = '\0';
-	mp_scan_check_digest(p, d, &err);
+	mp_pack_check_digest(p, d, &err);
 	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING, "expert_pack.sha256");
 	mp_pack_close(p);
 	fx_cleanup(&f);
@@ -520,7 +534,7 @@ START_TEST(test_scan_short_file)
 	/* the pack shrinks after validation: an I/O error, not a crash */
 	fx_truncate(&f, fx_file_size(f.pack) - 1000);
 	ck_assert_int_eq(mp_scan_pack(p, &so, NULL, NULL, &sum, d, &err), MP_E_PACK_IO);
-	fx_assert_err(&err, MP_E_PACK_IO, "file ends at byte");
+	fx_assert_err(&err, MP_E_PACK_IO, "the file is shorter (ends before byte");
 	so.hash = true;
 	ck_assert_int_eq(mp_scan_pack(p, &so, NULL, NULL, &sum, d, &err), MP_E_PACK_IO);
 	mp_pack_close(p);
@@ -563,6 +577,7 @@ static Suite *dequant_suite(void)
 	TCase *tc = tcase_create("dequant");
 	TCase *sc = tcase_create("scan");
 
+	tcase_add_test(tc, test_f32_encode);
 	tcase_add_test(tc, test_fixture_q2_k);
 	tcase_add_test(tc, test_fixture_q3_k);
 	tcase_add_test(tc, test_block_at_a_time);

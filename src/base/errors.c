@@ -3,9 +3,8 @@
 
 #include "base/errors.h"
 
-#include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
-#include <string.h>
 
 #include "base/text.h"
 
@@ -36,41 +35,35 @@ const char *mp_err_summary(enum mp_err code) { return desc(code)->summary; }
 int mp_err_errno(enum mp_err code) { return desc(code)->eno; }
 int mp_err_exit_status(enum mp_err code) { return (int)desc(code)->cls; }
 
-static void escape_in_place(char *s, size_t cap, unsigned flags)
+/* The message, kept one safe line: it quotes untrusted names and paths,
+ * each escaped so that it maps back to one name (flags: mp_text_escape()). */
+static enum mp_err vfail(struct mp_error *err, enum mp_err code, unsigned flags,
+			 const char *fmt, va_list ap)
 {
-	char tmp[MP_MSG_MAX];
-	size_t n = strnlen(s, cap);
-
-	if (n > sizeof tmp)
-		n = sizeof tmp;
-	memcpy(tmp, s, n);
-	mp_text_escape(s, cap, tmp, n, flags);
+	if (err) {
+		err->code = code;
+		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
+		mp_text_sanitize(err->msg, sizeof err->msg, flags);
+	}
+	return code;
 }
 
 enum mp_err mp_fail(struct mp_error *err, enum mp_err code, const char *fmt, ...)
 {
-	if (err) {
-		va_list ap;
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-		/* Messages quote untrusted names and paths: keep them one safe line,
-		 * each name escaped so that it maps back to one name. */
-		escape_in_place(err->msg, sizeof err->msg, 0);
-	}
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, code, 0, fmt, ap);
+	va_end(ap);
 	return code;
 }
 
 enum mp_err mp_fail_escaped(struct mp_error *err, enum mp_err code, const char *fmt, ...)
 {
-	if (err) {
-		va_list ap;
-		err->code = code;
-		va_start(ap, fmt);
-		vsnprintf(err->msg, sizeof err->msg, fmt, ap);
-		va_end(ap);
-		escape_in_place(err->msg, sizeof err->msg, MP_TEXT_ESCAPED);
-	}
+	va_list ap;
+
+	va_start(ap, fmt);
+	vfail(err, code, MP_TEXT_ESCAPED, fmt, ap);
+	va_end(ap);
 	return code;
 }

@@ -15,8 +15,6 @@
 #define MOEPACK_ERRORS_H
 
 #include <errno.h>
-#include <stdarg.h>
-#include <stddef.h>
 
 enum mp_err_class {
 	MP_CLASS_OK = 0,

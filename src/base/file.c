@@ -1,4 +1,4 @@
-/* file.c - opening untrusted input files without blocking on FIFOs. */
+/* file.c - opening untrusted input files without blocking on FIFOs; full reads and writes. */
 #include "config.h"
 
 #include "base/file.h"
@@ -8,24 +8,25 @@
 #include <inttypes.h>
 #include <linux/magic.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/vfs.h>
 #include <unistd.h>
 
 const char *mp_file_kind(mode_t mode)
 {
-	if (S_ISREG(mode))
-		return "a regular file";
-	if (S_ISDIR(mode))
-		return "a directory";
-	if (S_ISFIFO(mode))
-		return "a FIFO";
-	if (S_ISSOCK(mode))
-		return "a socket";
-	if (S_ISCHR(mode))
-		return "a character device";
-	if (S_ISBLK(mode))
-		return "a block device";
+	static const struct {
+		mode_t type;
+		const char *name;
+	} kinds[] = {
+		{S_IFREG, "a regular file"}, {S_IFDIR, "a directory"},
+		{S_IFIFO, "a FIFO"},         {S_IFSOCK, "a socket"},
+		{S_IFCHR, "a character device"}, {S_IFBLK, "a block device"},
+	};
+
+	for (size_t i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if ((mode & S_IFMT) == kinds[i].type)
+			return kinds[i].name;
 	return "not a regular file";
 }
 
@@ -133,22 +134,80 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 	return MP_OK;
 }
 
-enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
-			   const char *path, struct mp_error *err)
+int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done)
 {
 	const unsigned char *p = buf;
+	size_t put_all = 0;
+	int rc = 0;
 
-	while (n) {
-		ssize_t put = pwrite(fd, p, n, (off_t)pos);
+	while (put_all < n) {
+		ssize_t put = pwrite(fd, p + put_all, n - put_all, (off_t)(pos + put_all));
 
 		if (put < 0 && errno == EINTR)
 			continue;
-		if (put <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s",
-				       path, pos, put < 0 ? strerror(errno) : "no space");
-		p += put;
-		n -= (size_t)put;
-		pos += (uint64_t)put;
+		if (put <= 0) {
+			rc = put < 0 ? errno : MP_WRITE_NONE;
+			break;
+		}
+		put_all += (size_t)put;
 	}
+	if (done)
+		*done = put_all;
+	return rc;
+}
+
+const char *mp_write_failure(int rc)
+{
+	return rc == MP_WRITE_NONE ? "no space" : strerror(rc);
+}
+
+enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
+			   const char *path, struct mp_error *err)
+{
+	size_t done;
+	int rc = mp_pwrite_all(fd, buf, n, pos, &done);
+
+	if (rc)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s at byte %" PRIu64 ": %s", path,
+			       pos + done, mp_write_failure(rc));
 	return MP_OK;
+}
+
+int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done)
+{
+	unsigned char *p = buf;
+	size_t got_all = 0;
+	int rc = 0;
+
+	while (got_all < n) {
+		ssize_t got = pread(fd, p + got_all, n - got_all, (off_t)(pos + got_all));
+
+		if (got < 0 && errno == EINTR)
+			continue;
+		if (got <= 0) {
+			rc = got < 0 ? errno : MP_READ_EOF;
+			break;
+		}
+		got_all += (size_t)got;
+	}
+	if (done)
+		*done = got_all;
+	return rc;
+}
+
+enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,
+			  const char *path, enum mp_err code, struct mp_error *err)
+{
+	size_t done;
+	int rc = mp_pread_all(fd, buf, n, pos, &done);
+	const char *sep = path ? " " : "";
+	char why[64];
+
+	if (rc == 0)
+		return MP_OK;
+	if (rc == MP_READ_EOF)
+		snprintf(why, sizeof why, "the file is shorter (ends before byte %" PRIu64 ")",
+			 pos + n);
+	return mp_fail(err, code, "cannot read %s%s%s at byte %" PRIu64 ": %s", what, sep,
+		       path ? path : "", pos + done, rc == MP_READ_EOF ? why : strerror(rc));
 }

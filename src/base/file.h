@@ -1,5 +1,5 @@
 /*
- * file.h - opening files named by untrusted input.
+ * file.h - opening files named by untrusted input; whole reads and writes.
  *
  * A pack, manifest, config or GGUF path may name a FIFO, a device or a
  * directory.  A plain open() of a FIFO blocks until a writer appears, so every
@@ -8,10 +8,15 @@
  * and the like (debugfs, tracefs, securityfs, cgroup) look regular, but a
  * read may wait for ever (/proc/kmsg): their descriptors stay non-blocking,
  * so that such a read fails at once with EAGAIN.
+ *
+ * Every whole read and write of the lower layers goes through
+ * mp_pread_all() / mp_pwrite_all() here: one loop each, one wording of
+ * their failures.
  */
 #ifndef MOEPACK_FILE_H
 #define MOEPACK_FILE_H
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/stat.h>
 
@@ -47,11 +52,41 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 
 /*
  * Write all n bytes of buf at byte pos of fd, retrying short writes and
- * EINTR.  MP_E_PACK_IO "cannot write PATH at byte N: REASON" otherwise
- * ("no space" when the file system takes no more).
+ * EINTR; the one write loop of the lower layers.  Returns 0, the errno of
+ * a failed pwrite(), or MP_WRITE_NONE when the file system takes no more
+ * (a pwrite() of nothing).  *done (may be NULL) gets the bytes written.
+ */
+#define MP_WRITE_NONE (-1)
+int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done);
+
+/* The reason of a failed mp_pwrite_all(), for messages ("no space"). */
+const char *mp_write_failure(int rc);
+
+/*
+ * mp_pwrite_all() with its message: MP_E_PACK_IO "cannot write PATH at byte
+ * N: REASON", N where the write stopped.
  */
 enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
 			   const char *path, struct mp_error *err);
+
+/*
+ * Read all n bytes at byte pos of fd, retrying short reads and EINTR; the
+ * one read loop of the tree.  Returns 0 when all n bytes were read, the
+ * errno of a failed pread(), or MP_READ_EOF when the file ends first.
+ * *done (may be NULL) gets the number of bytes read.
+ */
+#define MP_READ_EOF (-1)
+int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done);
+
+/*
+ * mp_pread_all() with the one wording of its failures: err gets code with
+ * "cannot read WHAT PATH at byte N: REASON", N being where the read stopped
+ * and REASON strerror() or, when the file ends first, "the file is shorter
+ * (ends before byte M)" with M = pos + n.
+ * path may be NULL when what names the file already ("pack /x.pack").
+ */
+enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,
+			  const char *path, enum mp_err code, struct mp_error *err);
 
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);

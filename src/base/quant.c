@@ -9,39 +9,61 @@
 
 #include "base/quant.h"
 
+#include "base/le.h"
+
 #include <string.h>
 
-static const struct mp_quant_type quant_types[] = {
-	{"Q4_0", MP_GGML_Q4_0, 32, 18},
-	{"Q4_1", MP_GGML_Q4_1, 32, 20},
-	{"Q5_0", MP_GGML_Q5_0, 32, 22},
-	{"Q5_1", MP_GGML_Q5_1, 32, 24},
-	{"Q8_0", MP_GGML_Q8_0, 32, 34},
-	{"Q2_K", MP_GGML_Q2_K, 256, 84},
-	{"Q3_K", MP_GGML_Q3_K, 256, 110},
-	{"Q4_K", MP_GGML_Q4_K, 256, 144},
-	{"Q5_K", MP_GGML_Q5_K, 256, 176},
-	{"Q6_K", MP_GGML_Q6_K, 256, 210},
-	{"Q8_K", MP_GGML_Q8_K, 256, 292},
+/* Name, weights and bytes per block of every id ggml 0.23.0 knows; the ids
+ * of removed types have a block size of 0, as ggml refuses their tensors. */
+#define T(id, name, weights, bytes) [id] = {name, id, weights, bytes, false}
+#define PACKABLE(id, name, weights, bytes) [id] = {name, id, weights, bytes, true}
+static const struct mp_quant_type ggml_types[MP_GGML_TYPE_COUNT] = {
+	T(0, "F32", 1, 4),		T(1, "F16", 1, 2),
+	PACKABLE(2, "Q4_0", 32, 18),	PACKABLE(3, "Q4_1", 32, 20),
+	T(4, "Q4_2", 0, 0),		T(5, "Q4_3", 0, 0),
+	PACKABLE(6, "Q5_0", 32, 22),	PACKABLE(7, "Q5_1", 32, 24),
+	PACKABLE(8, "Q8_0", 32, 34),	T(9, "Q8_1", 32, 36),
+	PACKABLE(10, "Q2_K", MP_QK_K, MP_Q2K_BYTES),
+	PACKABLE(11, "Q3_K", MP_QK_K, MP_Q3K_BYTES),
+	PACKABLE(12, "Q4_K", 256, 144),	PACKABLE(13, "Q5_K", 256, 176),
+	PACKABLE(14, "Q6_K", 256, 210),	PACKABLE(15, "Q8_K", 256, 292),
+	T(16, "IQ2_XXS", 256, 66),	T(17, "IQ2_XS", 256, 74),
+	T(18, "IQ3_XXS", 256, 98),	T(19, "IQ1_S", 256, 50),
+	T(20, "IQ4_NL", 32, 18),	T(21, "IQ3_S", 256, 110),
+	T(22, "IQ2_S", 256, 82),	T(23, "IQ4_XS", 256, 136),
+	T(24, "I8", 1, 1),		T(25, "I16", 1, 2),
+	T(26, "I32", 1, 4),		T(27, "I64", 1, 8),
+	T(28, "F64", 1, 8),		T(29, "IQ1_M", 256, 56),
+	T(30, "BF16", 1, 2),		T(31, "Q4_0_4_4", 0, 0),
+	T(32, "Q4_0_4_8", 0, 0),	T(33, "Q4_0_8_8", 0, 0),
+	T(34, "TQ1_0", 256, 54),	T(35, "TQ2_0", 256, 66),
+	T(36, "IQ4_NL_4_4", 0, 0),	T(37, "IQ4_NL_4_8", 0, 0),
+	T(38, "IQ4_NL_8_8", 0, 0),	T(39, "MXFP4", 32, 17),
+	T(40, "NVFP4", 64, 36),		T(41, "Q1_0", 128, 18),
+	T(42, "Q2_0", 64, 18),
 };
+#undef T
+#undef PACKABLE
 
-#define QUANT_TYPE_COUNT (sizeof quant_types / sizeof quant_types[0])
+const struct mp_quant_type *mp_ggml_type(uint32_t id)
+{
+	return id < MP_GGML_TYPE_COUNT ? &ggml_types[id] : NULL;
+}
 
 const struct mp_quant_type *mp_quant_by_id(int id)
 {
-	for (size_t i = 0; i < QUANT_TYPE_COUNT; i++)
-		if (quant_types[i].id == id)
-			return &quant_types[i];
-	return NULL;
+	const struct mp_quant_type *t = id >= 0 ? mp_ggml_type((uint32_t)id) : NULL;
+
+	return t && t->pack ? t : NULL;
 }
 
 const struct mp_quant_type *mp_quant_by_name(const char *name)
 {
 	if (!name)
 		return NULL;
-	for (size_t i = 0; i < QUANT_TYPE_COUNT; i++)
-		if (strcmp(quant_types[i].name, name) == 0)
-			return &quant_types[i];
+	for (size_t i = 0; i < MP_GGML_TYPE_COUNT; i++)
+		if (ggml_types[i].pack && strcmp(ggml_types[i].name, name) == 0)
+			return &ggml_types[i];
 	return NULL;
 }
 
@@ -57,16 +79,6 @@ uint64_t mp_quant_bytes(const struct mp_quant_type *t, uint64_t weights)
 	return bytes;
 }
 
-/* Byte layout of the two k-quant blocks we generate (ggml's block_q2_K and
- * block_q3_K, QK_K = 256). */
-#define Q2K_SCALES 16
-#define Q2K_QS 64
-#define Q2K_D (Q2K_SCALES + Q2K_QS)      /* fp16 d, then fp16 dmin */
-#define Q3K_HMASK 32
-#define Q3K_QS 64
-#define Q3K_SCALES 12
-#define Q3K_D (Q3K_HMASK + Q3K_QS + Q3K_SCALES)
-
 static inline uint64_t splitmix64_next(uint64_t *state)
 {
 	uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
@@ -81,33 +93,18 @@ uint64_t mp_splitmix64(uint64_t x)
 	return splitmix64_next(&x);
 }
 
-/* Bytes come out the same on every host: the stream is defined as
- * little-endian words. */
-static inline void store_le64(unsigned char *p, uint64_t v)
-{
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
-	v = __builtin_bswap64(v);
-#endif
-	memcpy(p, &v, 8);
-}
-
-static inline void store_le16(unsigned char *p, uint16_t v)
-{
-	p[0] = (unsigned char)v;
-	p[1] = (unsigned char)(v >> 8);
-}
-
-/* Fill n bytes (a multiple of 8 or not) with the generator's output. */
+/* Fill n bytes (a multiple of 8 or not) with the generator's output, as
+ * little-endian words: the same bytes on every host. */
 static inline void fill_random(unsigned char *p, size_t n, uint64_t *state)
 {
 	size_t i = 0;
 
 	for (; i + 8 <= n; i += 8)
-		store_le64(p + i, splitmix64_next(state));
+		mp_put_le64(p + i, splitmix64_next(state));
 	if (i < n) {
 		unsigned char tail[8];
 
-		store_le64(tail, splitmix64_next(state));
+		mp_put_le64(tail, splitmix64_next(state));
 		memcpy(p + i, tail, n - i);
 	}
 }
@@ -144,33 +141,17 @@ int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 
 		(void)splitmix64_next(&state);
 		if (t->id == MP_GGML_Q2_K) {
-			fill_random(b, Q2K_D, &state);
+			fill_random(b, MP_Q2K_D, &state);
 			scale_bits = splitmix64_next(&state);
-			store_le16(b + Q2K_D, demo_scale(scale_bits));
-			store_le16(b + Q2K_D + 2, demo_scale(scale_bits >> 16));
+			mp_put_le16(b + MP_Q2K_D, demo_scale(scale_bits));
+			mp_put_le16(b + MP_Q2K_DMIN, demo_scale(scale_bits >> 16));
 		} else {
-			fill_random(b, Q3K_D, &state);
+			fill_random(b, MP_Q3K_D, &state);
 			scale_bits = splitmix64_next(&state);
-			store_le16(b + Q3K_D, demo_scale(scale_bits));
+			mp_put_le16(b + MP_Q3K_D, demo_scale(scale_bits));
 		}
 	}
 	return 0;
-}
-
-static inline uint32_t float_bits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static inline float bits_float(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
 }
 
 float mp_fp16_to_float(uint16_t h)
@@ -180,19 +161,19 @@ float mp_fp16_to_float(uint16_t h)
 	uint32_t mant = h & 0x3ff;
 
 	if (exp == 0x1f) /* inf or NaN; keep the NaN payload's top bits */
-		return bits_float(sign | 0x7f800000u | (mant << 13));
+		return mp_bits_float(sign | 0x7f800000u | (mant << 13));
 	if (exp == 0) {
 		/* zero or subnormal: mant * 2^-24, exact in float */
-		float v = (float)mant * bits_float(0x33800000u);
+		float v = (float)mant * mp_bits_float(0x33800000u);
 
 		return sign ? -v : v;
 	}
-	return bits_float(sign | ((exp + 112) << 23) | (mant << 13));
+	return mp_bits_float(sign | ((exp + 112) << 23) | (mant << 13));
 }
 
 uint16_t mp_float_to_fp16(float f)
 {
-	uint32_t u = float_bits(f);
+	uint32_t u = mp_float_bits(f);
 	uint16_t sign = (uint16_t)((u >> 16) & 0x8000);
 	uint32_t exp = (u >> 23) & 0xff;
 	uint32_t mant = u & 0x7fffff;

@@ -1,16 +1,20 @@
 /*
- * quant.h - the GGML quant types an expert pack may hold.
+ * quant.h - the one table of GGML tensor types, and the quant types an
+ * expert pack may hold.
  *
  * Type ids and block sizes follow ggml (ggml.h / ggml-quants.c): Q2_K and
- * Q3_K hold 256 weights per super-block, Q4_0 32.
+ * Q3_K hold 256 weights per super-block, Q4_0 32, F32 one weight of 4 bytes.
  */
 #ifndef MOEPACK_QUANT_H
 #define MOEPACK_QUANT_H
 
-#include <stdint.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <string.h>
 
 enum mp_ggml_type {
+	MP_GGML_F32 = 0,
 	MP_GGML_Q4_0 = 2,
 	MP_GGML_Q4_1 = 3,
 	MP_GGML_Q5_0 = 6,
@@ -24,17 +28,44 @@ enum mp_ggml_type {
 	MP_GGML_Q8_K = 15,
 };
 
+/* Every type ggml 0.23.0 knows has an id below this (its GGML_TYPE_COUNT). */
+#define MP_GGML_TYPE_COUNT 43
+
 struct mp_quant_type {
 	const char *name;       /* "Q2_K" */
 	int id;                 /* GGML type id */
-	unsigned block_weights; /* weights per block */
+	unsigned block_weights; /* weights per block; 0: a type ggml removed */
 	unsigned block_bytes;   /* bytes per block */
+	bool pack;              /* a quant type an expert pack may hold */
 };
 
-/* The type with this GGML id, or NULL when it is not one we know. */
+/*
+ * Any type ggml knows, by id: block geometry as ggml_blck_size() and
+ * ggml_type_size() report it (0 and 0 for the ids of removed types).  NULL
+ * for an id of MP_GGML_TYPE_COUNT or more.
+ */
+const struct mp_quant_type *mp_ggml_type(uint32_t id);
+
+/* The quant type (pack true) with this GGML id, or NULL. */
 const struct mp_quant_type *mp_quant_by_id(int id);
-/* The type with this name (exact, case-sensitive), or NULL. */
+/* The quant type (pack true) with this name (exact, case-sensitive), or NULL. */
 const struct mp_quant_type *mp_quant_by_name(const char *name);
+
+/* Weights per k-quant super-block (ggml's QK_K). */
+#define MP_QK_K 256
+
+/* Byte layout of the two k-quant super-blocks (ggml's block_q2_K and
+ * block_q3_K). */
+#define MP_Q2K_SCALES 0   /* 16 bytes: 4-bit scale | 4-bit min << 4 */
+#define MP_Q2K_QS 16      /* 64 bytes of 2-bit quants */
+#define MP_Q2K_D 80       /* fp16 d */
+#define MP_Q2K_DMIN 82    /* fp16 dmin */
+#define MP_Q2K_BYTES 84
+#define MP_Q3K_HMASK 0    /* 32 bytes: the third bit of each quant */
+#define MP_Q3K_QS 32      /* 64 bytes: the low two bits */
+#define MP_Q3K_SCALES 96  /* 12 bytes: sixteen 6-bit scales */
+#define MP_Q3K_D 108      /* fp16 d */
+#define MP_Q3K_BYTES 110
 
 /*
  * Bytes that `weights` weights take in type t, or 0 when weights is not a
@@ -59,5 +90,22 @@ uint64_t mp_splitmix64(uint64_t x);
 /* IEEE half <-> float, for block scales. */
 float mp_fp16_to_float(uint16_t h);
 uint16_t mp_float_to_fp16(float f);
+
+/* A float's IEEE bits and back, without aliasing. */
+static inline uint32_t mp_float_bits(float f)
+{
+	uint32_t u;
+
+	memcpy(&u, &f, sizeof u);
+	return u;
+}
+
+static inline float mp_bits_float(uint32_t u)
+{
+	float f;
+
+	memcpy(&f, &u, sizeof f);
+	return f;
+}
 
 #endif

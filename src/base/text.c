@@ -100,9 +100,9 @@ size_t mp_text_escape(char *buf, size_t len, const char *s, size_t n, unsigned f
 	return o < len ? o : len - 1;
 }
 
-void mp_text_sanitize(char *s, size_t cap)
+void mp_text_sanitize(char *s, size_t cap, unsigned flags)
 {
-	char tmp[4096];
+	char tmp[MP_TEXT_SANITIZE_MAX];
 	size_t n = strnlen(s, cap);
 
 	if (!cap)
@@ -111,7 +111,7 @@ void mp_text_sanitize(char *s, size_t cap)
 	if (n > sizeof tmp)
 		n = sizeof tmp;
 	memcpy(tmp, s, n);
-	mp_text_escape(s, cap, tmp, n, MP_TEXT_ESCAPED);
+	mp_text_escape(s, cap, tmp, n, flags);
 }
 
 const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *overflow)

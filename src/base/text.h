@@ -18,11 +18,10 @@
 /*
  * Backslashes are always escaped (\\), so that the escaped text maps back
  * to one name: a file literally named a\x1b.gguf prints as a\\x1b.gguf, a
- * file whose name holds an ESC as a\x1b.gguf.  MP_TEXT_BACKSLASH is kept
- * for callers that say so; MP_TEXT_ESCAPED marks text escaped before (a
- * message), whose backslashes are escapes already and stay as they are.
+ * file whose name holds an ESC as a\x1b.gguf.  The one flag,
+ * MP_TEXT_ESCAPED, marks text escaped before (a message), whose
+ * backslashes are escapes already and stay as they are.
  */
-#define MP_TEXT_BACKSLASH 1u
 #define MP_TEXT_ESCAPED 2u
 
 /*
@@ -33,11 +32,13 @@
 size_t mp_text_escape(char *buf, size_t len, const char *s, size_t n, unsigned flags);
 
 /*
- * Escape the string in s in place, within a buffer of cap bytes (backslashes
- * are left alone, so text escaped before stays as it was).  Only the first
- * 4096 bytes are kept: longer text is cut, never left unescaped.
+ * Escape the string in s in place, within a buffer of cap bytes, as
+ * mp_text_escape() with flags (MP_TEXT_ESCAPED: text escaped before stays
+ * as it was).  Only the first MP_TEXT_SANITIZE_MAX bytes are kept: longer
+ * text is cut, never left unescaped.
  */
-void mp_text_sanitize(char *s, size_t cap);
+#define MP_TEXT_SANITIZE_MAX 4096
+void mp_text_sanitize(char *s, size_t cap, unsigned flags);
 
 /* True when s[0..n) is valid UTF-8 (no overlongs, surrogates or > U+10FFFF). */
 bool mp_text_is_utf8(const char *s, size_t n);

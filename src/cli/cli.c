@@ -36,7 +36,7 @@ int cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof msg, fmt, ap);
 	va_end(ap);
-	mp_text_sanitize(msg, sizeof msg);
+	mp_text_sanitize(msg, sizeof msg, MP_TEXT_ESCAPED);
 	fprintf(stderr, "moepack %s: %s\nTry 'moepack %s --help' for more information.\n",
 		cmd, msg, cmd);
 	return CLI_EXIT_USAGE;

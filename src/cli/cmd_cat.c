@@ -10,6 +10,7 @@
 #include <sys/sendfile.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 
 struct cat_args {
@@ -91,18 +92,15 @@ static enum copy_failure copy_with_buffer(int fd, uint64_t *offset, uint64_t end
 	while (rc == COPY_OK && *offset < end) {
 		uint64_t left = end - *offset;
 		size_t want = left < COPY_CHUNK ? (size_t)left : COPY_CHUNK;
-		ssize_t n = pread(fd, buf, want, (off_t)*offset);
+		size_t got;
+		int e = mp_pread_all(fd, buf, want, *offset, &got);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			*error = errno;
-			rc = COPY_READ;
-		} else if (n == 0) {
-			rc = COPY_SHORT;
-		} else {
-			rc = write_all(buf, (size_t)n, error);
-			*offset += (uint64_t)n;
+		rc = write_all(buf, got, error);
+		*offset += (uint64_t)got;
+		if (rc == COPY_OK && e) {
+			if (e > 0)
+				*error = e;
+			rc = e > 0 ? COPY_READ : COPY_SHORT;
 		}
 	}
 	free(buf);

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 #include "payload/dequant.h"
 
@@ -76,17 +77,6 @@ static void stats_add_block(struct stats *st, const float *v, const uint16_t *sc
 	st->mean += delta * (double)k / n;
 	st->m2 += m2 + delta * delta * (double)st->finite * (double)k / n;
 	st->finite += k;
-}
-
-static void put_le32(unsigned char *p, float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	p[0] = (unsigned char)u;
-	p[1] = (unsigned char)(u >> 8);
-	p[2] = (unsigned char)(u >> 16);
-	p[3] = (unsigned char)(u >> 24);
 }
 
 struct dump {
@@ -261,22 +251,15 @@ static enum cli_parse parse_args(int argc, char **argv, struct dump *d,
 
 static int read_blocks(const struct dump *d, unsigned char *buf, size_t n, uint64_t pos)
 {
-	size_t done = 0;
+	size_t done;
+	int e = mp_pread_all(d->pack->fd, buf, n, pos, &done);
 
-	while (done < n) {
-		ssize_t got = pread(d->pack->fd, buf + done, n - done, (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
-				d->pack_path, pos + done,
-				got < 0 ? strerror(errno)
-					: "unexpected end of file (the pack changed after "
-					  "validation?)");
-			return CLI_EXIT_IO;
-		}
-		done += (size_t)got;
+	if (e) {
+		fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",
+			d->pack_path, pos + done,
+			e > 0 ? strerror(e)
+			      : "unexpected end of file (the pack changed after validation?)");
+		return CLI_EXIT_IO;
 	}
 	return CLI_EXIT_OK;
 }
@@ -306,8 +289,7 @@ static int f32_step(struct dump *d, struct step *s)
 {
 	size_t nv = s->n * MP_QK_K;
 
-	for (size_t i = 0; i < nv; i++)
-		put_le32(s->out + 4 * i, s->v[i]);
+	mp_f32_encode(s->out, s->v, nv);
 	if (fwrite(s->out, 4, nv, stdout) == nv)
 		return CLI_EXIT_OK;
 	d->write_errno = errno;

@@ -28,6 +28,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "base/file.h"
 #include "cli/cli.h"
 
 struct top_args {
@@ -115,15 +116,8 @@ static char *read_small(const char *path, size_t *len, struct stat *st)
 		return NULL;
 	}
 	buf = malloc(FILE_MAX + 1);
-	while (buf && n < FILE_MAX) {
-		ssize_t got = read(fd, buf + n, FILE_MAX - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
+	if (buf)
+		mp_pread_all(fd, buf, FILE_MAX, 0, &n);
 	close(fd);
 	if (buf) {
 		buf[n] = '\0';

@@ -448,7 +448,7 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 	enum mp_err rc;
 
 	if (a->open.full && !pack->m.sha256[0])
-		return mp_scan_check_digest(pack, digest, err);
+		return mp_pack_check_digest(pack, digest, err);
 	if (a->json) {
 		pl->cap = 256;
 		pl->list = malloc(pl->cap * sizeof *pl->list);
@@ -464,7 +464,7 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 			       pack->path);
 	pl->done = true;
 	if (a->open.full) {
-		if ((rc = mp_scan_check_digest(pack, digest, err)))
+		if ((rc = mp_pack_check_digest(pack, digest, err)))
 			return rc;
 		pack->full_checked = true;
 	}

@@ -835,13 +835,13 @@ static int scan_payload(struct daemon *d)
 	uint64_t problems;
 
 	if (d->opt.full && !pack->m.sha256[0]) {
-		rc = mp_scan_check_digest(pack, digest, &err);
+		rc = mp_pack_check_digest(pack, digest, &err);
 	} else {
 		progress_bar_init(&bar, stderr, d->opt.full ? "sha256+scan" : "scan", true);
 		rc = mp_scan_pack(pack, &so, keep_first, &first, &sum, digest, &err);
 		progress_bar_finish(&bar);
 		if (rc == MP_OK && d->opt.full) {
-			rc = mp_scan_check_digest(pack, digest, &err);
+			rc = mp_pack_check_digest(pack, digest, &err);
 			pack->full_checked = rc == MP_OK;
 		}
 	}

@@ -3,10 +3,7 @@
 
 #include "namespace/f32view.h"
 
-#include <errno.h>
-#include <string.h>
-#include <unistd.h>
-
+#include "base/file.h"
 
 void mp_f32_window(const struct mp_pack *pack, const struct mp_node *n, uint64_t off,
 		   size_t size, struct mp_f32_window *w)
@@ -28,29 +25,16 @@ void mp_f32_window(const struct mp_pack *pack, const struct mp_node *n, uint64_t
 size_t mp_f32_read_raw(int fd, const struct mp_f32_window *w, unsigned char *raw,
 		       size_t done)
 {
-	while (done < w->raw_len) {
-		ssize_t got = pread(fd, raw + done, w->raw_len - done, (off_t)(w->pos + done));
+	size_t more = 0;
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		done += (size_t)got;
-	}
-	return done;
+	if (done < w->raw_len)
+		mp_pread_all(fd, raw + done, w->raw_len - done, w->pos + done, &more);
+	return done + more;
 }
 
 void mp_f32_decode(const struct mp_f32_window *w, const unsigned char *raw, float *out)
 {
 	mp_dequant(w->qt, raw, out, w->nblocks);
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
 	/* the files are little-endian, as `moepack dump --f32` writes them */
-	for (size_t i = 0; i < w->nblocks * MP_QK_K; i++) {
-		uint32_t u;
-
-		memcpy(&u, &out[i], sizeof u);
-		u = __builtin_bswap32(u);
-		memcpy(&out[i], &u, sizeof u);
-	}
-#endif
+	mp_f32_encode((unsigned char *)out, out, w->nblocks * MP_QK_K);
 }

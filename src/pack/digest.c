@@ -6,7 +6,6 @@
 #include "pack/readahead.h"
 
 #include <stdlib.h>
-#include <string.h>
 
 #include <openssl/evp.h>
 

@@ -8,9 +8,10 @@
 #include <stddef.h>
 
 #include "base/errors.h"
-#include "pack/pack.h"
+#include "base/progress_fn.h"
 
 #define MP_SHA256_LEN 32
+#define MP_SHA256_HEX 65 /* 64 hex digits and a NUL */
 
 /* An incremental SHA-256.  Opaque; one per thread. */
 struct mp_sha256;

@@ -3,15 +3,15 @@
 
 #include "pack/index.h"
 
-#include <stdio.h>
+#include <string.h>
 
 void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h)
 {
 	memcpy(h->magic, raw, MP_MAGIC_LEN);
-	h->version = mp_le32(raw + 16);
-	h->header_size = mp_le32(raw + 20);
-	h->index_count = mp_le64(raw + 24);
-	h->data_start = mp_le64(raw + 32);
+	h->version = mp_le32(raw + MP_HEADER_VERSION_AT);
+	h->header_size = mp_le32(raw + MP_HEADER_SIZE_AT);
+	h->index_count = mp_le64(raw + MP_HEADER_COUNT_AT);
+	h->data_start = mp_le64(raw + MP_HEADER_DATA_START_AT);
 }
 
 void mp_header_encode(unsigned char raw[MP_HEADER_SIZE], uint64_t index_count,
@@ -19,10 +19,10 @@ void mp_header_encode(unsigned char raw[MP_HEADER_SIZE], uint64_t index_count,
 {
 	memset(raw, 0, MP_HEADER_SIZE);
 	memcpy(raw, MP_MAGIC, sizeof MP_MAGIC - 1);
-	mp_put_le32(raw + 16, MP_VERSION);
-	mp_put_le32(raw + 20, MP_HEADER_SIZE);
-	mp_put_le64(raw + 24, index_count);
-	mp_put_le64(raw + 32, data_start);
+	mp_put_le32(raw + MP_HEADER_VERSION_AT, MP_VERSION);
+	mp_put_le32(raw + MP_HEADER_SIZE_AT, MP_HEADER_SIZE);
+	mp_put_le64(raw + MP_HEADER_COUNT_AT, index_count);
+	mp_put_le64(raw + MP_HEADER_DATA_START_AT, data_start);
 }
 
 void mp_entry_decode(const unsigned char raw[MP_ENTRY_SIZE], struct mp_entry *e)
@@ -43,30 +43,4 @@ void mp_entry_encode(unsigned char raw[MP_ENTRY_SIZE], const char *name, int32_t
 	mp_put_le32(raw + MP_ENTRY_EXPERT_AT, (uint32_t)expert);
 	mp_put_le64(raw + MP_ENTRY_OFFSET_AT, offset);
 	mp_put_le64(raw + MP_ENTRY_NBYTES_AT, nbytes);
-}
-
-void mp_quote_name(char *buf, size_t len, const unsigned char *name, size_t max)
-{
-	size_t o = 0;
-	if (len < 8) {
-		if (len)
-			buf[0] = '\0';
-		return;
-	}
-	buf[o++] = '"';
-	for (size_t i = 0; i < max && name[i]; i++) {
-		unsigned char c = name[i];
-		if (o + 6 >= len) /* room for an escape, the quote and NUL */
-			break;
-		if (c == '"' || c == '\\') {
-			buf[o++] = '\\';
-			buf[o++] = (char)c;
-		} else if (c < 0x20 || c >= 0x7f) {
-			o += (size_t)snprintf(buf + o, len - o, "\\x%02x", c);
-		} else {
-			buf[o++] = (char)c;
-		}
-	}
-	buf[o++] = '"';
-	buf[o] = '\0';
 }

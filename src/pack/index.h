@@ -8,9 +8,9 @@
 #define MOEPACK_INDEX_H
 
 #include <stdint.h>
-#include <string.h>
 
-#include "pack/pack.h"
+#include "base/le.h"
+#include "pack/format.h"
 
 struct mp_header {
 	unsigned char magic[MP_MAGIC_LEN];
@@ -28,28 +28,11 @@ struct mp_entry {
 	uint64_t nbytes;
 };
 
-static inline uint32_t mp_le32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static inline uint64_t mp_le64(const unsigned char *p)
-{
-	return (uint64_t)mp_le32(p) | (uint64_t)mp_le32(p + 4) << 32;
-}
-
-static inline void mp_put_le32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static inline void mp_put_le64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
+/* Field offsets inside the 40-byte header (the magic is at 0). */
+#define MP_HEADER_VERSION_AT 16
+#define MP_HEADER_SIZE_AT 20
+#define MP_HEADER_COUNT_AT 24
+#define MP_HEADER_DATA_START_AT 32
 
 void mp_header_decode(const unsigned char raw[MP_HEADER_SIZE], struct mp_header *h);
 /* A header with the format's magic, version and size and these fields. */
@@ -66,12 +49,5 @@ void mp_entry_decode(const unsigned char raw[MP_ENTRY_SIZE], struct mp_entry *e)
 /* name is NUL-padded to 128 bytes; it must be shorter than 128. */
 void mp_entry_encode(unsigned char raw[MP_ENTRY_SIZE], const char *name, int32_t expert,
 		     uint64_t offset, uint64_t nbytes);
-
-/*
- * Print an untrusted name (up to the first NUL, at most 128 bytes) into buf
- * as a C-like quoted string with non-printable bytes escaped, so error
- * messages stay one clean line.
- */
-void mp_quote_name(char *buf, size_t len, const unsigned char *name, size_t max);
 
 #endif

@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,13 +15,13 @@
 #include "base/jsonstr.h"
 #include "base/quant.h"
 #include "base/text.h"
+#include "pack/digest.h"
 
 enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 			     struct mp_error *err)
 {
 	struct stat st;
 	char *buf;
-	size_t done = 0;
 	int fd;
 	enum mp_err rc;
 
@@ -41,23 +40,16 @@ enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s", path);
 	}
-	while (done < (size_t)st.st_size) {
-		ssize_t got = read(fd, buf + done, (size_t)st.st_size - done);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			int e = got < 0 ? errno : EIO;
-			free(buf);
-			close(fd);
-			return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: %s",
-				       path, strerror(e));
-		}
-		done += (size_t)got;
-	}
+	rc = mp_pread_full(fd, buf, (size_t)st.st_size, 0, "manifest", path, MP_E_MANIFEST_IO,
+			   err);
 	close(fd);
-	buf[done] = '\0';
+	if (rc) {
+		free(buf);
+		return rc;
+	}
+	buf[st.st_size] = '\0';
 	*raw = buf;
-	*len = done;
+	*len = (size_t)st.st_size;
 	return MP_OK;
 }
 
@@ -80,6 +72,25 @@ struct scan {
 	bool private_use;         /* U+F780..U+F7FF, raw or escaped */
 	unsigned char *mark;      /* second pass: a bit per byte to rewrite */
 };
+
+/*
+ * Bytes that are not UTF-8 travel in a manifest as lone \udc80..\udcff
+ * escapes (jsonstr.h); jansson refuses those, so they are parsed as the
+ * private-use code points U+F780..U+F7FF (UTF-8 ef 9e 80 .. ef 9f bf), which
+ * must not occur otherwise.
+ */
+#define BYTE_ESCAPE_FIRST 0xdc80
+#define BYTE_ESCAPE_LAST 0xdcff
+#define HIGH_SURROGATE_FIRST 0xd800
+#define HIGH_SURROGATE_LAST 0xdbff
+#define BYTE_CODE_FIRST 0xf780
+#define BYTE_CODE_LAST 0xf7ff
+
+/* u (3 bytes, or fewer before a NUL) starts one of U+F780..U+F7FF. */
+static bool byte_code_at(const unsigned char *u)
+{
+	return u[0] == 0xef && (u[1] == 0x9e || u[1] == 0x9f) && u[2] >= 0x80 && u[2] <= 0xbf;
+}
 
 static int hexval(unsigned char c)
 {
@@ -117,12 +128,76 @@ const struct mp_json_limits mp_manifest_limits = {
 	MP_E_MANIFEST_LIMIT, MP_MANIFEST_MAX_VALUES, MP_MANIFEST_MAX_DEPTH, MP_MANIFEST_MAX_TREE,
 };
 
+/* Mark byte i of the text for the second pass to rewrite. */
+static void mark_byte(struct scan *sc, size_t i)
+{
+	sc->mark[i >> 3] |= (unsigned char)(1u << (i & 7));
+}
+
+/* The string whose first byte is u[i]: counts what it holds; returns the
+ * index of its closing quote (len when there is none). */
+static size_t scan_string(const unsigned char *u, size_t len, size_t i, struct scan *sc)
+{
+	long prev = -1; /* the code of the escape just before */
+
+	for (; i < len && u[i] != '"'; i++) {
+		long v;
+
+		if (i + 2 < len && byte_code_at(u + i))
+			sc->private_use = true;
+		if (u[i] != '\\') {
+			prev = -1;
+			continue;
+		}
+		v = u_escape(u + i, len - i);
+		if (v < 0) {
+			i++; /* a two-character escape such as \" or \\ */
+			prev = -1;
+			continue;
+		}
+		if (v >= BYTE_ESCAPE_FIRST && v <= BYTE_ESCAPE_LAST &&
+		    !(prev >= HIGH_SURROGATE_FIRST && prev <= HIGH_SURROGATE_LAST)) {
+			sc->lone_surrogates++;
+			if (sc->mark) { /* "dc" of \udcXX becomes "f7" */
+				mark_byte(sc, i + 2);
+				mark_byte(sc, i + 3);
+			}
+		}
+		if (v >= BYTE_CODE_FIRST && v <= BYTE_CODE_LAST)
+			sc->private_use = true;
+		prev = v;
+		i += 5;
+	}
+	return i;
+}
+
+/* The totals against the limits, once the text is counted. */
+static enum mp_err check_totals(const struct scan *sc, const char *path,
+				const struct mp_json_limits *lim, struct mp_error *err)
+{
+	const char *what = mp_err_summary(lim->code);
+
+	if (sc->values > lim->values)
+		return mp_fail(err, lim->code, "%s: %s has more than %u JSON values", what,
+			       path, lim->values);
+	if (sc->cost > lim->tree)
+		return mp_fail(err, lim->code,
+			       "%s: %s would take about %llu MiB to parse, more than %u MiB",
+			       what, path, (unsigned long long)(sc->cost >> 20),
+			       lim->tree >> 20);
+	return MP_OK;
+}
+
+static bool scalar_byte(unsigned char c)
+{
+	return (c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' || c == 'E' ||
+	       (c >= 'a' && c <= 'z');
+}
+
 static enum mp_err scan_text(const char *raw, size_t len, const char *path,
 			     const struct mp_json_limits *lim, struct scan *sc,
 			     struct mp_error *err)
 {
-	const char *what = mp_err_summary(lim->code);
-
 	const unsigned char *u = (const unsigned char *)raw;
 	unsigned depth = 0;
 	bool in_scalar = false;
@@ -131,50 +206,26 @@ static enum mp_err scan_text(const char *raw, size_t len, const char *path,
 		unsigned char c = u[i];
 
 		if (c == '"') {
-			size_t start = ++i;
-			long prev = -1; /* the code of the escape just before */
+			size_t start = i + 1;
 
-			for (; i < len && u[i] != '"'; i++) {
-				long v;
-
-				if (u[i] == 0xef && i + 2 < len && (u[i + 1] == 0x9e || u[i + 1] == 0x9f) &&
-				    u[i + 2] >= 0x80 && u[i + 2] <= 0xbf)
-					sc->private_use = true;
-				if (u[i] != '\\') {
-					prev = -1;
-					continue;
-				}
-				v = u_escape(u + i, len - i);
-				if (v < 0) {
-					i++; /* a two-character escape such as \" or \\ */
-					prev = -1;
-					continue;
-				}
-				if (v >= 0xdc80 && v <= 0xdcff && !(prev >= 0xd800 && prev <= 0xdbff)) {
-					sc->lone_surrogates++;
-					if (sc->mark) { /* "dc" of \udcXX becomes "f7" */
-						sc->mark[(i + 2) >> 3] |= (unsigned char)(1u << ((i + 2) & 7));
-						sc->mark[(i + 3) >> 3] |= (unsigned char)(1u << ((i + 3) & 7));
-					}
-				}
-				if (v >= 0xf780 && v <= 0xf7ff)
-					sc->private_use = true;
-				prev = v;
-				i += 5;
-			}
+			i = scan_string(u, len, start, sc);
 			sc->values++;
 			sc->cost += COST_STRING + (i - start);
-			in_scalar = false;
+		} else if (scalar_byte(c)) {
+			if (!in_scalar) {
+				sc->values++;
+				sc->cost += COST_SCALAR;
+			}
+			in_scalar = true;
 			continue;
-		}
-		if (c == '{' || c == '[') {
+		} else if (c == '{' || c == '[') {
 			sc->values++;
 			sc->cost += c == '{' ? COST_OBJECT : COST_ARRAY;
 			if (++depth > lim->depth)
 				return mp_fail(err, lim->code,
 					       "%s: %s nests objects and arrays deeper than %u "
 					       "levels",
-					       what, path, lim->depth);
+					       mp_err_summary(lim->code), path, lim->depth);
 		} else if (c == '}' || c == ']') {
 			if (depth)
 				depth--;
@@ -185,29 +236,12 @@ static enum mp_err scan_text(const char *raw, size_t len, const char *path,
 			if (sc->values)
 				sc->values--;
 			sc->cost += COST_MEMBER;
-		} else if ((c >= '0' && c <= '9') || c == '-' || c == '+' || c == '.' ||
-			   c == 'E' || (c >= 'a' && c <= 'z')) {
-			if (!in_scalar) {
-				sc->values++;
-				sc->cost += COST_SCALAR;
-			}
-			in_scalar = true;
-			continue;
 		}
 		in_scalar = false;
-		if (sc->values > lim->values)
-			return mp_fail(err, lim->code, "%s: %s has more than %u JSON values",
-				       what, path, lim->values);
+		if (c != '"' && sc->values > lim->values)
+			return check_totals(sc, path, lim, err);
 	}
-	if (sc->values > lim->values)
-		return mp_fail(err, lim->code, "%s: %s has more than %u JSON values", what,
-			       path, lim->values);
-	if (sc->cost > lim->tree)
-		return mp_fail(err, lim->code,
-			       "%s: %s would take about %llu MiB to parse, more than %u MiB",
-			       what, path, (unsigned long long)(sc->cost >> 20),
-			       lim->tree >> 20);
-	return MP_OK;
+	return check_totals(sc, path, lim, err);
 }
 
 enum mp_err mp_json_check_limits(const char *raw, size_t len, const char *path,
@@ -412,7 +446,7 @@ static enum mp_err get_digest(json_t *root, const char *path, char out[MP_SHA256
 	enum mp_err rc = get_string(root, path, &s, err);
 	if (rc)
 		return rc;
-	if (strlen(s) != MP_SHA256_HEX - 1 || strspn(s, "0123456789abcdef") != MP_SHA256_HEX - 1)
+	if (!mp_is_sha256_hex(s))
 		return mp_fail(err, MP_E_MANIFEST_VALUE,
 			       "manifest value is out of range: %s must be 64 lowercase hex "
 			       "digits",
@@ -525,8 +559,7 @@ static char *unescape_bytes(const char *s)
 	if (!out)
 		return NULL;
 	while (*u) {
-		if (u[0] == 0xef && (u[1] == 0x9e || u[1] == 0x9f) && u[2] >= 0x80 &&
-		    u[2] <= 0xbf) {
+		if (byte_code_at(u)) {
 			unsigned cp = ((u[0] & 0x0fu) << 12) | ((u[1] & 0x3fu) << 6) | (u[2] & 0x3fu);
 			*o++ = (char)(cp & 0xff);
 			u += 3;
@@ -641,20 +674,14 @@ static const uint64_t k3_shape[MP_ROLE_COUNT][2] = {
 	[MP_ROLE_DOWN] = {MP_K3_INTER, MP_K3_HIDDEN},
 };
 
-/* k3: the caller expects Kimi-K3 geometry, so the shapes must be its own. */
-static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role_info *ri,
-				    bool k3, struct mp_error *err)
+/* The array at path: 1 to MP_MAX_SHAPE positive integers into ri->shape;
+ * *weights their product, 0 when it overflows. */
+static enum mp_err get_shape(json_t *root, const char *path, struct mp_role_info *ri,
+			     uint64_t *weights, struct mp_error *err)
 {
-	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
-	char path[64];
 	json_t *arr;
-	uint64_t weights = 1;
 	enum mp_err rc;
 
-	snprintf(path, sizeof path, "expert_pack.roles.%s.expert_bytes", mp_role_name(r));
-	if ((rc = get_uint(root, path, 1, &ri->expert_bytes, err)))
-		return rc;
-	snprintf(path, sizeof path, "expert_pack.roles.%s.logical_shape", mp_role_name(r));
 	if ((rc = get_typed(root, path, JSON_ARRAY, "an array", &arr, err)))
 		return rc;
 	if (json_array_size(arr) < 1 || json_array_size(arr) > MP_MAX_SHAPE)
@@ -663,6 +690,7 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 			       "have 1 to %d",
 			       path, json_array_size(arr), MP_MAX_SHAPE);
 	ri->shape_len = (unsigned)json_array_size(arr);
+	*weights = 1;
 	for (unsigned i = 0; i < ri->shape_len; i++) {
 		json_t *v = json_array_get(arr, i);
 		if (!json_is_integer(v))
@@ -676,9 +704,47 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 				       "positive",
 				       path, i, (long long)json_integer_value(v));
 		ri->shape[i] = (uint64_t)json_integer_value(v);
-		if (__builtin_mul_overflow(weights, ri->shape[i], &weights))
-			weights = 0; /* mp_quant_bytes() turns 0 into a mismatch */
+		if (__builtin_mul_overflow(*weights, ri->shape[i], weights))
+			*weights = 0; /* mp_quant_bytes() turns 0 into a mismatch */
 	}
+	return MP_OK;
+}
+
+/* The caller expects Kimi-K3 geometry: role r's shape must be its own. */
+static enum mp_err check_k3_shape(const char *path, enum mp_role r,
+				  const struct mp_role_info *ri, struct mp_error *err)
+{
+	char got[160];
+	size_t used = 0;
+
+	if (ri->shape_len == 2 && ri->shape[0] == k3_shape[r][0] &&
+	    ri->shape[1] == k3_shape[r][1])
+		return MP_OK;
+	for (unsigned i = 0; i < ri->shape_len && used < sizeof got; i++)
+		used += (size_t)snprintf(got + used, sizeof got - used, "%s%llu", i ? ", " : "",
+					 (unsigned long long)ri->shape[i]);
+	return mp_fail(err, MP_E_RUNTIME_SHAPE,
+		       "role shape is not the Kimi-K3 runtime's: %s is [%s], the "
+		       "runtime needs [%llu, %llu]",
+		       path, got, (unsigned long long)k3_shape[r][0],
+		       (unsigned long long)k3_shape[r][1]);
+}
+
+/* k3: the caller expects Kimi-K3 geometry, so the shapes must be its own. */
+static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role_info *ri,
+				    bool k3, struct mp_error *err)
+{
+	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
+	char path[64];
+	uint64_t weights = 0;
+	enum mp_err rc;
+
+	snprintf(path, sizeof path, "expert_pack.roles.%s.expert_bytes", mp_role_name(r));
+	if ((rc = get_uint(root, path, 1, &ri->expert_bytes, err)))
+		return rc;
+	snprintf(path, sizeof path, "expert_pack.roles.%s.logical_shape", mp_role_name(r));
+	if ((rc = get_shape(root, path, ri, &weights, err)))
+		return rc;
 	/* GGUF ne[] order: ne0, the first number, is the GGML row length. */
 	if (ri->shape[0] % qt->block_weights != 0)
 		return mp_fail(err, MP_E_ROLE_SHAPE,
@@ -695,22 +761,7 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 			       mp_role_name(r), (unsigned long long)ri->expert_bytes,
 			       weights ? "" : "an overflowing count", qt->name,
 			       (unsigned long long)mp_quant_bytes(qt, weights));
-	if (k3 && (ri->shape_len != 2 || ri->shape[0] != k3_shape[r][0] ||
-		   ri->shape[1] != k3_shape[r][1])) {
-		char got[160];
-		size_t used = 0;
-
-		for (unsigned i = 0; i < ri->shape_len && used < sizeof got; i++)
-			used += (size_t)snprintf(got + used, sizeof got - used, "%s%llu",
-						 i ? ", " : "",
-						 (unsigned long long)ri->shape[i]);
-		return mp_fail(err, MP_E_RUNTIME_SHAPE,
-			       "role shape is not the Kimi-K3 runtime's: %s is [%s], the "
-			       "runtime needs [%llu, %llu]",
-			       path, got, (unsigned long long)k3_shape[r][0],
-			       (unsigned long long)k3_shape[r][1]);
-	}
-	return MP_OK;
+	return k3 ? check_k3_shape(path, r, ri, err) : MP_OK;
 }
 
 /* complete, format and hard_constraints: what the pack claims to be. */

@@ -1,7 +1,8 @@
 /*
- * pack.c - what a validated pack answers: names of roles and tensors, where
- * an object or role lies, the object generation, and the default
- * manifest path.  No I/O; validate.c and manifest.c both build on these.
+ * pack.c - what a validated pack answers: where an object or role lies,
+ * the object generation, the default manifest path, and whether a digest
+ * of the whole file is the manifest's.  No I/O; validate.c and manifest.c
+ * both build on these.
  */
 #include "config.h"
 
@@ -12,34 +13,6 @@
 #include "pack/digest.h"
 #include "pack/index.h"
 #include "pack/pack.h"
-#include "base/quant.h"
-
-static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
-
-const int mp_role_dtype[MP_ROLE_COUNT] = {
-	[MP_ROLE_UP] = MP_GGML_Q2_K,
-	[MP_ROLE_GATE] = MP_GGML_Q2_K,
-	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
-};
-
-const char *mp_role_name(enum mp_role role)
-{
-	return (unsigned)role < MP_ROLE_COUNT ? role_names[role] : NULL;
-}
-
-enum mp_role mp_role_from_name(const char *name)
-{
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		if (strcmp(name, role_names[r]) == 0)
-			return r;
-	return MP_ROLE_COUNT;
-}
-
-int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
-{
-	return snprintf(buf, len, "blk.%llu.ffn_%s_exps.weight", (unsigned long long)layer_id,
-			mp_role_name(role) ? mp_role_name(role) : "?");
-}
 
 uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
 {
@@ -105,4 +78,24 @@ char *mp_path_with_suffix(const char *path, const char *suffix)
 char *mp_pack_default_manifest_path(const char *pack_path)
 {
 	return mp_path_with_suffix(pack_path, ".manifest.json");
+}
+
+enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
+				 const unsigned char sha256[MP_SHA256_LEN],
+				 struct mp_error *err)
+{
+	char computed[MP_SHA256_HEX];
+
+	if (!pack->m.sha256[0])
+		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
+			       "full SHA-256 requested but the manifest has no "
+			       "expert_pack.sha256: %s",
+			       pack->manifest_path);
+	mp_sha256_hex(sha256, computed);
+	if (strcmp(computed, pack->m.sha256) != 0)
+		return mp_fail(err, MP_E_FULL_DIGEST,
+			       "pack SHA-256 does not match manifest: computed %s, "
+			       "expert_pack.sha256 %s",
+			       computed, pack->m.sha256);
+	return MP_OK;
 }

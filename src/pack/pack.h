@@ -19,40 +19,9 @@
 #include <time.h>
 
 #include "base/errors.h"
-
-/* Fixed facts of the format. */
-#define MP_MAGIC "GGMLMOEPACKv1" /* followed by three NUL bytes */
-#define MP_MAGIC_LEN 16
-#define MP_VERSION 1
-#define MP_HEADER_SIZE 40
-#define MP_ENTRY_SIZE 152
-#define MP_ENTRY_NAME_LEN 128
-#define MP_TOP_K 16
-#define MP_FORMAT "SGLANG-KIMI-GGMLMOEPACK-ADAPTER-v1"
-#define MP_ACTIVE_FIRST 1  /* the reference loader wants layers 1..92 */
-#define MP_ACTIVE_LAST 92
-#define MP_MAX_SHAPE 8
-#define MP_MAX_EXPERTS 65536u /* sanity bound on model.num_experts */
-#define MP_SHA256_HEX 65   /* 64 hex digits and a NUL */
-#define MP_PAGE 4096
-/* Kimi K3: experts per layer, and the runtime's expert geometry. */
-#define MP_K3_EXPERTS 896
-#define MP_K3_HIDDEN 3584 /* row length of up and gate */
-#define MP_K3_INTER 3072  /* row length of down */
-
-/* Physical role order inside one expert object. */
-enum mp_role { MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN, MP_ROLE_COUNT };
-
-/* "up", "gate", "down"; NULL for anything else. */
-const char *mp_role_name(enum mp_role role);
-/* MP_ROLE_COUNT when name is not a role. */
-enum mp_role mp_role_from_name(const char *name);
-
-/*
- * The one role table: the GGML type id each role must have (up and gate
- * Q2_K, down Q3_K), for the validator, mkdemo, build and their manifests.
- */
-extern const int mp_role_dtype[MP_ROLE_COUNT];
+#include "base/progress_fn.h"
+#include "pack/digest.h"
+#include "pack/format.h"
 
 struct mp_role_info {
 	char dtype[16];        /* "Q2_K" / "Q3_K" */
@@ -81,9 +50,6 @@ struct mp_manifest {
 	char sha256[MP_SHA256_HEX]; /* "" when the manifest has none */
 	char inventory_sha256[MP_SHA256_HEX]; /* source.inventory_sha256 */
 };
-
-/* Called during long work (the full digest) with bytes done and total. */
-typedef void (*mp_progress_fn)(uint64_t done, uint64_t total, void *arg);
 
 /* What the caller expects, as the reference loader's caller passes it. */
 struct mp_open_opts {
@@ -164,6 +130,15 @@ char *mp_path_with_suffix(const char *path, const char *suffix);
 char *mp_pack_default_manifest_path(const char *pack_path);
 
 /*
+ * The one check of the whole-file digest: sha256, the digest of the pack
+ * file, against the manifest's expert_pack.sha256.  MP_E_FULL_DIGEST_MISSING
+ * when the manifest has none (sha256 is not read then), MP_E_FULL_DIGEST
+ * when it differs.  Setting full_checked is the caller's.
+ */
+enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
+				 const unsigned char sha256[MP_SHA256_LEN], struct mp_error *err);
+
+/*
  * The same by real ids, checked: MP_E_NOT_FOUND (with a message naming the
  * id) when the layer is not active, the expert is out of range or role is not
  * a role.
@@ -171,9 +146,6 @@ char *mp_pack_default_manifest_path(const char *pack_path);
 enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id,
 			   uint64_t expert, enum mp_role role, uint64_t *offset,
 			   uint64_t *nbytes, struct mp_error *err);
-
-/* Tensor name of a role at a layer: "blk.17.ffn_up_exps.weight". */
-int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role);
 
 /*
  * The object generation of (layer, expert), the reference loader's cache

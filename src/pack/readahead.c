@@ -11,13 +11,16 @@
 
 #include "pack/readahead.h"
 
-#include <errno.h>
+#include "base/file.h"
+
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
+
+/* Buffers start on a page: whole pages for the kernel to copy into. */
+#define RING_ALIGN 4096
 
 enum slot_state { SLOT_EMPTY, SLOT_FULL };
 
@@ -45,34 +48,15 @@ struct ring {
 /* pread() as a filling side: the whole piece, retrying short reads. */
 struct file_src {
 	int fd;
-	uint64_t end;
 	const char *what;
 };
 
-static enum mp_err read_full(unsigned char *buf, size_t len, uint64_t pos, void *arg,
-			     struct mp_error *err)
+static enum mp_err read_piece(unsigned char *buf, size_t len, uint64_t pos, void *arg,
+			      struct mp_error *err)
 {
 	const struct file_src *f = arg;
-	size_t done = 0;
 
-	while (done < len) {
-		ssize_t got = pread(f->fd, buf + done, len - done, (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read %s at byte %llu: %s",
-				       f->what, (unsigned long long)(pos + done),
-				       strerror(errno));
-		if (got == 0)
-			return mp_fail(err, MP_E_PACK_IO,
-				       "cannot read %s: file ends at byte %llu, "
-				       "expected %llu", f->what,
-				       (unsigned long long)(pos + done),
-				       (unsigned long long)f->end);
-		done += (size_t)got;
-	}
-	return MP_OK;
+	return mp_pread_full(f->fd, buf, len, pos, f->what, NULL, MP_E_PACK_IO, err);
 }
 
 static size_t piece(const struct ring *r, uint64_t pos)
@@ -205,7 +189,7 @@ enum mp_err mp_ring_run(uint64_t start, uint64_t end,
 		r.nbufs = 1;
 	r.slots = calloc(r.nbufs, sizeof *r.slots);
 	if (!r.slots || r.buf_size > SIZE_MAX / r.nbufs ||
-	    posix_memalign((void **)&mem, MP_PAGE, r.buf_size * r.nbufs) != 0) {
+	    posix_memalign((void **)&mem, RING_ALIGN, r.buf_size * r.nbufs) != 0) {
 		free(r.slots);
 		return mp_fail(err, MP_E_NOMEM, "out of memory for a %u x %zu byte ring",
 			       r.nbufs, r.buf_size);
@@ -246,10 +230,10 @@ enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 			 const struct mp_readahead_opts *opts,
 			 mp_readahead_fn fn, void *arg, struct mp_error *err)
 {
-	struct file_src f = {.fd = fd, .end = end, .what = what};
+	struct file_src f = {.fd = fd, .what = what};
 
 	if (start < end)
 		posix_fadvise(fd, (off_t)start, (off_t)(end - start),
 			      POSIX_FADV_SEQUENTIAL);
-	return mp_ring_run(start, end, opts, read_full, &f, fn, arg, err);
+	return mp_ring_run(start, end, opts, read_piece, &f, fn, arg, err);
 }

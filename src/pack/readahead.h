@@ -27,7 +27,7 @@
 #include <stdint.h>
 
 #include "base/errors.h"
-#include "pack/pack.h"
+#include "base/progress_fn.h"
 
 #define MP_READAHEAD_BUF (4u << 20)
 #define MP_READAHEAD_NBUFS 4u

@@ -6,8 +6,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,6 +18,7 @@
 #include "pack/manifest.h"
 #include "pack/pack.h"
 #include "base/quant.h"
+#include "base/text.h"
 
 /* Entries read and checked per pread: about 600 KiB. */
 #define ENTRIES_PER_CHUNK 4096
@@ -38,93 +37,108 @@ static void expected_names_fill(struct expected_names *en, const struct mp_manif
 				en->name[l][r], sizeof en->name[l][r], m->layer_ids[l], r);
 }
 
+/* Where index entry i belongs: its object, layer, expert and role, and the
+ * name it must have. */
+struct entry_place {
+	uint64_t object, layer_index, expert;
+	enum mp_role role;
+	const char *want;
+	unsigned long long idx;
+};
+
+/* Entry i is the tensor it must be: name, expert, reserved field. */
+static enum mp_err check_entry_identity(const struct entry_place *at, size_t want_len,
+					const unsigned char *raw, const struct mp_entry *e,
+					struct mp_error *err)
+{
+	if (memcmp(raw, at->want, want_len) != 0 || raw[want_len] != '\0') {
+		char shown[MP_ENTRY_NAME_LEN * 4 + 8];
+
+		mp_text_escape(shown, sizeof shown, (const char *)raw,
+			       strnlen((const char *)raw, MP_ENTRY_NAME_LEN), 0);
+		return mp_fail(err, MP_E_ENTRY_NAME,
+			       "identity mismatch at index %llu: name \"%s\"%s, expected \"%s\"",
+			       at->idx, shown,
+			       memchr(raw, 0, MP_ENTRY_NAME_LEN) ? "" : " (not NUL-terminated)",
+			       at->want);
+	}
+	if (e->expert < 0 || (uint64_t)e->expert != at->expert)
+		return mp_fail(err, MP_E_ENTRY_EXPERT,
+			       "identity mismatch at index %llu (%s): expert is %d, expected %llu",
+			       at->idx, at->want, e->expert, (unsigned long long)at->expert);
+	if (e->reserved != 0)
+		return mp_fail(err, MP_E_ENTRY_RESERVED,
+			       "identity mismatch at index %llu (%s): reserved is %u, must be 0",
+			       at->idx, at->want, e->reserved);
+	return MP_OK;
+}
+
+/* Entry e's byte range: its role's size, aligned, after prev_end, in the file. */
+static enum mp_err check_entry_range(const struct mp_pack *p, const struct entry_place *at,
+				     const struct mp_entry *e, uint64_t prev_end,
+				     struct mp_error *err)
+{
+	const struct mp_manifest *m = &p->m;
+	unsigned long long ex = (unsigned long long)at->expert;
+
+	if (e->nbytes != m->roles[at->role].expert_bytes)
+		return mp_fail(err, MP_E_ENTRY_NBYTES,
+			       "range mismatch at index %llu (%s expert %llu): nbytes is %llu, "
+			       "expert_pack.roles.%s.expert_bytes is %llu",
+			       at->idx, at->want, ex, (unsigned long long)e->nbytes,
+			       mp_role_name(at->role),
+			       (unsigned long long)m->roles[at->role].expert_bytes);
+	if (e->offset % m->alignment != 0)
+		return mp_fail(err, MP_E_ENTRY_ALIGNMENT,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
+			       "not a multiple of the alignment %llu",
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       (unsigned long long)m->alignment);
+	if (e->offset < prev_end)
+		return mp_fail(err, MP_E_ENTRY_OVERLAP,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
+			       "before the end of the previous %s (%llu)",
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       at->idx == 0 ? "index (data_start)" : "payload",
+			       (unsigned long long)prev_end);
+	if (e->nbytes > p->file_size || e->offset > p->file_size - e->nbytes)
+		return mp_fail(err, MP_E_ENTRY_BOUNDS,
+			       "range mismatch at index %llu (%s expert %llu): offset %llu + "
+			       "nbytes %llu runs past the end of the pack (%llu bytes)",
+			       at->idx, at->want, ex, (unsigned long long)e->offset,
+			       (unsigned long long)e->nbytes, (unsigned long long)p->file_size);
+	return MP_OK;
+}
+
 static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *en,
 			       uint64_t i, const unsigned char *raw, uint64_t *prev_end,
 			       uint64_t *up_offset, struct mp_error *err)
 {
 	const struct mp_manifest *m = &p->m;
-	uint64_t object = i / 3, layer_index = object / m->num_experts;
-	uint64_t expert = object % m->num_experts;
-	enum mp_role role = (enum mp_role)(i % 3);
-	const char *want = en->name[layer_index][role];
-	size_t want_len = en->len[layer_index][role];
+	struct entry_place at = {.object = i / MP_ROLE_COUNT,
+				 .role = (enum mp_role)(i % MP_ROLE_COUNT),
+				 .idx = (unsigned long long)i};
 	struct mp_entry e;
-	unsigned long long idx = (unsigned long long)i;
+	enum mp_err rc;
 
-	if (memcmp(raw, want, want_len) != 0 || raw[want_len] != '\0') {
-		char shown[MP_ENTRY_NAME_LEN * 4 + 8];
-		mp_quote_name(shown, sizeof shown, raw, MP_ENTRY_NAME_LEN);
-		return mp_fail(err, MP_E_ENTRY_NAME,
-			       "identity mismatch at index %llu: name %s%s, expected \"%s\"",
-			       idx, shown,
-			       memchr(raw, 0, MP_ENTRY_NAME_LEN) ? "" : " (not NUL-terminated)",
-			       want);
-	}
+	at.layer_index = at.object / m->num_experts;
+	at.expert = at.object % m->num_experts;
+	at.want = en->name[at.layer_index][at.role];
 	mp_entry_decode(raw, &e);
-	if (e.expert < 0 || (uint64_t)e.expert != expert)
-		return mp_fail(err, MP_E_ENTRY_EXPERT,
-			       "identity mismatch at index %llu (%s): expert is %d, expected %llu",
-			       idx, want, e.expert, (unsigned long long)expert);
-	if (e.reserved != 0)
-		return mp_fail(err, MP_E_ENTRY_RESERVED,
-			       "identity mismatch at index %llu (%s): reserved is %u, must be 0",
-			       idx, want, e.reserved);
-	if (e.nbytes != m->roles[role].expert_bytes)
-		return mp_fail(err, MP_E_ENTRY_NBYTES,
-			       "range mismatch at index %llu (%s expert %llu): nbytes is %llu, "
-			       "expert_pack.roles.%s.expert_bytes is %llu",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.nbytes, mp_role_name(role),
-			       (unsigned long long)m->roles[role].expert_bytes);
-	if (e.offset % m->alignment != 0)
-		return mp_fail(err, MP_E_ENTRY_ALIGNMENT,
-			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
-			       "not a multiple of the alignment %llu",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset, (unsigned long long)m->alignment);
-	if (e.offset < *prev_end)
-		return mp_fail(err, MP_E_ENTRY_OVERLAP,
-			       "range mismatch at index %llu (%s expert %llu): offset %llu is "
-			       "before the end of the previous %s (%llu)",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset,
-			       i == 0 ? "index (data_start)" : "payload",
-			       (unsigned long long)*prev_end);
-	if (e.nbytes > p->file_size || e.offset > p->file_size - e.nbytes)
-		return mp_fail(err, MP_E_ENTRY_BOUNDS,
-			       "range mismatch at index %llu (%s expert %llu): offset %llu + "
-			       "nbytes %llu runs past the end of the pack (%llu bytes)",
-			       idx, want, (unsigned long long)expert,
-			       (unsigned long long)e.offset, (unsigned long long)e.nbytes,
-			       (unsigned long long)p->file_size);
+	if ((rc = check_entry_identity(&at, en->len[at.layer_index][at.role], raw, &e, err)) ||
+	    (rc = check_entry_range(p, &at, &e, *prev_end, err)))
+		return rc;
 	*prev_end = e.offset + e.nbytes;
-	if (role == MP_ROLE_UP) {
+	if (at.role == MP_ROLE_UP) {
 		*up_offset = e.offset;
-		p->object_offset[object] = e.offset;
-	} else if (e.offset != *up_offset + m->roles[role].role_offset) {
+		p->object_offset[at.object] = e.offset;
+	} else if (e.offset != *up_offset + m->roles[at.role].role_offset) {
 		return mp_fail(err, MP_E_ENTRY_CONTIGUITY,
 			       "not contiguous at index %llu (%s expert %llu): offset %llu, "
 			       "expected up offset %llu + %llu",
-			       idx, want, (unsigned long long)expert,
+			       at.idx, at.want, (unsigned long long)at.expert,
 			       (unsigned long long)e.offset, (unsigned long long)*up_offset,
-			       (unsigned long long)m->roles[role].role_offset);
-	}
-	return MP_OK;
-}
-
-static enum mp_err read_exact(struct mp_pack *p, void *buf, size_t len, uint64_t off,
-			      struct mp_error *err)
-{
-	size_t done = 0;
-	while (done < len) {
-		ssize_t got = pread(p->fd, (char *)buf + done, len - done, (off_t)(off + done));
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
-				       p->path, (unsigned long long)(off + done),
-				       got < 0 ? strerror(errno) : "unexpected end of file");
-		done += (size_t)got;
+			       (unsigned long long)m->roles[at.role].role_offset);
 	}
 	return MP_OK;
 }
@@ -141,14 +155,17 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 		return mp_fail(err, MP_E_HEADER_SHORT,
 			       "pack is shorter than its 40-byte header: %s has %llu bytes",
 			       p->path, (unsigned long long)p->file_size);
-	if ((rc = read_exact(p, raw, MP_HEADER_SIZE, 0, err)))
+	rc = mp_pread_full(p->fd, raw, MP_HEADER_SIZE, 0, "pack", p->path, MP_E_PACK_IO, err);
+	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
 	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
 		char shown[MP_MAGIC_LEN * 4 + 8];
-		mp_quote_name(shown, sizeof shown, h.magic, MP_MAGIC_LEN);
+
+		mp_text_escape(shown, sizeof shown, (const char *)h.magic,
+			       strnlen((const char *)h.magic, MP_MAGIC_LEN), 0);
 		return mp_fail(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is %s, must be \"%s\" and three "
+			       "bad pack magic: header magic is \"%s\", must be \"%s\" and three "
 			       "NUL bytes",
 			       shown, MP_MAGIC);
 	}
@@ -211,8 +228,9 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	for (uint64_t i = 0; i < p->index_count; i += ENTRIES_PER_CHUNK) {
 		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
 								    : ENTRIES_PER_CHUNK;
-		rc = read_exact(p, buf, (size_t)n * MP_ENTRY_SIZE,
-				MP_HEADER_SIZE + i * MP_ENTRY_SIZE, err);
+		rc = mp_pread_full(p->fd, buf, (size_t)n * MP_ENTRY_SIZE,
+				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->path,
+				   MP_E_PACK_IO, err);
 		if (rc)
 			goto out;
 		for (uint64_t k = 0; k < n; k++) {
@@ -247,26 +265,17 @@ out:
 static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 			      struct mp_error *err)
 {
-	unsigned char d[MP_SHA256_LEN];
-	char computed[MP_SHA256_HEX];
-	enum mp_err rc;
+	unsigned char d[MP_SHA256_LEN] = {0};
+	enum mp_err rc = MP_OK;
 
-	if (!p->m.sha256[0])
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no "
-			       "expert_pack.sha256: %s",
-			       p->manifest_path);
-	rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d, err);
-	if (rc)
-		return rc;
-	mp_sha256_hex(d, computed);
-	if (strcmp(computed, p->m.sha256) != 0)
-		return mp_fail(err, MP_E_FULL_DIGEST,
-			       "pack SHA-256 does not match manifest: computed %s, "
-			       "expert_pack.sha256 %s",
-			       computed, p->m.sha256);
-	p->full_checked = true;
-	return MP_OK;
+	/* no digest to compare with: said before the long read */
+	if (p->m.sha256[0])
+		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d,
+				  err);
+	if (!rc)
+		rc = mp_pack_check_digest(p, d, err);
+	p->full_checked = rc == MP_OK;
+	return rc;
 }
 
 /*
@@ -294,18 +303,15 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
-	for (;;) {
-		ssize_t got = read(fd, buf, sizeof buf);
+	for (int e = 0; e != MP_READ_EOF;) {
+		size_t got;
 
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0) {
+		e = mp_pread_all(fd, buf, sizeof buf, total, &got);
+		if (e > 0) {
 			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-				     strerror(errno));
+				     strerror(e));
 			break;
 		}
-		if (got == 0)
-			break;
 		total += (uint64_t)got;
 		if (total > MP_CONFIG_MAX) {
 			rc = mp_fail(err, MP_E_CONFIG_IO,

@@ -22,62 +22,51 @@
 
 #include "payload/dequant.h"
 
-#include <string.h>
+#include "base/le.h"
 
-static inline uint16_t le16(const unsigned char *p)
-{
-	return (uint16_t)(p[0] | (unsigned)p[1] << 8);
-}
+#include <string.h>
 
 /* ---- x86's NaN rules, on the bits ------------------------------------------ */
 
 #define X86_DEFAULT_NAN 0xffc00000u
 #define QUIET_BIT 0x00400000u
 
-static inline uint32_t fbits(float f)
-{
-	uint32_t u;
-
-	memcpy(&u, &f, sizeof u);
-	return u;
-}
-
-static inline float bitsf(uint32_t u)
-{
-	float f;
-
-	memcpy(&f, &u, sizeof f);
-	return f;
-}
-
 static inline bool is_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
 static inline bool is_inf(uint32_t u) { return (u & 0x7fffffffu) == 0x7f800000u; }
 static inline bool is_zero(uint32_t u) { return (u & 0x7fffffffu) == 0; }
-static inline bool finite_f(float f) { return (fbits(f) & 0x7f800000u) != 0x7f800000u; }
+static inline bool finite_f(float f) { return (mp_float_bits(f) & 0x7f800000u) != 0x7f800000u; }
+
+/* x86 returns the first NaN operand, quieted: true with it in *out when
+ * a or b is a NaN. */
+static bool x86_nan_operand(uint32_t a, uint32_t b, float *out)
+{
+	if (!is_nan(a) && !is_nan(b))
+		return false;
+	*out = mp_bits_float((is_nan(a) ? a : b) | QUIET_BIT);
+	return true;
+}
 
 static float x86_mul(float x, float y)
 {
-	uint32_t a = fbits(x), b = fbits(y);
+	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
+	float nan;
 
-	if (is_nan(a))
-		return bitsf(a | QUIET_BIT);
-	if (is_nan(b))
-		return bitsf(b | QUIET_BIT);
+	if (x86_nan_operand(a, b, &nan))
+		return nan;
 	if ((is_inf(a) && is_zero(b)) || (is_zero(a) && is_inf(b)))
-		return bitsf(X86_DEFAULT_NAN);
+		return mp_bits_float(X86_DEFAULT_NAN);
 	return x * y; /* not a NaN: IEEE fixes every bit */
 }
 
 static float x86_sub(float x, float y)
 {
-	uint32_t a = fbits(x), b = fbits(y);
+	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
+	float nan;
 
-	if (is_nan(a))
-		return bitsf(a | QUIET_BIT);
-	if (is_nan(b))
-		return bitsf(b | QUIET_BIT);
+	if (x86_nan_operand(a, b, &nan))
+		return nan;
 	if (is_inf(a) && is_inf(b) && (a == b))
-		return bitsf(X86_DEFAULT_NAN);
+		return mp_bits_float(X86_DEFAULT_NAN);
 	return x - y;
 }
 
@@ -93,8 +82,8 @@ void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks)
 	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q2K_BYTES) {
-		const float d = mp_fp16_to_float(le16(b + MP_Q2K_D));
-		const float min = mp_fp16_to_float(le16(b + MP_Q2K_DMIN));
+		const float d = mp_fp16_to_float(mp_le16(b + MP_Q2K_D));
+		const float min = mp_fp16_to_float(mp_le16(b + MP_Q2K_DMIN));
 		const unsigned char *sc = b + MP_Q2K_SCALES;
 		const unsigned char *q = b + MP_Q2K_QS;
 
@@ -142,7 +131,7 @@ void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks)
 	const unsigned char *restrict b = src;
 
 	for (size_t i = 0; i < nblocks; i++, b += MP_Q3K_BYTES) {
-		const float d_all = mp_fp16_to_float(le16(b + MP_Q3K_D));
+		const float d_all = mp_fp16_to_float(mp_le16(b + MP_Q3K_D));
 		const unsigned char *hm = b + MP_Q3K_HMASK;
 		const unsigned char *q = b + MP_Q3K_QS;
 		int scales[16];
@@ -205,12 +194,28 @@ void mp_block_scales(const struct mp_quant_type *t, const void *block,
 	const unsigned char *b = block;
 
 	if (t->id == MP_GGML_Q2_K) {
-		scales[0] = le16(b + MP_Q2K_D);
-		scales[1] = le16(b + MP_Q2K_DMIN);
+		scales[0] = mp_le16(b + MP_Q2K_D);
+		scales[1] = mp_le16(b + MP_Q2K_DMIN);
 		*nscales = 2;
 	} else {
-		scales[0] = le16(b + MP_Q3K_D);
+		scales[0] = mp_le16(b + MP_Q3K_D);
 		scales[1] = 0;
 		*nscales = 1;
 	}
+}
+
+void mp_f32_encode(unsigned char *dst, const float *src, size_t n)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+	/* the host's own layout already */
+	if ((const void *)dst != (const void *)src)
+		memmove(dst, src, n * sizeof *src);
+#else
+	for (size_t i = 0; i < n; i++) {
+		uint32_t u = mp_float_bits(src[i]);
+
+		for (int k = 0; k < 4; k++)
+			dst[4 * i + k] = (unsigned char)(u >> (8 * k));
+	}
+#endif
 }

@@ -16,20 +16,6 @@
 #include "pack/pack.h"
 #include "base/quant.h"
 
-#define MP_QK_K 256 /* weights per k-quant super-block */
-
-/* Byte layout of the two super-blocks (ggml's block_q2_K and block_q3_K). */
-#define MP_Q2K_SCALES 0   /* 16 bytes: 4-bit scale | 4-bit min << 4 */
-#define MP_Q2K_QS 16      /* 64 bytes of 2-bit quants */
-#define MP_Q2K_D 80       /* fp16 d */
-#define MP_Q2K_DMIN 82    /* fp16 dmin */
-#define MP_Q2K_BYTES 84
-#define MP_Q3K_HMASK 0    /* 32 bytes: the third bit of each quant */
-#define MP_Q3K_QS 32      /* 64 bytes: the low two bits */
-#define MP_Q3K_SCALES 96  /* 12 bytes: sixteen 6-bit scales */
-#define MP_Q3K_D 108      /* fp16 d */
-#define MP_Q3K_BYTES 110
-
 /* True when t is a type this file decodes (Q2_K, Q3_K). */
 bool mp_dequant_supported(const struct mp_quant_type *t);
 
@@ -47,6 +33,12 @@ int mp_dequant(const struct mp_quant_type *t, const void *src, float *dst, size_
  */
 void mp_block_scales(const struct mp_quant_type *t, const void *block,
 		     uint16_t scales[2], unsigned *nscales);
+
+/*
+ * n floats as the .f32 files hold them: IEEE binary32, little-endian, 4
+ * bytes each, whatever the host's byte order.  dst may be src itself.
+ */
+void mp_f32_encode(unsigned char *dst, const float *src, size_t n);
 
 /* A role's rows: the logical shape's first number is the row length (GGUF
  * ne[] order) and every other dimension multiplies the row count. */

@@ -17,6 +17,7 @@
 #include "payload/scan.h"
 
 #include "payload/dequant.h"
+#include "base/file.h"
 #include "base/quant.h"
 #include "pack/readahead.h"
 
@@ -239,31 +240,6 @@ static void feed(struct scan *s, uint64_t pos, const unsigned char *buf, size_t 
 	}
 }
 
-static enum mp_err read_at(const struct mp_pack *p, unsigned char *buf, size_t n,
-			   uint64_t pos, struct mp_error *err)
-{
-	size_t done = 0;
-
-	while (done < n) {
-		ssize_t got = pread(p->fd, buf + done, n - done, (off_t)(pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s at byte %llu: %s",
-				       p->path, (unsigned long long)(pos + done),
-				       strerror(errno));
-		if (got == 0)
-			return mp_fail(err, MP_E_PACK_IO,
-				       "cannot read pack %s: file ends at byte %llu, "
-				       "expected %llu",
-				       p->path, (unsigned long long)(pos + done),
-				       (unsigned long long)p->file_size);
-		done += (size_t)got;
-	}
-	return MP_OK;
-}
-
 /* True when [start, end) holds no data (a hole), as far as the file system
  * says; false when it cannot tell. */
 static bool is_hole(int fd, uint64_t start, uint64_t end)
@@ -292,6 +268,78 @@ static enum mp_err hash_and_feed(const unsigned char *buf, size_t len, uint64_t 
 	return MP_OK;
 }
 
+/* The whole file through the reader thread: the digest and the scan of
+ * the same bytes. */
+static enum mp_err scan_hashing(struct scan *s, const struct mp_scan_opts *opts,
+				struct mp_sha256 *h, unsigned char sha256[MP_SHA256_LEN],
+				struct mp_error *err)
+{
+	const struct mp_pack *pack = s->pack;
+	struct mp_readahead_opts ro = {.progress = opts->progress,
+				       .progress_arg = opts->progress_arg};
+	struct hash_feed hf = {.s = s, .h = h};
+	char what[MP_MSG_MAX];
+	enum mp_err rc;
+
+	snprintf(what, sizeof what, "pack %s", pack->path);
+	rc = mp_readahead(pack->fd, 0, pack->file_size, what, &ro, hash_and_feed, &hf, err);
+	if (rc)
+		return rc;
+	mp_sha256_final(h, sha256);
+	s->sum->bytes_read = pack->file_size;
+	return MP_OK;
+}
+
+/* Object o's bytes through buf (SCAN_CHUNK bytes), a role at most per
+ * read, skipping roles that lie wholly in a hole. */
+static enum mp_err scan_object(struct scan *s, uint64_t o, unsigned char *buf,
+			       struct mp_error *err)
+{
+	const struct mp_pack *pack = s->pack;
+	uint64_t end = pack->object_offset[o] + pack->m.object_bytes;
+
+	for (uint64_t pos = pack->object_offset[o]; pos < end;) {
+		size_t n = end - pos < SCAN_CHUNK ? (size_t)(end - pos) : SCAN_CHUNK;
+		enum mp_err rc;
+
+		/* a role wholly in a hole needs no read */
+		if (pos == s->rs.start && is_hole(pack->fd, s->rs.start, s->rs.end)) {
+			pos = s->rs.end;
+			role_hole(s);
+			continue;
+		}
+		/* read up to the end of the current role at most, so
+		 * the next role gets its own hole test */
+		if (s->rs.end - pos < n)
+			n = (size_t)(s->rs.end - pos);
+		rc = mp_pread_full(pack->fd, buf, n, pos, "pack", pack->path, MP_E_PACK_IO, err);
+		if (rc)
+			return rc;
+		s->sum->bytes_read += n;
+		feed(s, pos, buf, n);
+		pos += n;
+	}
+	return MP_OK;
+}
+
+/* The payloads only, object by object, in the caller's thread. */
+static enum mp_err scan_objects(struct scan *s, const struct mp_scan_opts *opts,
+				unsigned char *buf, struct mp_error *err)
+{
+	const struct mp_pack *pack = s->pack;
+	uint64_t total = pack->object_count * pack->m.object_bytes;
+
+	for (uint64_t o = 0; o < pack->object_count; o++) {
+		enum mp_err rc = scan_object(s, o, buf, err);
+
+		if (rc)
+			return rc;
+		if (opts->progress)
+			opts->progress((o + 1) * pack->m.object_bytes, total, opts->progress_arg);
+	}
+	return MP_OK;
+}
+
 enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *opts,
 			 mp_scan_fn fn, void *arg, struct mp_scan_summary *sum,
 			 unsigned char sha256[MP_SHA256_LEN], struct mp_error *err)
@@ -300,83 +348,19 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 	struct mp_sha256 *h = NULL;
 	/* with hashing the read goes through readahead.h's ring instead */
 	unsigned char *buf = opts->hash ? NULL : malloc(SCAN_CHUNK);
-	uint64_t total, done = 0;
-	enum mp_err rc = MP_OK;
+	enum mp_err rc;
 
 	memset(sum, 0, sizeof *sum);
 	if (opts->hash ? !(h = mp_sha256_new()) : !buf) {
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
-		goto out;
-	}
-	if (pack->object_count)
-		role_begin(&s);
-	posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-
-	if (opts->hash) {
-		struct mp_readahead_opts ro = {.progress = opts->progress,
-					       .progress_arg = opts->progress_arg};
-		struct hash_feed hf = {.s = &s, .h = h};
-		char what[MP_MSG_MAX];
-
-		snprintf(what, sizeof what, "pack %s", pack->path);
-		if ((rc = mp_readahead(pack->fd, 0, pack->file_size, what, &ro,
-				       hash_and_feed, &hf, err)))
-			goto out;
-		mp_sha256_final(h, sha256);
 	} else {
-		total = pack->object_count * pack->m.object_bytes;
-		for (uint64_t o = 0; o < pack->object_count; o++) {
-			uint64_t start = pack->object_offset[o];
-			uint64_t end = start + pack->m.object_bytes;
-
-			for (uint64_t pos = start; pos < end;) {
-				size_t n = end - pos < SCAN_CHUNK ? (size_t)(end - pos) : SCAN_CHUNK;
-
-				/* a role wholly in a hole needs no read */
-				if (pos == s.rs.start && is_hole(pack->fd, s.rs.start, s.rs.end)) {
-					pos = s.rs.end;
-					role_hole(&s);
-					continue;
-				}
-				/* read up to the end of the current role at most, so
-				 * the next role gets its own hole test */
-				if (s.rs.end - pos < n)
-					n = (size_t)(s.rs.end - pos);
-				if ((rc = read_at(pack, buf, n, pos, err)))
-					goto out;
-				sum->bytes_read += n;
-				feed(&s, pos, buf, n);
-				pos += n;
-			}
-			done += pack->m.object_bytes;
-			if (opts->progress)
-				opts->progress(done, total, opts->progress_arg);
-		}
+		if (pack->object_count)
+			role_begin(&s);
+		posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		rc = opts->hash ? scan_hashing(&s, opts, h, sha256, err)
+				: scan_objects(&s, opts, buf, err);
 	}
-	if (opts->hash)
-		sum->bytes_read = pack->file_size;
-out:
 	free(buf);
 	mp_sha256_free(h);
 	return rc;
-}
-
-enum mp_err mp_scan_check_digest(const struct mp_pack *pack,
-				 const unsigned char sha256[MP_SHA256_LEN],
-				 struct mp_error *err)
-{
-	char computed[MP_SHA256_HEX];
-
-	if (!pack->m.sha256[0])
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no "
-			       "expert_pack.sha256: %s",
-			       pack->manifest_path);
-	mp_sha256_hex(sha256, computed);
-	if (strcmp(computed, pack->m.sha256) != 0)
-		return mp_fail(err, MP_E_FULL_DIGEST,
-			       "pack SHA-256 does not match manifest: computed %s, "
-			       "expert_pack.sha256 %s",
-			       computed, pack->m.sha256);
-	return MP_OK;
 }

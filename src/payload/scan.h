@@ -77,13 +77,4 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 /* "non-finite scale", "all-zero role", "all-zero scales". */
 const char *mp_scan_kind_name(enum mp_scan_kind kind);
 
-/*
- * Compare a whole-file digest with expert_pack.sha256, with the validator's
- * codes and wording: MP_E_FULL_DIGEST_MISSING when the manifest has none,
- * MP_E_FULL_DIGEST when it differs.
- */
-enum mp_err mp_scan_check_digest(const struct mp_pack *pack,
-				 const unsigned char sha256[MP_SHA256_LEN],
-				 struct mp_error *err);
-
 #endif

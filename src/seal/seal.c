@@ -4,10 +4,10 @@
 #include "seal/seal.h"
 
 #include "base/file.h"
+#include "base/le.h"
 
 #include <fcntl.h>
 #include <inttypes.h>
-#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -155,13 +155,14 @@ uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
 	return 0;
 }
 
-/* The object whose chunks hold `chunk` (head_chunks <= chunk < chunk_count). */
-static uint64_t object_of_chunk(const struct mp_seal_layout *l, uint64_t chunk)
+/* The last i < n with a[i] <= key, for a sorted a with a[0] <= key. */
+static uint64_t last_at_most(const uint64_t *a, uint64_t n, uint64_t key)
 {
-	uint64_t lo = 0, hi = l->object_count; /* object_first[lo] <= chunk */
+	uint64_t lo = 0, hi = n; /* a[lo] <= key */
+
 	while (hi - lo > 1) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (l->object_first[mid] <= chunk)
+		if (a[mid] <= key)
 			lo = mid;
 		else
 			hi = mid;
@@ -182,7 +183,8 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		out->len = head - out->offset < c ? head - out->offset : c;
 		return;
 	}
-	i = object_of_chunk(l, chunk);
+	/* the object whose chunks hold it (head_chunks <= chunk < chunk_count) */
+	i = last_at_most(l->object_first, l->object_count, chunk);
 	k = chunk - l->object_first[i];
 	base = l->object_offset[i];
 	out->object = i;
@@ -207,19 +209,11 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 
 uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 {
-	uint64_t c = l->chunk_size, lo, hi, rel, first;
+	uint64_t c = l->chunk_size, lo, rel, first;
 
 	if (l->object_count == 0 || pos < l->object_offset[0])
 		return pos / c;
-	lo = 0;
-	hi = l->object_count; /* object_offset[lo] <= pos */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (l->object_offset[mid] <= pos)
-			lo = mid;
-		else
-			hi = mid;
-	}
+	lo = last_at_most(l->object_offset, l->object_count, pos);
 	rel = pos - l->object_offset[lo];
 	first = l->object_first[lo];
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
@@ -233,28 +227,17 @@ uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 
 /* ---- the file ---- */
 
-static uint32_t get_u32(const unsigned char *p)
-{
-	return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
-	       (uint32_t)p[3] << 24;
-}
-
-static uint64_t get_u64(const unsigned char *p)
-{
-	return (uint64_t)get_u32(p) | (uint64_t)get_u32(p + 4) << 32;
-}
-
-static void put_u32(unsigned char *p, uint32_t v)
-{
-	for (int i = 0; i < 4; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
-
-static void put_u64(unsigned char *p, uint64_t v)
-{
-	for (int i = 0; i < 8; i++)
-		p[i] = (unsigned char)(v >> (8 * i));
-}
+/* Field offsets inside the 128-byte header (the magic is at 0). */
+#define SEAL_VERSION_AT 16
+#define SEAL_HEADER_SIZE_AT 20
+#define SEAL_FLAGS_AT 24
+#define SEAL_RESERVED_AT 28
+#define SEAL_CHUNK_SIZE_AT 32
+#define SEAL_CHUNK_COUNT_AT 40
+#define SEAL_PACK_SIZE_AT 48
+#define SEAL_PACK_SHA256_AT 56
+#define SEAL_INDEX_SHA256_AT 88
+#define SEAL_RESERVED_TAIL_AT 120
 
 /* Size of a seal file with n chunk digests (n <= MP_SEAL_MAX_CHUNKS). */
 static uint64_t seal_file_size(uint64_t n)
@@ -282,29 +265,30 @@ static enum mp_err parse_header(const unsigned char *b, uint64_t file_size, cons
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: magic is not \"%s\"", what,
 			       MP_SEAL_MAGIC);
-	if ((v = get_u32(b + 16)) != MP_SEAL_VERSION)
+	if ((v = mp_le32(b + SEAL_VERSION_AT)) != MP_SEAL_VERSION)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: version is %" PRIu32 ", not %u",
 			       what, v, MP_SEAL_VERSION);
-	if ((v = get_u32(b + 20)) != MP_SEAL_HEADER_SIZE)
+	if ((v = mp_le32(b + SEAL_HEADER_SIZE_AT)) != MP_SEAL_HEADER_SIZE)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: header_size is %" PRIu32
 			       ", not %u", what, v, MP_SEAL_HEADER_SIZE);
-	if ((v = get_u32(b + 24)) & ~MP_SEAL_FLAG_UNANCHORED)
+	if ((v = mp_le32(b + SEAL_FLAGS_AT)) & ~MP_SEAL_FLAG_UNANCHORED)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: flags 0x%" PRIx32
 			       " has unknown bits set", what, v);
-	if (get_u32(b + 28) != 0 || get_u64(b + 120) != 0)
+	if (mp_le32(b + SEAL_RESERVED_AT) != 0 || mp_le64(b + SEAL_RESERVED_TAIL_AT) != 0)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: reserved field at offset %d is not 0",
-			       what, get_u32(b + 28) != 0 ? 28 : 120);
-	cs = get_u64(b + 32);
+			       what, mp_le32(b + SEAL_RESERVED_AT) != 0 ? SEAL_RESERVED_AT
+								       : SEAL_RESERVED_TAIL_AT);
+	cs = mp_le64(b + SEAL_CHUNK_SIZE_AT);
 	if (!chunk_size_ok(cs))
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: chunk_size %" PRIu64
 			       " is not a power of two from %u to %u",
 			       what, cs, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK);
-	n = get_u64(b + 40);
+	n = mp_le64(b + SEAL_CHUNK_COUNT_AT);
 	if (n < 1 || n > MP_SEAL_MAX_CHUNKS)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
 			       "seal file is malformed: %s: chunk_count %" PRIu64
@@ -331,7 +315,7 @@ enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t
 	rc = parse_header(buf, len, what, err);
 	if (rc != MP_OK)
 		return rc;
-	n = get_u64(buf + 40);
+	n = mp_le64(buf + SEAL_CHUNK_COUNT_AT);
 	mp_sha256_buf(buf, len - MP_SHA256_LEN, d);
 	if (memcmp(d, buf + len - MP_SHA256_LEN, MP_SHA256_LEN) != 0)
 		return mp_fail(err, MP_E_SEAL_FORMAT,
@@ -344,36 +328,16 @@ enum mp_err mp_seal_parse(struct mp_seal **out, const unsigned char *buf, size_t
 		mp_seal_free(s);
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", what);
 	}
-	s->flags = get_u32(buf + 24);
-	s->chunk_size = get_u64(buf + 32);
+	s->flags = mp_le32(buf + SEAL_FLAGS_AT);
+	s->chunk_size = mp_le64(buf + SEAL_CHUNK_SIZE_AT);
 	s->chunk_count = n;
-	s->pack_size = get_u64(buf + 48);
-	memcpy(s->pack_sha256, buf + 56, MP_SHA256_LEN);
-	memcpy(s->index_sha256, buf + 88, MP_SHA256_LEN);
+	s->pack_size = mp_le64(buf + SEAL_PACK_SIZE_AT);
+	memcpy(s->pack_sha256, buf + SEAL_PACK_SHA256_AT, MP_SHA256_LEN);
+	memcpy(s->index_sha256, buf + SEAL_INDEX_SHA256_AT, MP_SHA256_LEN);
 	memcpy(s->digests, buf + MP_SEAL_HEADER_SIZE, n * MP_SHA256_LEN);
 	memcpy(s->seal_digest, d, MP_SHA256_LEN);
 	*out = s;
 	return MP_OK;
-}
-
-/* Read exactly len bytes at pos; false on error or early end (errno 0). */
-static bool read_full(int fd, void *buf, size_t len, uint64_t pos)
-{
-	unsigned char *p = buf;
-	while (len > 0) {
-		ssize_t got = pread(fd, p, len, (off_t)pos);
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			if (got == 0)
-				errno = 0;
-			return false;
-		}
-		p += got;
-		len -= (size_t)got;
-		pos += (uint64_t)got;
-	}
-	return true;
 }
 
 enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error *err)
@@ -383,7 +347,6 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 	struct stat st;
 	enum mp_err rc;
 	uint64_t size;
-	ssize_t got;
 	int fd;
 
 	*out = NULL;
@@ -391,11 +354,9 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 	if (rc != MP_OK)
 		return rc;
 	size = (uint64_t)st.st_size;
-	if (size >= MP_SEAL_HEADER_SIZE && !read_full(fd, head, sizeof head, 0)) {
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
-			     errno ? strerror(errno) : "file shrank while read");
+	if (size >= MP_SEAL_HEADER_SIZE &&
+	    (rc = mp_pread_full(fd, head, sizeof head, 0, "seal", path, MP_E_SEAL_IO, err)))
 		goto out;
-	}
 	rc = parse_header(head, size, path, err);
 	if (rc != MP_OK)
 		goto out;
@@ -405,14 +366,9 @@ enum mp_err mp_seal_read(struct mp_seal **out, const char *path, struct mp_error
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading seal %s", path);
 		goto out;
 	}
-	if (!read_full(fd, buf, (size_t)size, 0)) {
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot read seal %s: %s", path,
-			     errno ? strerror(errno) : "file shrank while read");
+	if ((rc = mp_pread_full(fd, buf, (size_t)size, 0, "seal", path, MP_E_SEAL_IO, err)))
 		goto out;
-	}
-	while ((got = pread(fd, &extra, 1, (off_t)size)) < 0 && errno == EINTR)
-		;
-	if (got != 0) {
+	if (mp_pread_all(fd, &extra, 1, size, NULL) != MP_READ_EOF) {
 		rc = mp_fail(err, MP_E_SEAL_FORMAT,
 			     "seal file is malformed: %s grew while it was read", path);
 		goto out;
@@ -499,6 +455,28 @@ static unsigned pick_jobs(unsigned jobs)
  * chunks: threads claim runs of whole chunks (up to SEAL_WINDOW bytes, or
  * one larger chunk read in SEAL_WINDOW pieces) from a shared counter.
  */
+/* The first failure of a job shared by threads, and the flag that stops
+ * the others. */
+struct first_fail {
+	bool stop;
+	enum mp_err rc;
+	struct mp_error err; /* when rc is not MP_OK */
+};
+
+/* Keep e if it is the first failure, and stop every thread of the job. */
+static void fail_first(struct first_fail *f, pthread_mutex_t *lock, pthread_cond_t *cond,
+		       const struct mp_error *e)
+{
+	pthread_mutex_lock(lock);
+	if (f->rc == MP_OK) {
+		f->rc = e->code;
+		f->err = *e;
+	}
+	f->stop = true;
+	pthread_cond_broadcast(cond);
+	pthread_mutex_unlock(lock);
+}
+
 struct par {
 	int fd;
 	const char *what;
@@ -513,22 +491,13 @@ struct par {
 	uint64_t done_bytes;
 	uint64_t bad_count, first_bad;
 	unsigned running;    /* workers not yet finished */
-	bool stop;
 	bool io_failed;      /* a chunk could not be read */
-	struct mp_error err; /* the first failure */
-	enum mp_err rc;
+	struct first_fail f;
 };
 
 static void par_fail(struct par *p, const struct mp_error *e)
 {
-	pthread_mutex_lock(&p->lock);
-	if (p->rc == MP_OK) {
-		p->rc = e->code;
-		p->err = *e;
-	}
-	p->stop = true;
-	pthread_cond_broadcast(&p->cond);
-	pthread_mutex_unlock(&p->lock);
+	fail_first(&p->f, &p->lock, &p->cond, e);
 }
 
 static void par_bad(struct par *p, uint64_t chunk, bool io)
@@ -544,113 +513,129 @@ static void par_bad(struct par *p, uint64_t chunk, bool io)
 	pthread_mutex_unlock(&p->lock);
 }
 
-/* Hash one chunk by pieces into d; false with errno on a failed read. */
-static bool hash_chunk_pieces(int fd, struct mp_sha256 *h, unsigned char *buf,
-			      const struct mp_seal_chunk *ch, unsigned char d[MP_SHA256_LEN],
-			      uint64_t *failed_at)
+/* Hash one chunk by pieces into d, reading through buf. */
+static enum mp_err hash_chunk_pieces(const struct par *p, struct mp_sha256 *h, unsigned char *buf,
+				     const struct mp_seal_chunk *ch, unsigned char d[MP_SHA256_LEN],
+				     struct mp_error *e)
 {
 	for (uint64_t off = 0; off < ch->len;) {
 		size_t n = ch->len - off < SEAL_WINDOW ? (size_t)(ch->len - off) : SEAL_WINDOW;
-		if (!read_full(fd, buf, n, ch->offset + off)) {
-			*failed_at = ch->offset + off;
-			return false;
+		enum mp_err rc = mp_pread_full(p->fd, buf, n, ch->offset + off, "pack", p->what,
+					       MP_E_PACK_IO, e);
+
+		if (rc != MP_OK) {
+			mp_sha256_final(h, d); /* resets h for the next chunk */
+			return rc;
 		}
 		mp_sha256_update(h, buf, n);
 		off += n;
 	}
 	mp_sha256_final(h, d);
+	return MP_OK;
+}
+
+/* A run of whole chunks [first, last) over the bytes [start, end). */
+struct par_run {
+	uint64_t first, last, start, end;
+};
+
+/* Claim the next run of chunks totalling at most SEAL_WINDOW bytes (or one
+ * larger chunk); false when none is left or the work stopped. */
+static bool par_claim(struct par *p, struct par_run *r)
+{
+	const struct mp_seal_layout *l = p->l;
+	struct mp_seal_chunk ch;
+
+	pthread_mutex_lock(&p->lock);
+	if (p->f.stop || p->next >= l->chunk_count) {
+		pthread_mutex_unlock(&p->lock);
+		return false;
+	}
+	r->first = p->next;
+	mp_seal_chunk_get(l, r->first, &ch);
+	r->start = ch.offset;
+	r->end = ch.offset + ch.len;
+	r->last = r->first + 1;
+	while (r->last < l->chunk_count && ch.len <= SEAL_WINDOW) {
+		struct mp_seal_chunk nx;
+		mp_seal_chunk_get(l, r->last, &nx);
+		if (nx.offset + nx.len - r->start > SEAL_WINDOW)
+			break;
+		r->end = nx.offset + nx.len;
+		r->last++;
+	}
+	p->next = r->last;
+	pthread_mutex_unlock(&p->lock);
+	return true;
+}
+
+/* Record chunk c's digest d: kept when sealing, compared when checking. */
+static void par_digest(struct par *p, uint64_t c, const unsigned char d[MP_SHA256_LEN])
+{
+	if (!p->s)
+		memcpy(p->digests[c], d, MP_SHA256_LEN);
+	else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
+		par_bad(p, c, false);
+}
+
+/* A read of chunks [first, last) failed with e: bad chunks when checking,
+ * the end of the work when sealing. */
+static bool par_read_failed(struct par *p, const struct par_run *r, const struct mp_error *e)
+{
+	if (!p->s) {
+		par_fail(p, e);
+		return false;
+	}
+	for (uint64_t c = r->first; c < r->last; c++)
+		par_bad(p, c, true);
+	return true;
+}
+
+/* Hash one claimed run; false when the work must stop. */
+static bool par_hash_run(struct par *p, const struct par_run *r, unsigned char *buf,
+			 struct mp_sha256 *h)
+{
+	unsigned char d[MP_SHA256_LEN];
+	struct mp_seal_chunk ch;
+	struct mp_error e;
+
+	mp_seal_chunk_get(p->l, r->first, &ch);
+	if (r->last - r->first == 1 && r->end - r->start > SEAL_WINDOW) {
+		if (hash_chunk_pieces(p, h, buf, &ch, d, &e) != MP_OK)
+			return par_read_failed(p, r, &e);
+		par_digest(p, r->first, d);
+		return true;
+	}
+	if (mp_pread_full(p->fd, buf, (size_t)(r->end - r->start), r->start, "pack", p->what,
+			  MP_E_PACK_IO, &e) != MP_OK)
+		return par_read_failed(p, r, &e);
+	for (uint64_t c = r->first; c < r->last; c++) {
+		mp_seal_chunk_get(p->l, c, &ch);
+		mp_sha256_buf(buf + (ch.offset - r->start), (size_t)ch.len, d);
+		par_digest(p, c, d);
+	}
 	return true;
 }
 
 static void *par_worker(void *arg)
 {
 	struct par *p = arg;
-	const struct mp_seal_layout *l = p->l;
 	unsigned char *buf = malloc(SEAL_WINDOW);
 	struct mp_sha256 *h = mp_sha256_new();
+	struct par_run r;
 	struct mp_error e;
 
 	if (!buf || !h) {
 		mp_fail(&e, MP_E_NOMEM, "out of memory hashing %s", p->what);
 		par_fail(p, &e);
-		goto out;
-	}
-	for (;;) {
-		uint64_t first, last, start, end, bytes;
-		struct mp_seal_chunk ch;
-
-		/* claim a run of chunks totalling at most SEAL_WINDOW bytes */
-		pthread_mutex_lock(&p->lock);
-		if (p->stop || p->next >= l->chunk_count) {
+	} else {
+		while (par_claim(p, &r) && par_hash_run(p, &r, buf, h)) {
+			pthread_mutex_lock(&p->lock);
+			p->done_bytes += r.end - r.start;
+			pthread_cond_broadcast(&p->cond);
 			pthread_mutex_unlock(&p->lock);
-			break;
 		}
-		first = p->next;
-		mp_seal_chunk_get(l, first, &ch);
-		start = ch.offset;
-		end = ch.offset + ch.len;
-		last = first + 1;
-		while (last < l->chunk_count && ch.len <= SEAL_WINDOW) {
-			struct mp_seal_chunk nx;
-			mp_seal_chunk_get(l, last, &nx);
-			if (nx.offset + nx.len - start > SEAL_WINDOW)
-				break;
-			end = nx.offset + nx.len;
-			last++;
-		}
-		p->next = last;
-		pthread_mutex_unlock(&p->lock);
-
-		bytes = end - start;
-		if (last - first == 1 && bytes > SEAL_WINDOW) {
-			unsigned char d[MP_SHA256_LEN];
-			uint64_t at;
-			if (!hash_chunk_pieces(p->fd, h, buf, &ch, d, &at)) {
-				if (p->s) {
-					par_bad(p, first, true);
-				} else {
-					mp_fail(&e, MP_E_PACK_IO,
-						"cannot read pack %s at byte %" PRIu64 ": %s",
-						p->what, at,
-						errno ? strerror(errno) : "file ends early");
-					par_fail(p, &e);
-					break;
-				}
-			} else if (p->s) {
-				if (memcmp(d, p->s->digests[first], MP_SHA256_LEN) != 0)
-					par_bad(p, first, false);
-			} else {
-				memcpy(p->digests[first], d, MP_SHA256_LEN);
-			}
-		} else if (!read_full(p->fd, buf, (size_t)bytes, start)) {
-			if (p->s) {
-				for (uint64_t c = first; c < last; c++)
-					par_bad(p, c, true);
-			} else {
-				mp_fail(&e, MP_E_PACK_IO,
-					"cannot read pack %s at byte %" PRIu64 ": %s", p->what,
-					start, errno ? strerror(errno) : "file ends early");
-				par_fail(p, &e);
-				break;
-			}
-		} else {
-			for (uint64_t c = first; c < last; c++) {
-				struct mp_seal_chunk cc;
-				unsigned char d[MP_SHA256_LEN];
-				mp_seal_chunk_get(l, c, &cc);
-				mp_sha256_buf(buf + (cc.offset - start), (size_t)cc.len, d);
-				if (!p->s)
-					memcpy(p->digests[c], d, MP_SHA256_LEN);
-				else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
-					par_bad(p, c, false);
-			}
-		}
-		pthread_mutex_lock(&p->lock);
-		p->done_bytes += bytes;
-		pthread_cond_broadcast(&p->cond);
-		pthread_mutex_unlock(&p->lock);
 	}
-out:
 	free(buf);
 	mp_sha256_free(h);
 	pthread_mutex_lock(&p->lock);
@@ -698,7 +683,7 @@ static void par_run(struct par *p, unsigned jobs, mp_progress_fn progress, void 
 		for (unsigned i = 0; i < started; i++)
 			pthread_join(tid[i], NULL);
 	}
-	if (progress && p->rc == MP_OK)
+	if (progress && p->f.rc == MP_OK)
 		progress(p->l->file_size, p->l->file_size, parg);
 }
 
@@ -735,21 +720,12 @@ struct ring {
 	uint64_t done_bytes; /* bytes through both digests */
 	struct mp_sha256 *carry;
 	struct mp_sha256 *whole;
-	bool stop;
-	enum mp_err rc;
-	struct mp_error err;
+	struct first_fail f;
 };
 
 static void ring_fail(struct ring *r, const struct mp_error *e)
 {
-	pthread_mutex_lock(&r->lock);
-	if (r->rc == MP_OK) {
-		r->rc = e->code;
-		r->err = *e;
-	}
-	r->stop = true;
-	pthread_cond_broadcast(&r->cond);
-	pthread_mutex_unlock(&r->lock);
+	fail_first(&r->f, &r->lock, &r->cond, e);
 }
 
 static void ring_release(struct ring *r, struct win *w, bool whole)
@@ -771,10 +747,10 @@ static void *ring_whole(void *arg)
 	for (uint64_t k = 0; k < r->nwin; k++) {
 		struct win *w = &r->w[k % r->nslots];
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->filled <= k)
+		while (!r->f.stop && r->filled <= k)
 			pthread_cond_wait(&r->cond, &r->lock);
 		pthread_mutex_unlock(&r->lock);
-		if (r->stop)
+		if (r->f.stop)
 			break;
 		mp_sha256_update(r->whole, r->buf[k % r->nslots], (size_t)w->len);
 		ring_release(r, w, true);
@@ -797,10 +773,10 @@ static void ring_window(struct ring *r, uint64_t k, const unsigned char *buf,
 	inner_last = b.offset + b.len > end ? c1 : c1 + 1;
 
 	pthread_mutex_lock(&r->lock);
-	while (!r->stop && r->next_carry != k)
+	while (!r->f.stop && r->next_carry != k)
 		pthread_cond_wait(&r->cond, &r->lock);
 	pthread_mutex_unlock(&r->lock);
-	if (r->stop)
+	if (r->f.stop)
 		return;
 	if (a.offset < start) { /* the chunk carried in from window k - 1 */
 		uint64_t e = a.offset + a.len < end ? a.offset + a.len : end;
@@ -829,9 +805,9 @@ static void *ring_worker(void *arg)
 		uint64_t k;
 		struct win *w;
 		pthread_mutex_lock(&r->lock);
-		while (!r->stop && r->claimed < r->nwin && r->filled <= r->claimed)
+		while (!r->f.stop && r->claimed < r->nwin && r->filled <= r->claimed)
 			pthread_cond_wait(&r->cond, &r->lock);
-		if (r->stop || r->claimed >= r->nwin) {
+		if (r->f.stop || r->claimed >= r->nwin) {
 			pthread_mutex_unlock(&r->lock);
 			break;
 		}
@@ -844,133 +820,175 @@ static void *ring_worker(void *arg)
 	return NULL;
 }
 
+/* Window k of the file: its first byte and its length. */
+static uint64_t window_at(const struct mp_seal_layout *l, uint64_t k, uint64_t *len)
+{
+	uint64_t start = k * SEAL_WINDOW;
+
+	*len = l->file_size - start < SEAL_WINDOW ? l->file_size - start : SEAL_WINDOW;
+	return start;
+}
+
+/* The ring's buffers and hashes, every slot free; false when out of memory. */
+static bool ring_alloc(struct ring *r, unsigned jobs)
+{
+	r->nwin = div_up(r->l->file_size, SEAL_WINDOW);
+	r->nslots = jobs + 2;
+	r->buf = calloc(r->nslots, sizeof *r->buf);
+	r->w = calloc(r->nslots, sizeof *r->w);
+	r->carry = mp_sha256_new();
+	r->whole = mp_sha256_new();
+	pthread_mutex_init(&r->lock, NULL);
+	pthread_cond_init(&r->cond, NULL);
+	if (!r->buf || !r->w || !r->carry || !r->whole)
+		return false;
+	for (unsigned i = 0; i < r->nslots; i++) {
+		if (!(r->buf[i] = malloc(SEAL_WINDOW)))
+			return false;
+		r->w[i].chunks_done = r->w[i].whole_done = true;
+	}
+	return true;
+}
+
+static void ring_free(struct ring *r)
+{
+	if (r->buf)
+		for (unsigned i = 0; i < r->nslots; i++)
+			free(r->buf[i]);
+	free(r->buf);
+	free(r->w);
+	mp_sha256_free(r->carry);
+	mp_sha256_free(r->whole);
+	pthread_mutex_destroy(&r->lock);
+	pthread_cond_destroy(&r->cond);
+}
+
+/* No thread could be started: every window in order on this one. */
+static enum mp_err ring_serial(struct ring *r, mp_progress_fn progress, void *parg,
+			       struct mp_error *err)
+{
+	const struct mp_seal_layout *l = r->l;
+
+	for (uint64_t k = 0; k < r->nwin; k++) {
+		uint64_t len, start = window_at(l, k, &len);
+		enum mp_err rc = mp_pread_full(r->fd, r->buf[0], (size_t)len, start, "pack",
+					       r->what, MP_E_PACK_IO, err);
+
+		if (rc)
+			return rc;
+		mp_sha256_update(r->whole, r->buf[0], (size_t)len);
+		r->next_carry = k;
+		ring_window(r, k, r->buf[0], start, start + len);
+		if (progress)
+			progress(start + len, l->file_size, parg);
+	}
+	return MP_OK;
+}
+
+/* Wait (reporting progress) until slot w is free; false when the work stopped. */
+static bool ring_wait_free(struct ring *r, const struct win *w, mp_progress_fn progress,
+			   void *parg, uint64_t *last_report)
+{
+	bool stop;
+
+	pthread_mutex_lock(&r->lock);
+	for (;;) {
+		if (progress && r->done_bytes != *last_report) {
+			uint64_t now = r->done_bytes;
+
+			*last_report = now;
+			pthread_mutex_unlock(&r->lock);
+			progress(now, r->l->file_size, parg);
+			pthread_mutex_lock(&r->lock);
+			continue;
+		}
+		if (r->f.stop || (w->chunks_done && w->whole_done))
+			break;
+		pthread_cond_wait(&r->cond, &r->lock);
+	}
+	stop = r->f.stop;
+	pthread_mutex_unlock(&r->lock);
+	return !stop;
+}
+
+/* The reading side: fill each window's slot once both digests are done with it. */
+static void ring_fill(struct ring *r, mp_progress_fn progress, void *parg)
+{
+	uint64_t last_report = UINT64_MAX;
+	struct mp_error e;
+
+	for (uint64_t k = 0; k < r->nwin; k++) {
+		unsigned slot = (unsigned)(k % r->nslots);
+		struct win *w = &r->w[slot];
+		uint64_t len, start = window_at(r->l, k, &len);
+
+		if (!ring_wait_free(r, w, progress, parg, &last_report))
+			break;
+		if (mp_pread_full(r->fd, r->buf[slot], (size_t)len, start, "pack", r->what,
+				  MP_E_PACK_IO, &e)) {
+			ring_fail(r, &e);
+			break;
+		}
+		pthread_mutex_lock(&r->lock);
+		w->k = k;
+		w->start = start;
+		w->len = len;
+		w->chunks_done = w->whole_done = false;
+		r->filled = k + 1;
+		pthread_cond_broadcast(&r->cond);
+		pthread_mutex_unlock(&r->lock);
+	}
+}
+
+/* The whole-file thread and up to jobs chunk workers, the calling thread
+ * reading; the serial path when no thread starts. */
+static enum mp_err ring_run(struct ring *r, unsigned jobs, mp_progress_fn progress, void *parg,
+			    struct mp_error *err)
+{
+	pthread_t tid[SEAL_MAX_JOBS], wtid;
+	bool whole_started = pthread_create(&wtid, NULL, ring_whole, r) == 0;
+	unsigned started = 0;
+
+	for (unsigned i = 0; whole_started && i < jobs; i++) {
+		if (pthread_create(&tid[i], NULL, ring_worker, r) != 0)
+			break;
+		started++;
+	}
+	if (!whole_started || started == 0) {
+		/* stop what started, then do it all here in order */
+		ring_fail(r, &(struct mp_error){.code = MP_E_NOMEM});
+		if (whole_started)
+			pthread_join(wtid, NULL);
+		r->f.stop = false;
+		r->f.rc = MP_OK;
+		return ring_serial(r, progress, parg, err);
+	}
+	ring_fill(r, progress, parg);
+	pthread_join(wtid, NULL);
+	for (unsigned i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	if (r->f.rc != MP_OK && err)
+		*err = r->f.err;
+	if (r->f.rc == MP_OK && progress)
+		progress(r->l->file_size, r->l->file_size, parg);
+	return r->f.rc;
+}
+
 static enum mp_err hash_with_whole(int fd, const char *what, const struct mp_seal_layout *l,
 				   unsigned jobs, mp_progress_fn progress, void *parg,
 				   unsigned char (*digests)[MP_SHA256_LEN],
 				   unsigned char pack_sha256[MP_SHA256_LEN], struct mp_error *err)
 {
 	struct ring r = {.fd = fd, .what = what, .l = l, .digests = digests};
-	pthread_t tid[SEAL_MAX_JOBS], wtid;
-	unsigned started = 0;
-	bool whole_started = false;
-	uint64_t last_report = UINT64_MAX;
-	struct mp_error e;
-	enum mp_err rc = MP_OK;
+	enum mp_err rc;
 
-	r.nwin = div_up(l->file_size, SEAL_WINDOW);
-	r.nslots = jobs + 2;
-	r.buf = calloc(r.nslots, sizeof *r.buf);
-	r.w = calloc(r.nslots, sizeof *r.w);
-	r.carry = mp_sha256_new();
-	r.whole = mp_sha256_new();
-	pthread_mutex_init(&r.lock, NULL);
-	pthread_cond_init(&r.cond, NULL);
-	if (!r.buf || !r.w || !r.carry || !r.whole) {
+	if (!ring_alloc(&r, jobs))
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
-		goto out;
-	}
-	for (unsigned i = 0; i < r.nslots; i++) {
-		if (!(r.buf[i] = malloc(SEAL_WINDOW))) {
-			rc = mp_fail(err, MP_E_NOMEM, "out of memory hashing %s", what);
-			goto out;
-		}
-		r.w[i].chunks_done = r.w[i].whole_done = true;
-	}
-	if (pthread_create(&wtid, NULL, ring_whole, &r) == 0)
-		whole_started = true;
-	for (unsigned i = 0; whole_started && i < jobs; i++) {
-		if (pthread_create(&tid[i], NULL, ring_worker, &r) != 0)
-			break;
-		started++;
-	}
-	if (!whole_started || started == 0) {
-		/* no threads: stop what started, then do it all here in order */
-		ring_fail(&r, &(struct mp_error){.code = MP_E_NOMEM});
-		if (whole_started)
-			pthread_join(wtid, NULL);
-		whole_started = false;
-		r.stop = false;
-		r.rc = MP_OK;
-		for (uint64_t k = 0; k < r.nwin; k++) {
-			uint64_t start = k * SEAL_WINDOW;
-			uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
-									   : SEAL_WINDOW;
-			if (!read_full(fd, r.buf[0], (size_t)len, start)) {
-				rc = mp_fail(err, MP_E_PACK_IO,
-					     "cannot read pack %s at byte %" PRIu64 ": %s", what,
-					     start, errno ? strerror(errno) : "file ends early");
-				goto out;
-			}
-			mp_sha256_update(r.whole, r.buf[0], (size_t)len);
-			r.next_carry = k;
-			ring_window(&r, k, r.buf[0], start, start + len);
-			if (progress)
-				progress(start + len, l->file_size, parg);
-		}
+	else
+		rc = ring_run(&r, jobs, progress, parg, err);
+	if (rc == MP_OK)
 		mp_sha256_final(r.whole, pack_sha256);
-		goto out;
-	}
-	for (uint64_t k = 0; k < r.nwin; k++) {
-		unsigned slot = (unsigned)(k % r.nslots);
-		struct win *w = &r.w[slot];
-		uint64_t start = k * SEAL_WINDOW;
-		uint64_t len = l->file_size - start < SEAL_WINDOW ? l->file_size - start
-								   : SEAL_WINDOW;
-		pthread_mutex_lock(&r.lock);
-		for (;;) {
-			if (progress && r.done_bytes != last_report) {
-				uint64_t now = r.done_bytes;
-				last_report = now;
-				pthread_mutex_unlock(&r.lock);
-				progress(now, l->file_size, parg);
-				pthread_mutex_lock(&r.lock);
-				continue;
-			}
-			if (r.stop || (w->chunks_done && w->whole_done))
-				break;
-			pthread_cond_wait(&r.cond, &r.lock);
-		}
-		pthread_mutex_unlock(&r.lock);
-		if (r.stop)
-			break;
-		if (!read_full(fd, r.buf[slot], (size_t)len, start)) {
-			mp_fail(&e, MP_E_PACK_IO, "cannot read pack %s at byte %" PRIu64 ": %s",
-				what, start, errno ? strerror(errno) : "file ends early");
-			ring_fail(&r, &e);
-			break;
-		}
-		pthread_mutex_lock(&r.lock);
-		w->k = k;
-		w->start = start;
-		w->len = len;
-		w->chunks_done = w->whole_done = false;
-		r.filled = k + 1;
-		pthread_cond_broadcast(&r.cond);
-		pthread_mutex_unlock(&r.lock);
-	}
-	pthread_join(wtid, NULL);
-	whole_started = false;
-	for (unsigned i = 0; i < started; i++)
-		pthread_join(tid[i], NULL);
-	if (r.rc != MP_OK) {
-		rc = r.rc;
-		if (err)
-			*err = r.err;
-		goto out;
-	}
-	mp_sha256_final(r.whole, pack_sha256);
-	if (progress)
-		progress(l->file_size, l->file_size, parg);
-out:
-	if (r.buf)
-		for (unsigned i = 0; i < r.nslots; i++)
-			free(r.buf[i]);
-	free(r.buf);
-	free(r.w);
-	mp_sha256_free(r.carry);
-	mp_sha256_free(r.whole);
-	pthread_mutex_destroy(&r.lock);
-	pthread_cond_destroy(&r.cond);
+	ring_free(&r);
 	return rc;
 }
 
@@ -990,9 +1008,9 @@ enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_lay
 	par_run(&p, jobs, progress, progress_arg);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.cond);
-	if (p.rc != MP_OK && err)
-		*err = p.err;
-	return p.rc;
+	if (p.f.rc != MP_OK && err)
+		*err = p.f.err;
+	return p.f.rc;
 }
 
 enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
@@ -1012,10 +1030,10 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 	par_run(&p, jobs, progress, progress_arg);
 	pthread_mutex_destroy(&p.lock);
 	pthread_cond_destroy(&p.cond);
-	if (p.rc != MP_OK) {
+	if (p.f.rc != MP_OK) {
 		if (err)
-			*err = p.err;
-		return p.rc;
+			*err = p.f.err;
+		return p.f.rc;
 	}
 	if (p.bad_count == l->chunk_count && p.io_failed)
 		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: no chunk could be read",
@@ -1030,29 +1048,13 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 
 /* ---- writing ---- */
 
-static enum mp_err write_all(int fd, const unsigned char *p, size_t len, const char *path,
-			     struct mp_error *err)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, p, len);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", path,
-				       n < 0 ? strerror(errno) : "short write");
-		p += n;
-		len -= (size_t)n;
-	}
-	return MP_OK;
-}
-
 enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
 				 struct mp_error *err)
 {
 	char *tmp = mp_path_with_suffix(path, ".tmp");
 	char *dir = NULL, *slash;
 	enum mp_err rc;
-	int fd, dfd;
+	int fd, dfd, e;
 
 	if (!tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
@@ -1063,7 +1065,9 @@ enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
 		free(tmp);
 		return rc;
 	}
-	rc = write_all(fd, data, len, tmp, err);
+	e = mp_pwrite_all(fd, data, len, 0, NULL);
+	rc = e ? mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", tmp, mp_write_failure(e))
+	       : MP_OK;
 	if (rc == MP_OK && fsync(fd) != 0)
 		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: fsync: %s", tmp,
 			     strerror(errno));
@@ -1108,14 +1112,14 @@ unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len)
 	if (!b)
 		return NULL;
 	memcpy(b, magic, MP_SEAL_MAGIC_LEN);
-	put_u32(b + 16, MP_SEAL_VERSION);
-	put_u32(b + 20, MP_SEAL_HEADER_SIZE);
-	put_u32(b + 24, s->flags);
-	put_u64(b + 32, s->chunk_size);
-	put_u64(b + 40, s->chunk_count);
-	put_u64(b + 48, s->pack_size);
-	memcpy(b + 56, s->pack_sha256, MP_SHA256_LEN);
-	memcpy(b + 88, s->index_sha256, MP_SHA256_LEN);
+	mp_put_le32(b + SEAL_VERSION_AT, MP_SEAL_VERSION);
+	mp_put_le32(b + SEAL_HEADER_SIZE_AT, MP_SEAL_HEADER_SIZE);
+	mp_put_le32(b + SEAL_FLAGS_AT, s->flags);
+	mp_put_le64(b + SEAL_CHUNK_SIZE_AT, s->chunk_size);
+	mp_put_le64(b + SEAL_CHUNK_COUNT_AT, s->chunk_count);
+	mp_put_le64(b + SEAL_PACK_SIZE_AT, s->pack_size);
+	memcpy(b + SEAL_PACK_SHA256_AT, s->pack_sha256, MP_SHA256_LEN);
+	memcpy(b + SEAL_INDEX_SHA256_AT, s->index_sha256, MP_SHA256_LEN);
 	memcpy(b + MP_SEAL_HEADER_SIZE, s->digests, s->chunk_count * MP_SHA256_LEN);
 	mp_sha256_buf(b, n - MP_SHA256_LEN, s->seal_digest);
 	memcpy(b + n - MP_SHA256_LEN, s->seal_digest, MP_SHA256_LEN);

@@ -8,8 +8,8 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
+#include "base/file.h"
 #include "pack/digest.h"
 
 enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *seal,
@@ -90,24 +90,14 @@ bool mp_sealcheck_all_good(struct mp_sealcheck *sc, uint64_t pos, size_t len)
 	return true;
 }
 
-/* pread until done; false on an error or end of file. */
+/* Read all len bytes at at; false with errno set (EIO for an early end). */
 static bool read_fully(int fd, unsigned char *buf, size_t len, uint64_t at)
 {
-	while (len > 0) {
-		ssize_t n = pread(fd, buf, len, (off_t)at);
+	int e = mp_pread_all(fd, buf, len, at, NULL);
 
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0) {
-			if (n == 0)
-				errno = EIO;
-			return false;
-		}
-		buf += n;
-		len -= (size_t)n;
-		at += (uint64_t)n;
-	}
-	return true;
+	if (e)
+		errno = e == MP_READ_EOF ? EIO : e;
+	return e == 0;
 }
 
 static void publish(struct mp_sealcheck *sc, uint64_t chunk, enum mp_chunk_state s)
@@ -186,91 +176,110 @@ static int hash_chunk(struct mp_sealcheck *sc, uint64_t c, uint64_t pos, size_t 
 	return memcmp(got, sc->seal->digests[c], MP_SHA256_LEN) == 0;
 }
 
+/*
+ * Settle chunk c for a read of [pos, pos + len) into buf: wait while another
+ * thread checks it, or claim and hash it here (*hashed then says so).
+ */
+static enum mp_sealread settle_chunk(struct mp_sealcheck *sc, uint64_t c, uint64_t pos,
+				     size_t len, unsigned char *buf, unsigned char **scratch,
+				     uint64_t *bad, bool *found_now, bool *hashed)
+{
+	for (;;) {
+		uint8_t s = atomic_load_explicit(&sc->state[c], memory_order_acquire);
+		int ok;
+
+		if (s == MP_CHUNK_GOOD)
+			return MP_SEALREAD_GOOD;
+		if (s == MP_CHUNK_BAD || s == MP_CHUNK_BAD_UNREPORTED) {
+			/* found ahead: the first reader reports it */
+			*found_now = s == MP_CHUNK_BAD_UNREPORTED &&
+				     atomic_compare_exchange_strong(&sc->state[c], &s,
+								    (uint8_t)MP_CHUNK_BAD);
+			*bad = c;
+			return MP_SEALREAD_BAD;
+		}
+		if (s == MP_CHUNK_CHECKING) {
+			wait_checked(sc, c);
+			continue;
+		}
+		if (!atomic_compare_exchange_strong(&sc->state[c], &s, (uint8_t)MP_CHUNK_CHECKING))
+			continue;
+		ok = hash_chunk(sc, c, pos, len, buf, scratch);
+		if (ok < 0) {
+			/* not the chunk's fault: the next read tries again */
+			publish(sc, c, MP_CHUNK_UNCHECKED);
+			return MP_SEALREAD_IO;
+		}
+		publish(sc, c, ok ? MP_CHUNK_GOOD : MP_CHUNK_BAD);
+		if (!ok) {
+			atomic_fetch_add_explicit(&sc->count.failed, 1, memory_order_relaxed);
+			*bad = c;
+			*found_now = true;
+			return MP_SEALREAD_BAD;
+		}
+		*hashed = true;
+		return MP_SEALREAD_GOOD;
+	}
+}
+
+/* One bit per chunk of [first, last]: the chunks this read hashed into buf. */
+static bool is_mine(const uint64_t *mine, uint64_t i)
+{
+	return mine[i / 64] & (1ull << (i % 64));
+}
+
+/* The parts of chunks [first, last] checked by others (or before) that the
+ * read wants, from the file. */
+static enum mp_sealread fill_others(struct mp_sealcheck *sc, uint64_t first, uint64_t last,
+				    const uint64_t *mine, uint64_t pos, size_t len,
+				    unsigned char *buf)
+{
+	for (uint64_t c = first; c <= last; c++) {
+		struct mp_seal_chunk ch;
+		uint64_t a, b;
+
+		if (is_mine(mine, c - first))
+			continue;
+		mp_seal_chunk_get(sc->layout, c, &ch);
+		a = ch.offset > pos ? ch.offset : pos;
+		b = ch.offset + ch.len < pos + len ? ch.offset + ch.len : pos + len;
+		if (!read_fully(sc->fd, buf + (a - pos), (size_t)(b - a), a))
+			return MP_SEALREAD_IO;
+	}
+	return MP_SEALREAD_FILLED;
+}
+
 enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t len,
 				   unsigned char *buf, uint64_t *bad, bool *found_now)
 {
-	uint64_t first, last, c;
+	uint64_t first, last;
 	unsigned char *scratch = NULL;
 	bool any_mine = false;
 	enum mp_sealread rc = MP_SEALREAD_GOOD;
-	uint64_t nmine_words;
 	uint64_t *mine;
 
 	*found_now = false;
 	if (mp_sealcheck_all_good(sc, pos, len))
 		return MP_SEALREAD_GOOD;
 	chunk_span(sc, pos, len, &first, &last);
-	/* which chunks this call hashed; a request spans a handful of chunks */
-	nmine_words = (last - first) / 64 + 1;
-	mine = calloc((size_t)nmine_words, sizeof *mine);
+	/* a request spans a handful of chunks */
+	mine = calloc((size_t)((last - first) / 64 + 1), sizeof *mine);
 	if (!mine) {
 		errno = ENOMEM;
 		return MP_SEALREAD_IO;
 	}
-	for (c = first; c <= last && rc == MP_SEALREAD_GOOD; c++) {
-		for (;;) {
-			uint8_t s = atomic_load_explicit(&sc->state[c], memory_order_acquire);
-			int ok;
+	for (uint64_t c = first; c <= last && rc == MP_SEALREAD_GOOD; c++) {
+		bool hashed = false;
 
-			if (s == MP_CHUNK_GOOD)
-				break;
-			if (s == MP_CHUNK_BAD || s == MP_CHUNK_BAD_UNREPORTED) {
-				/* found ahead: the first reader reports it */
-				*found_now = s == MP_CHUNK_BAD_UNREPORTED &&
-					atomic_compare_exchange_strong(&sc->state[c], &s,
-						(uint8_t)MP_CHUNK_BAD);
-				*bad = c;
-				rc = MP_SEALREAD_BAD;
-				break;
-			}
-			if (s == MP_CHUNK_CHECKING) {
-				wait_checked(sc, c);
-				continue;
-			}
-			if (!atomic_compare_exchange_strong(&sc->state[c], &s,
-							    (uint8_t)MP_CHUNK_CHECKING))
-				continue;
-			ok = hash_chunk(sc, c, pos, len, buf, &scratch);
-			if (ok < 0) {
-				/* not the chunk's fault: the next read tries again */
-				publish(sc, c, MP_CHUNK_UNCHECKED);
-				rc = MP_SEALREAD_IO;
-				break;
-			}
-			publish(sc, c, ok ? MP_CHUNK_GOOD : MP_CHUNK_BAD);
-			if (!ok) {
-				atomic_fetch_add_explicit(&sc->count.failed, 1,
-							  memory_order_relaxed);
-				*bad = c;
-				*found_now = true;
-				rc = MP_SEALREAD_BAD;
-				break;
-			}
+		rc = settle_chunk(sc, c, pos, len, buf, &scratch, bad, found_now, &hashed);
+		if (hashed) {
 			mine[(c - first) / 64] |= 1ull << ((c - first) % 64);
 			any_mine = true;
-			break;
 		}
 	}
 	free(scratch);
-	if (rc == MP_SEALREAD_GOOD && any_mine) {
-		/* the parts of chunks checked by others (or before): from the file */
-		for (c = first; c <= last; c++) {
-			struct mp_seal_chunk ch;
-			uint64_t a, b;
-
-			if (mine[(c - first) / 64] & (1ull << ((c - first) % 64)))
-				continue;
-			mp_seal_chunk_get(sc->layout, c, &ch);
-			a = ch.offset > pos ? ch.offset : pos;
-			b = ch.offset + ch.len < pos + len ? ch.offset + ch.len : pos + len;
-			if (!read_fully(sc->fd, buf + (a - pos), (size_t)(b - a), a)) {
-				rc = MP_SEALREAD_IO;
-				break;
-			}
-		}
-		if (rc == MP_SEALREAD_GOOD)
-			rc = MP_SEALREAD_FILLED;
-	}
+	if (rc == MP_SEALREAD_GOOD && any_mine)
+		rc = fill_others(sc, first, last, mine, pos, len, buf);
 	free(mine);
 	return rc;
 }

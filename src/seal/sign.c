@@ -5,8 +5,8 @@
 
 #include "pack/digest.h"
 #include "base/file.h"
+#include "base/text.h"
 
-#include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -15,7 +15,6 @@
 
 #include <openssl/bio.h>
 #include <openssl/evp.h>
-#include <openssl/objects.h>
 #include <openssl/pem.h>
 #include <openssl/x509.h>
 
@@ -25,6 +24,7 @@ static const char *const line_keys[] = {
 	"pack_size", "pack_sha256", "index_sha256", "seal_sha256",
 	"manifest_sha256", "anchored", "key_sha256",
 };
+#define STATEMENT_KEYS (sizeof line_keys / sizeof line_keys[0])
 #define STATEMENT_HEAD "moepack-statement v1"
 
 size_t mp_statement_format(const struct mp_statement *st, char buf[MP_STATEMENT_MAX])
@@ -66,81 +66,91 @@ static bool parse_hex(const char *s, size_t n, unsigned char out[MP_SHA256_LEN])
 	return true;
 }
 
+/* "pack_size" is a decimal number without leading zeros. */
+static bool parse_decimal(const char *v, size_t n, uint64_t *x)
+{
+	bool overflow;
+
+	return n >= 1 && !(n > 1 && v[0] == '0') && mp_scan_u64(v, 10, x, &overflow) == v + n &&
+	       !overflow;
+}
+
+/* The value v[0..n) of statement line `line` (1..STATEMENT_KEYS) into out. */
+static enum mp_err parse_value(unsigned line, const char *v, size_t n, struct mp_statement *out,
+			       struct mp_error *err)
+{
+	unsigned char *dst;
+
+	switch (line) {
+	case 1:
+		if (!parse_decimal(v, n, &out->pack_size))
+			return mp_fail(err, MP_E_SIGNATURE,
+				       "pack signature is missing or does not verify: "
+				       "statement pack_size is not a decimal number");
+		return MP_OK;
+	case 6:
+		if (n == 3 && memcmp(v, "yes", 3) == 0)
+			out->anchored = true;
+		else if (!(n == 2 && memcmp(v, "no", 2) == 0))
+			return mp_fail(err, MP_E_SIGNATURE,
+				       "pack signature is missing or does not verify: "
+				       "statement anchored is not yes or no");
+		return MP_OK;
+	}
+	dst = line == 2   ? out->pack_sha256
+	      : line == 3 ? out->index_sha256
+	      : line == 4 ? out->seal_sha256
+	      : line == 5 ? out->manifest_sha256
+			  : out->key_sha256;
+	if (!parse_hex(v, n, dst))
+		return mp_fail(err, MP_E_SIGNATURE,
+			       "pack signature is missing or does not verify: "
+			       "statement %s is not 64 lowercase hex digits", line_keys[line - 1]);
+	return MP_OK;
+}
+
+/* Statement line `line` (0: the head, then "KEY VALUE") is l[0..n). */
+static enum mp_err parse_line(unsigned line, const char *l, size_t n, struct mp_statement *out,
+			      struct mp_error *err)
+{
+	size_t kn;
+
+	if (line == 0) {
+		if (n != strlen(STATEMENT_HEAD) || memcmp(l, STATEMENT_HEAD, n) != 0)
+			return mp_fail(err, MP_E_SIGNATURE,
+				       "pack signature is missing or does not verify: "
+				       "statement line 1 is not \"" STATEMENT_HEAD "\"");
+		return MP_OK;
+	}
+	kn = strlen(line_keys[line - 1]);
+	if (n <= kn || memcmp(l, line_keys[line - 1], kn) != 0 || l[kn] != ' ')
+		return mp_fail(err, MP_E_SIGNATURE,
+			       "pack signature is missing or does not verify: statement "
+			       "line %u is not \"%s VALUE\"", line + 1, line_keys[line - 1]);
+	return parse_value(line, l + kn + 1, n - kn - 1, out, err);
+}
+
 enum mp_err mp_statement_parse(const char *buf, size_t len, struct mp_statement *out,
 			       struct mp_error *err)
 {
 	size_t pos = 0;
-	unsigned line = 0;
 
 	memset(out, 0, sizeof *out);
 	if (len > MP_STATEMENT_MAX)
 		return mp_fail(err, MP_E_SIGNATURE,
 			       "pack signature is missing or does not verify: statement is %zu "
 			       "bytes, more than %u", len, MP_STATEMENT_MAX);
-	for (line = 0; line <= 7; line++) {
+	for (unsigned line = 0; line <= STATEMENT_KEYS; line++) {
 		const char *l = buf + pos, *nl = memchr(l, '\n', len - pos);
-		size_t n, kn;
-		const char *v;
+		enum mp_err rc;
 
 		if (!nl)
 			return mp_fail(err, MP_E_SIGNATURE,
 				       "pack signature is missing or does not verify: statement "
 				       "line %u is missing or does not end with a newline", line + 1);
-		n = (size_t)(nl - l);
-		pos += n + 1;
-		if (line == 0) {
-			if (n != strlen(STATEMENT_HEAD) || memcmp(l, STATEMENT_HEAD, n) != 0)
-				return mp_fail(err, MP_E_SIGNATURE,
-					       "pack signature is missing or does not verify: "
-					       "statement line 1 is not \"" STATEMENT_HEAD "\"");
-			continue;
-		}
-		kn = strlen(line_keys[line - 1]);
-		if (n <= kn || memcmp(l, line_keys[line - 1], kn) != 0 || l[kn] != ' ')
-			return mp_fail(err, MP_E_SIGNATURE,
-				       "pack signature is missing or does not verify: statement "
-				       "line %u is not \"%s VALUE\"", line + 1, line_keys[line - 1]);
-		v = l + kn + 1;
-		n -= kn + 1;
-		switch (line) {
-		case 1: {
-			uint64_t x = 0;
-			bool ok = n >= 1 && n <= 20 && !(n > 1 && v[0] == '0');
-			for (size_t i = 0; ok && i < n; i++) {
-				unsigned d = (unsigned)(v[i] - '0');
-				if (d > 9 || x > (UINT64_MAX - d) / 10)
-					ok = false;
-				else
-					x = x * 10 + d;
-			}
-			if (!ok)
-				return mp_fail(err, MP_E_SIGNATURE,
-					       "pack signature is missing or does not verify: "
-					       "statement pack_size is not a decimal number");
-			out->pack_size = x;
-			break;
-		}
-		case 6:
-			if (n == 3 && memcmp(v, "yes", 3) == 0)
-				out->anchored = true;
-			else if (!(n == 2 && memcmp(v, "no", 2) == 0))
-				return mp_fail(err, MP_E_SIGNATURE,
-					       "pack signature is missing or does not verify: "
-					       "statement anchored is not yes or no");
-			break;
-		default: {
-			unsigned char *dst = line == 2   ? out->pack_sha256
-					     : line == 3 ? out->index_sha256
-					     : line == 4 ? out->seal_sha256
-					     : line == 5 ? out->manifest_sha256
-							 : out->key_sha256;
-			if (!parse_hex(v, n, dst))
-				return mp_fail(err, MP_E_SIGNATURE,
-					       "pack signature is missing or does not verify: "
-					       "statement %s is not 64 lowercase hex digits",
-					       line_keys[line - 1]);
-		}
-		}
+		pos += (size_t)(nl - l) + 1;
+		if ((rc = parse_line(line, l, (size_t)(nl - l), out, err)))
+			return rc;
 	}
 	if (pos != len)
 		return mp_fail(err, MP_E_SIGNATURE,
@@ -157,7 +167,7 @@ static enum mp_err read_small(const char *path, const char *what, enum mp_err co
 	unsigned char *buf;
 	size_t got = 0;
 	enum mp_err rc;
-	int fd;
+	int fd, e;
 
 	*out = NULL;
 	rc = mp_open_regular(path, what, code, &fd, &st, err);
@@ -174,18 +184,9 @@ static enum mp_err read_small(const char *path, const char *what, enum mp_err co
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading %s", path);
 	}
 	/* read up to max + 1 bytes: a file that grew is noticed */
-	while (got <= max) {
-		ssize_t n = read(fd, buf + got, max + 1 - got);
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		got += (size_t)n;
-	}
+	e = mp_pread_all(fd, buf, max + 1, 0, &got);
+	if (e > 0)
+		rc = mp_fail(err, code, "cannot read %s %s: %s", what, path, strerror(e));
 	close(fd);
 	if (rc == MP_OK && got > max)
 		rc = mp_fail(err, code, "%s %s is more than %zu bytes", what, path, max);
@@ -374,6 +375,89 @@ static enum mp_err differs(struct mp_error *err, const char *what)
 		       what);
 }
 
+/* PACK.statement and PACK.sig, read whole; a failure is the signature's. */
+static enum mp_err read_signed(const char *st_path, const char *sig_path, unsigned char **text,
+			       size_t *text_len, unsigned char **sig, size_t *sig_len,
+			       struct mp_error *err)
+{
+	enum mp_err rc = read_small(st_path, "statement", MP_E_SIGNATURE, MP_STATEMENT_MAX, text,
+				    text_len, err);
+
+	/* room past a signature's size: a longer file is told apart, not cut */
+	if (rc == MP_OK)
+		rc = read_small(sig_path, "signature", MP_E_SIGNATURE, 4 * MP_ED25519_SIG_LEN, sig,
+				sig_len, err);
+	if (rc == MP_E_SIGNATURE && err) {
+		char why[MP_MSG_MAX];
+
+		snprintf(why, sizeof why, "%s", err->msg);
+		mp_fail(err, MP_E_SIGNATURE, "pack signature is missing or does not verify: %s",
+			why);
+	}
+	if (rc == MP_OK && *sig_len != MP_ED25519_SIG_LEN)
+		rc = mp_fail(err, MP_E_SIGNATURE,
+			     "pack signature is missing or does not verify: %s is %zu bytes, "
+			     "not a %u-byte Ed25519 signature",
+			     sig_path, *sig_len, MP_ED25519_SIG_LEN);
+	return rc;
+}
+
+/* The trusted key whose fingerprint is fp, into *k (and its path); every
+ * trusted key file must load. */
+static enum mp_err find_trusted_key(const char *const *pub_paths, size_t npub,
+				    const unsigned char fp[MP_SHA256_LEN], EVP_PKEY **k,
+				    const char **key_path, struct mp_error *err)
+{
+	for (size_t i = 0; i < npub; i++) {
+		unsigned char have[MP_SHA256_LEN];
+		EVP_PKEY *t;
+		enum mp_err rc = load_key(pub_paths[i], false, &t, err);
+
+		if (rc == MP_OK)
+			rc = fingerprint(t, pub_paths[i], have, err);
+		if (rc == MP_OK && !*k && memcmp(have, fp, MP_SHA256_LEN) == 0) {
+			*k = t;
+			*key_path = pub_paths[i];
+			continue;
+		}
+		EVP_PKEY_free(t);
+		if (rc != MP_OK)
+			return rc;
+	}
+	if (!*k) {
+		char hex[MP_SHA256_HEX];
+
+		mp_sha256_hex(fp, hex);
+		return mp_fail(err, MP_E_SIGNATURE,
+			       "pack signature is missing or does not verify: signed by key %s, "
+			       "which is not one of the %zu trusted keys",
+			       hex, npub);
+	}
+	return MP_OK;
+}
+
+/* The signed statement st names this pack and seal. */
+static enum mp_err check_statement(const struct mp_statement *st, const struct mp_pack *pack,
+				   const struct mp_seal *seal, struct mp_error *err)
+{
+	struct mp_statement want;
+
+	statement_of(pack, seal, &want);
+	if (st->pack_size != want.pack_size)
+		return differs(err, "pack_size");
+	if (memcmp(st->pack_sha256, want.pack_sha256, MP_SHA256_LEN) != 0)
+		return differs(err, "pack_sha256");
+	if (memcmp(st->index_sha256, want.index_sha256, MP_SHA256_LEN) != 0)
+		return differs(err, "index_sha256");
+	if (memcmp(st->seal_sha256, want.seal_sha256, MP_SHA256_LEN) != 0)
+		return differs(err, "seal_sha256 (the seal)");
+	if (memcmp(st->manifest_sha256, want.manifest_sha256, MP_SHA256_LEN) != 0)
+		return differs(err, "manifest_sha256 (the manifest)");
+	if (st->anchored != want.anchored)
+		return differs(err, "anchoring");
+	return MP_OK;
+}
+
 enum mp_err mp_trust_check(const struct mp_pack *pack, const struct mp_seal *seal,
 			   const char *const *pub_paths, size_t npub, struct mp_error *err)
 {
@@ -381,94 +465,30 @@ enum mp_err mp_trust_check(const struct mp_pack *pack, const struct mp_seal *sea
 	char *sig_path = mp_path_with_suffix(pack->path, MP_SIG_SUFFIX);
 	unsigned char *text = NULL, *sig = NULL;
 	size_t text_len = 0, sig_len = 0;
-	struct mp_statement st, want;
+	struct mp_statement st;
 	EVP_PKEY *k = NULL;
 	const char *key_path = NULL;
 	enum mp_err rc;
 
-	if (!st_path || !sig_path) {
+	if (!st_path || !sig_path)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
-		goto out;
-	}
-	if (npub == 0 || npub > MP_MAX_TRUSTED_KEYS) {
+	else if (npub == 0 || npub > MP_MAX_TRUSTED_KEYS)
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %zu trusted keys (1 to %u)", npub,
 			     MP_MAX_TRUSTED_KEYS);
-		goto out;
-	}
-	rc = read_small(st_path, "statement", MP_E_SIGNATURE, MP_STATEMENT_MAX, &text, &text_len,
-			err);
+	else
+		rc = read_signed(st_path, sig_path, &text, &text_len, &sig, &sig_len, err);
 	if (rc == MP_OK)
-		rc = read_small(sig_path, "signature", MP_E_SIGNATURE, 4 * MP_ED25519_SIG_LEN, &sig,
-				&sig_len, err);
-	if (rc != MP_OK) {
-		if (rc == MP_E_SIGNATURE && err) {
-			char why[MP_MSG_MAX];
-			snprintf(why, sizeof why, "%s", err->msg);
-			mp_fail(err, MP_E_SIGNATURE,
-				"pack signature is missing or does not verify: %s", why);
-		}
-		goto out;
-	}
-	if (sig_len != MP_ED25519_SIG_LEN) {
-		rc = mp_fail(err, MP_E_SIGNATURE,
-			     "pack signature is missing or does not verify: %s is %zu bytes, "
-			     "not a %u-byte Ed25519 signature",
-			     sig_path, sig_len, MP_ED25519_SIG_LEN);
-		goto out;
-	}
-	rc = mp_statement_parse((const char *)text, text_len, &st, err);
-	if (rc != MP_OK)
-		goto out;
+		rc = mp_statement_parse((const char *)text, text_len, &st, err);
 	/* the key the statement names must be trusted */
-	for (size_t i = 0; i < npub; i++) {
-		unsigned char fp[MP_SHA256_LEN];
-		EVP_PKEY *t;
-		rc = load_key(pub_paths[i], false, &t, err);
-		if (rc == MP_OK)
-			rc = fingerprint(t, pub_paths[i], fp, err);
-		if (rc != MP_OK) {
-			EVP_PKEY_free(t);
-			goto out;
-		}
-		if (!k && memcmp(fp, st.key_sha256, MP_SHA256_LEN) == 0) {
-			k = t;
-			key_path = pub_paths[i];
-		} else {
-			EVP_PKEY_free(t);
-		}
-	}
-	if (!k) {
-		char hex[MP_SHA256_HEX];
-		mp_sha256_hex(st.key_sha256, hex);
-		rc = mp_fail(err, MP_E_SIGNATURE,
-			     "pack signature is missing or does not verify: signed by key %s, "
-			     "which is not one of the %zu trusted keys",
-			     hex, npub);
-		goto out;
-	}
-	if (!verify_sig(k, text, text_len, sig, sig_len)) {
+	if (rc == MP_OK)
+		rc = find_trusted_key(pub_paths, npub, st.key_sha256, &k, &key_path, err);
+	if (rc == MP_OK && !verify_sig(k, text, text_len, sig, sig_len))
 		rc = mp_fail(err, MP_E_SIGNATURE,
 			     "pack signature is missing or does not verify: %s does not verify "
 			     "%s with trusted key %s",
 			     sig_path, st_path, key_path);
-		goto out;
-	}
-	statement_of(pack, seal, &want);
-	if (st.pack_size != want.pack_size)
-		rc = differs(err, "pack_size");
-	else if (memcmp(st.pack_sha256, want.pack_sha256, MP_SHA256_LEN) != 0)
-		rc = differs(err, "pack_sha256");
-	else if (memcmp(st.index_sha256, want.index_sha256, MP_SHA256_LEN) != 0)
-		rc = differs(err, "index_sha256");
-	else if (memcmp(st.seal_sha256, want.seal_sha256, MP_SHA256_LEN) != 0)
-		rc = differs(err, "seal_sha256 (the seal)");
-	else if (memcmp(st.manifest_sha256, want.manifest_sha256, MP_SHA256_LEN) != 0)
-		rc = differs(err, "manifest_sha256 (the manifest)");
-	else if (st.anchored != want.anchored)
-		rc = differs(err, "anchoring");
-	else
-		rc = MP_OK;
-out:
+	if (rc == MP_OK)
+		rc = check_statement(&st, pack, seal, err);
 	EVP_PKEY_free(k);
 	free(text);
 	free(sig);

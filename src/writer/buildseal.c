@@ -118,26 +118,15 @@ enum mp_err mp_build_seal_open_record(struct mp_build_seal *s, const char *path,
 enum mp_err mp_build_seal_load(struct mp_build_seal *s, const char *path, uint64_t chunks,
 			       struct mp_error *err)
 {
-	unsigned char *p = (unsigned char *)s->digests;
-	size_t n = (size_t)chunks * MP_SHA256_LEN;
-	uint64_t pos = 0;
+	enum mp_err rc;
 
 	if (chunks > s->l.chunk_count)
 		return mp_fail(err, MP_E_PACK_IO, "cannot read chunk digests %s: %" PRIu64
 			       " chunks, the layout has %" PRIu64, path, chunks, s->l.chunk_count);
-	while (n) {
-		ssize_t got = pread(s->fd, p, n, (off_t)pos);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot read chunk digests %s at byte "
-				       "%" PRIu64 ": %s", path, pos,
-				       got < 0 ? strerror(errno) : "the file is shorter");
-		p += got;
-		n -= (size_t)got;
-		pos += (uint64_t)got;
-	}
+	rc = mp_pread_full(s->fd, s->digests, (size_t)chunks * MP_SHA256_LEN, 0, "chunk digests",
+			   path, MP_E_PACK_IO, err);
+	if (rc)
+		return rc;
 	s->saved = chunks;
 	return MP_OK;
 }

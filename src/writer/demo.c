@@ -36,7 +36,6 @@
 #define DEFAULT_EXPERTS 4
 #define DEFAULT_ALIGNMENT 4096
 #define NUM_HIDDEN_LAYERS 93
-#define QK 256 /* weights per k-quant super-block: shapes are multiples */
 
 /* Limits that keep all arithmetic far from overflow and reject nonsense
  * early with a message instead of a failed multi-terabyte write. */
@@ -72,7 +71,7 @@ static uint64_t units_needed(uint64_t alignment)
 
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
 		const struct mp_quant_type *t = mp_quant_by_id(mp_role_dtype[r]);
-		uint64_t per_unit = (uint64_t)QK * t->block_bytes;
+		uint64_t per_unit = (uint64_t)MP_QK_K * t->block_bytes;
 		uint64_t q = alignment / gcd_u64(alignment, per_unit);
 
 		/* q is a power of two, so lcm(need, q) is the larger one. */
@@ -125,16 +124,16 @@ static enum mp_err check_options(struct mp_demo_opts *o, struct mp_error *err)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --alignment %" PRIu64
 			       " is too large (at most %u)", o->alignment, MAX_ALIGNMENT);
-	if (o->hidden % QK || o->hidden > MAX_DIM)
+	if (o->hidden % MP_QK_K || o->hidden > MAX_DIM)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --hidden %" PRIu64
 			       " must be a multiple of %d of at most %u",
-			       o->hidden, QK, MAX_DIM);
-	if (o->inter % QK || o->inter > MAX_DIM)
+			       o->hidden, MP_QK_K, MAX_DIM);
+	if (o->inter % MP_QK_K || o->inter > MAX_DIM)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --inter %" PRIu64
 			       " must be a multiple of %d of at most %u",
-			       o->inter, QK, MAX_DIM);
+			       o->inter, MP_QK_K, MAX_DIM);
 	return MP_OK;
 }
 
@@ -146,7 +145,7 @@ static enum mp_err check_options(struct mp_demo_opts *o, struct mp_error *err)
 static enum mp_err choose_dimensions(struct mp_demo_opts *o, struct mp_error *err)
 {
 	uint64_t need = units_needed(o->alignment);
-	uint64_t h = o->hidden / QK, i = o->inter / QK;
+	uint64_t h = o->hidden / MP_QK_K, i = o->inter / MP_QK_K;
 
 	if (h == 0 && i == 0) {
 		i = 1;
@@ -160,15 +159,15 @@ static enum mp_err choose_dimensions(struct mp_demo_opts *o, struct mp_error *er
 			       "invalid usage: --hidden %" PRIu64 " x --inter %" PRIu64
 			       " gives role sizes that are not multiples of --alignment %"
 			       PRIu64 " (hidden x inter must be a multiple of %" PRIu64 ")",
-			       o->hidden, o->inter, o->alignment, need * QK * QK);
+			       o->hidden, o->inter, o->alignment, need * MP_QK_K * MP_QK_K);
 	}
-	if (h > MAX_DIM / QK || i > MAX_DIM / QK)
+	if (h > MAX_DIM / MP_QK_K || i > MAX_DIM / MP_QK_K)
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: --alignment %" PRIu64
 			       " needs an expert larger than %u x %u",
 			       o->alignment, MAX_DIM, MAX_DIM);
-	o->hidden = h * QK;
-	o->inter = i * QK;
+	o->hidden = h * MP_QK_K;
+	o->inter = i * MP_QK_K;
 	return MP_OK;
 }
 

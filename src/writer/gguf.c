@@ -69,39 +69,6 @@ static const unsigned char fixed_value_bytes[GGUF_VALUE_TYPE_COUNT] = {
 	[GGUF_F64] = 8,
 };
 
-/*
- * Every tensor type ggml 0.23.0 knows (GGML_TYPE_COUNT is 43), with its
- * block size and block bytes as ggml_blck_size() and ggml_type_size()
- * report them.  The
- * ids ggml keeps for removed types have a block size of 0, and ggml refuses
- * tensors of those types, so they are listed with 0 here too.
- */
-struct ggml_type_info {
-	const char *name;
-	unsigned block_weights; /* 0: a removed type */
-	unsigned block_bytes;
-};
-
-static const struct ggml_type_info ggml_types[] = {
-	[0] = {"F32", 1, 4},         [1] = {"F16", 1, 2},        [2] = {"Q4_0", 32, 18},
-	[3] = {"Q4_1", 32, 20},      [4] = {"Q4_2", 0, 0},       [5] = {"Q4_3", 0, 0},
-	[6] = {"Q5_0", 32, 22},      [7] = {"Q5_1", 32, 24},     [8] = {"Q8_0", 32, 34},
-	[9] = {"Q8_1", 32, 36},      [10] = {"Q2_K", 256, 84},   [11] = {"Q3_K", 256, 110},
-	[12] = {"Q4_K", 256, 144},   [13] = {"Q5_K", 256, 176},  [14] = {"Q6_K", 256, 210},
-	[15] = {"Q8_K", 256, 292},   [16] = {"IQ2_XXS", 256, 66}, [17] = {"IQ2_XS", 256, 74},
-	[18] = {"IQ3_XXS", 256, 98}, [19] = {"IQ1_S", 256, 50},  [20] = {"IQ4_NL", 32, 18},
-	[21] = {"IQ3_S", 256, 110},  [22] = {"IQ2_S", 256, 82},  [23] = {"IQ4_XS", 256, 136},
-	[24] = {"I8", 1, 1},         [25] = {"I16", 1, 2},       [26] = {"I32", 1, 4},
-	[27] = {"I64", 1, 8},        [28] = {"F64", 1, 8},       [29] = {"IQ1_M", 256, 56},
-	[30] = {"BF16", 1, 2},       [31] = {"Q4_0_4_4", 0, 0},  [32] = {"Q4_0_4_8", 0, 0},
-	[33] = {"Q4_0_8_8", 0, 0},   [34] = {"TQ1_0", 256, 54},  [35] = {"TQ2_0", 256, 66},
-	[36] = {"IQ4_NL_4_4", 0, 0}, [37] = {"IQ4_NL_4_8", 0, 0}, [38] = {"IQ4_NL_8_8", 0, 0},
-	[39] = {"MXFP4", 32, 17},    [40] = {"NVFP4", 64, 36},   [41] = {"Q1_0", 128, 18},
-	[42] = {"Q2_0", 64, 18},
-};
-
-#define GGML_TYPE_COUNT (sizeof ggml_types / sizeof ggml_types[0])
-
 /* A key or tensor name kept to find duplicates: bytes in an arena. */
 struct name_ref {
 	uint64_t off;   /* into the arena */
@@ -201,26 +168,13 @@ static enum mp_err need(struct reader *r, uint64_t n, const char *what)
 static enum mp_err fill(struct reader *r)
 {
 	uint64_t want = bytes_left(r) < READ_CHUNK ? bytes_left(r) : READ_CHUNK;
-	size_t done = 0;
+	enum mp_err rc = mp_pread_full(r->fd, r->buf, (size_t)want, r->pos, "GGUF file", r->path,
+				       MP_E_GGUF_IO, r->err);
 
-	while (done < want) {
-		ssize_t got = pread(r->fd, r->buf + done, (size_t)want - done,
-				    (off_t)(r->pos + done));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got < 0)
-			return mp_fail(r->err, MP_E_GGUF_IO,
-				       "cannot read GGUF file %s at byte %llu: %s", r->path,
-				       (unsigned long long)(r->pos + done), strerror(errno));
-		if (got == 0)
-			return mp_fail(r->err, MP_E_GGUF_IO,
-				       "cannot read GGUF file %s at byte %llu: the file shrank",
-				       r->path, (unsigned long long)(r->pos + done));
-		done += (size_t)got;
-	}
+	if (rc)
+		return rc;
 	r->buf_start = r->pos;
-	r->buf_len = done;
+	r->buf_len = (size_t)want;
 	return MP_OK;
 }
 
@@ -628,7 +582,7 @@ static enum mp_err check_duplicate_keys(struct reader *r)
 	if (rc || !found)
 		return rc;
 	/* a key may hold any byte, NUL included: escape it with its length */
-	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, MP_TEXT_BACKSLASH);
+	mp_text_escape(key, sizeof key, r->keys.arena + b.off, b.len, 0);
 	r->where = "KV pair";
 	r->where_index = b.index;
 	/* escaped already: mp_fail() would escape its backslashes again */
@@ -748,13 +702,15 @@ static enum mp_err read_tensor_info(struct reader *r, struct mp_gguf_tensor *t,
 
 const char *mp_gguf_type_name(uint32_t type)
 {
-	return type < GGML_TYPE_COUNT ? ggml_types[type].name : NULL;
+	const struct mp_quant_type *q = mp_ggml_type(type);
+
+	return q ? q->name : NULL;
 }
 
 const char *mp_gguf_type_text(char *buf, size_t len, uint32_t id)
 {
-	if (id < GGML_TYPE_COUNT)
-		snprintf(buf, len, "%s (%u)", ggml_types[id].name, id);
+	if (mp_ggml_type(id))
+		snprintf(buf, len, "%s (%u)", mp_ggml_type(id)->name, id);
 	else
 		snprintf(buf, len, "type %u", id);
 	return buf;
@@ -789,14 +745,13 @@ static int64_t overlapped(const struct reader *r, uint64_t count, uint64_t offse
 static enum mp_err check_tensor_size(struct reader *r, struct mp_gguf_tensor *t,
 				     uint64_t *padded)
 {
-	const struct ggml_type_info *q;
+	const struct mp_quant_type *q = mp_ggml_type(t->type);
 	uint64_t elements = 1, nbytes;
 	char type[48];
 
-	if (t->type >= GGML_TYPE_COUNT)
-		return corrupt(r, "tensor %s has type %u, ggml knows types 0 to %zu", t->name,
-			       t->type, GGML_TYPE_COUNT - 1);
-	q = &ggml_types[t->type];
+	if (!q)
+		return corrupt(r, "tensor %s has type %u, ggml knows types 0 to %d", t->name,
+			       t->type, MP_GGML_TYPE_COUNT - 1);
 	if (q->block_weights == 0)
 		return corrupt(r, "tensor %s has type %s, which ggml no longer loads", t->name,
 			       mp_gguf_type_text(type, sizeof type, t->type));

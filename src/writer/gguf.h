@@ -15,6 +15,7 @@
 #ifndef MOEPACK_GGUF_H
 #define MOEPACK_GGUF_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/errors.h"

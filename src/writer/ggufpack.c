@@ -166,27 +166,6 @@ static void entry_source(const struct build *b, uint64_t i, const struct mp_shar
 		*pack_offset += b->l.role_bytes[r];
 }
 
-static enum mp_err read_full(int fd, void *buf, size_t n, uint64_t pos, const char *path,
-			     enum mp_err code, struct mp_error *err)
-{
-	unsigned char *p = buf;
-
-	while (n) {
-		ssize_t got = pread(fd, p, n, (off_t)pos);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			return mp_fail(err, code, "%s %s at byte %" PRIu64 ": %s",
-				       mp_err_summary(code), path, pos,
-				       got < 0 ? strerror(errno) : "the file is shorter");
-		p += got;
-		n -= (size_t)got;
-		pos += (uint64_t)got;
-	}
-	return MP_OK;
-}
-
 /* ---- the full-file digest ------------------------------------------------ */
 
 /*
@@ -235,7 +214,7 @@ static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
 		enum mp_err rc = stop_requested("comparing the pack's index", err);
 
 		if (!rc)
-			rc = read_full(fd, b->buf, n, pos, path, MP_E_PACK_IO, err);
+			rc = mp_pread_full(fd, b->buf, n, pos, "pack", path, MP_E_PACK_IO, err);
 
 		if (rc)
 			return rc;
@@ -282,10 +261,12 @@ static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint
 		enum mp_err rc = stop_requested("comparing the pack with the shards", err);
 
 		if (!rc)
-			rc = read_full(fd, b->buf, k, dst + done, path, MP_E_PACK_IO, err);
+			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO,
+					   err);
 
 		if (!rc)
-			rc = read_full(s->fd, b->buf2, k, src + done, s->path, MP_E_GGUF_IO, err);
+			rc = mp_pread_full(s->fd, b->buf2, k, src + done, "GGUF file", s->path,
+					   MP_E_GGUF_IO, err);
 		if (rc)
 			return rc;
 		if (b->hash_judged)
@@ -531,15 +512,7 @@ static enum mp_err read_state(const struct build *b, char **text, char *why, siz
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
-	while (n < cap - 1) {
-		ssize_t got = read(fd, *text + n, cap - 1 - n);
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0)
-			break;
-		n += (size_t)got;
-	}
+	mp_pread_all(fd, *text, cap - 1, 0, &n);
 	close(fd);
 	(*text)[n] = '\0';
 	return MP_OK;
@@ -658,7 +631,8 @@ static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_
 {
 	while (n) {
 		size_t k = n < CHUNK ? (size_t)n : CHUNK;
-		enum mp_err rc = read_full(s->fd, b->buf, k, src, s->path, MP_E_GGUF_IO, err);
+		enum mp_err rc = mp_pread_full(s->fd, b->buf, k, src, "GGUF file", s->path,
+					       MP_E_GGUF_IO, err);
 
 		if (!rc)
 			rc = mp_pwrite_full(dst_fd, b->buf, k, dst, b->partial, err);
@@ -741,7 +715,8 @@ static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_e
 	for (uint64_t done = 0; !rc && done < ch.len;) {
 		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
 
-		rc = read_full(s->fd, b->buf, k, src + done, s->path, MP_E_GGUF_IO, err);
+		rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
+				   MP_E_GGUF_IO, err);
 		if (!rc)
 			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
 		if (!rc)
@@ -858,7 +833,8 @@ static enum mp_err take_done_part(struct build *b, int fd, const struct stat *ps
 	for (uint64_t pos = b->l.data_start; !rc && h->sha && pos < end;) {
 		size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
-		rc = read_full(rfd, b->buf, n, pos, b->partial, MP_E_PACK_IO, err);
+		rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
+				   err);
 		pack_hash_update(h, b->buf, n);
 		pos += n;
 	}

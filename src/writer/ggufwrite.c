@@ -28,10 +28,8 @@
 #define ALIGNMENT 32u           /* ggml's default: no general.alignment key */
 #define CHUNK (4u << 20)        /* tensor data generated per write */
 #define GGUF_VERSION 3
-#define GGML_F32 0
 #define MAX_DIM 65536u
 #define MAX_EXPERTS 65536u
-#define QK 256u                 /* weights per k-quant super-block */
 #define PAGE_WEIGHTS (1u << 19) /* hidden x inter for whole pages of Q2_K and Q3_K */
 
 /* ---- the writer ------------------------------------------------------------ */
@@ -98,14 +96,9 @@ static uint64_t pad(uint64_t n)
 /* Weights and bytes per block of the types the writer encodes. */
 static bool block_of(uint32_t type, unsigned *weights, unsigned *bytes)
 {
-	const struct mp_quant_type *q;
+	const struct mp_quant_type *q =
+		type == MP_GGML_F32 ? mp_ggml_type(type) : mp_quant_by_id((int)type);
 
-	if (type == GGML_F32) {
-		*weights = 1;
-		*bytes = 4;
-		return true;
-	}
-	q = mp_quant_by_id((int)type);
 	if (!q)
 		return false;
 	*weights = q->block_weights;
@@ -259,10 +252,10 @@ enum mp_err mp_gguf_demo_resolve(struct mp_gguf_demo_opts *o, struct mp_error *e
 	if (o->experts > MAX_EXPERTS)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --experts %" PRIu64
 			       " is too large (at most %u)", o->experts, MAX_EXPERTS);
-	if (o->hidden % QK || o->hidden > MAX_DIM)
+	if (o->hidden % MP_QK_K || o->hidden > MAX_DIM)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --hidden %" PRIu64 " must be "
 			       "a multiple of 256 up to %u", o->hidden, MAX_DIM);
-	if (o->inter % QK || o->inter > MAX_DIM)
+	if (o->inter % MP_QK_K || o->inter > MAX_DIM)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: --inter %" PRIu64 " must be "
 			       "a multiple of 256 up to %u", o->inter, MAX_DIM);
 	if ((o->hidden * o->inter) % PAGE_WEIGHTS)
@@ -300,7 +293,7 @@ static struct mp_gguf_out_tensor *demo_tensors(const struct mp_gguf_demo_opts *o
 	if (!t)
 		return NULL;
 	if (s == 0)
-		tensor(&t[k++], "token_embd.weight", GGML_F32, 2, 64, 32, 1, o->seed);
+		tensor(&t[k++], "token_embd.weight", MP_GGML_F32, 2, 64, 32, 1, o->seed);
 	for (int layer = first; layer <= last; layer++) {
 		uint64_t seed = o->seed ^ ((uint64_t)layer << 8);
 
@@ -319,7 +312,7 @@ static struct mp_gguf_out_tensor *demo_tensors(const struct mp_gguf_demo_opts *o
 		tensor(&t[k++], name, MP_GGML_Q3_K, 3, o->inter, o->hidden, o->experts, seed + 4);
 	}
 	if (s == MP_GGUF_DEMO_SHARDS - 1)
-		tensor(&t[k++], "output_norm.weight", GGML_F32, 1, 64, 1, 1, o->seed + 5);
+		tensor(&t[k++], "output_norm.weight", MP_GGML_F32, 1, 64, 1, 1, o->seed + 5);
 	*n = k;
 	return t;
 }

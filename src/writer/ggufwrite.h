@@ -12,6 +12,7 @@
 #define MOEPACK_GGUFWRITE_H
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "base/errors.h"

@@ -283,14 +283,10 @@ static enum mp_err check_tensor_count(struct mp_shard_set *set, const struct mp_
 {
 	unsigned char h[24];
 	uint64_t count = 0;
-	ssize_t got;
 
-	do
-		got = pread(s->fd, h, sizeof h, 0);
-	while (got < 0 && errno == EINTR);
 	/* anything but a v2/v3 header is mp_gguf_read()'s to judge */
-	if (got != (ssize_t)sizeof h || memcmp(h, "GGUF", 4) != 0 || (h[4] != 2 && h[4] != 3) ||
-	    h[5] || h[6] || h[7])
+	if (mp_pread_all(s->fd, h, sizeof h, 0, NULL) || memcmp(h, "GGUF", 4) != 0 ||
+	    (h[4] != 2 && h[4] != 3) || h[5] || h[6] || h[7])
 		return MP_OK;
 	for (int k = 7; k >= 0; k--)
 		count = count << 8 | h[8 + k];
@@ -783,7 +779,7 @@ static enum mp_err read_config_text(const char *path, char **out, size_t *out_le
 	size_t len = 0;
 	enum mp_err rc;
 	char *buf;
-	int fd;
+	int fd, e;
 
 	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
 		return rc;
@@ -792,25 +788,13 @@ static enum mp_err read_config_text(const char *path, char **out, size_t *out_le
 		close(fd);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
-	for (;;) {
-		ssize_t n = read(fd, buf + len, CONFIG_MAX + 1 - len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n < 0) {
-			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-				     strerror(errno));
-			break;
-		}
-		if (n == 0)
-			break;
-		len += (size_t)n;
-		if (len > CONFIG_MAX) {
-			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: larger "
-				     "than %u bytes", path, CONFIG_MAX);
-			break;
-		}
-	}
+	e = mp_pread_all(fd, buf, CONFIG_MAX + 1, 0, &len);
+	if (e > 0)
+		rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+			     strerror(e));
+	else if (len > CONFIG_MAX)
+		rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: larger "
+			     "than %u bytes", path, CONFIG_MAX);
 	close(fd);
 	if (rc) {
 		free(buf);
