@@ -11,12 +11,11 @@
 struct mp_err_desc {
 	const char *name;
 	enum mp_err_class cls;
-	int eno;
 	const char *summary;
 };
 
 static const struct mp_err_desc catalogue[MP_ERR_COUNT] = {
-#define MP_ERR_DESC(code, name, cls, eno, summary) [code] = {name, cls, eno, summary},
+#define MP_ERR_DESC(code, name, cls, summary) [code] = {name, cls, summary},
 	MP_ERRORS(MP_ERR_DESC)
 #undef MP_ERR_DESC
 };
@@ -32,7 +31,6 @@ const char *mp_err_name(enum mp_err code) { return desc(code)->name; }
 enum mp_err_class mp_err_class(enum mp_err code) { return desc(code)->cls; }
 const char *mp_err_summary(enum mp_err code) { return desc(code)->summary; }
 
-int mp_err_errno(enum mp_err code) { return desc(code)->eno; }
 int mp_err_exit_status(enum mp_err code) { return (int)desc(code)->cls; }
 
 /* The message, kept one safe line: it quotes untrusted names and paths,

@@ -3,10 +3,12 @@
  *
  * Every failure the core library can report has one code here.  The table
  * is the single source for the code's symbolic name (used by --json and in
- * the man page), its class (which is the exit status of both programs), the
- * errno the FUSE layer returns, and a one-line summary.  The full message that a
- * user sees is built at the failure site, because it names the field, index
- * or path at fault, and always starts with the summary's wording.
+ * the man page), its class (which is the exit status of both programs) and
+ * a one-line summary.  The full message that a user sees is built at the
+ * failure site, because it names the field, index or path at fault, and
+ * always starts with the summary's wording.  The FUSE layer answers with
+ * errnos of its own (EROFS, ENOENT, EIO...): a library failure reaches a
+ * reader only as EIO or ENOMEM, so no errno is kept per code.
  *
  * The order of MP_ERRORS follows the order in which the validator checks,
  * which is the reference loader's order.
@@ -14,7 +16,6 @@
 #ifndef MOEPACK_ERRORS_H
 #define MOEPACK_ERRORS_H
 
-#include <errno.h>
 
 enum mp_err_class {
 	MP_CLASS_OK = 0,
@@ -23,146 +24,140 @@ enum mp_err_class {
 	MP_CLASS_IO = 3,      /* a file cannot be opened or read: exit 3 */
 };
 
-/* X(code, name, class, errno, summary): errno is what the FUSE layer and
- * other system-facing callers return for the code. */
-#define MP_ERRORS(X)                                                              \
-	X(MP_OK, "ok", MP_CLASS_OK, 0, "ok")                                      \
-	X(MP_E_USAGE, "usage", MP_CLASS_USAGE, EINVAL, "invalid usage")           \
-	X(MP_E_NOMEM, "out_of_memory", MP_CLASS_IO, ENOMEM, "out of memory")      \
-	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO, EIO, "cannot read pack")          \
-	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO, EIO, "cannot read manifest") \
-	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO, EIO, "cannot read config file") \
-	X(MP_E_MANIFEST_LIMIT, "manifest_limit", MP_CLASS_INVALID, EIO,           \
-	  "manifest exceeds a limit")                                             \
-	X(MP_E_MANIFEST_JSON, "manifest_json", MP_CLASS_INVALID, EIO,             \
-	  "manifest is not valid JSON")                                           \
-	X(MP_E_MANIFEST_MISSING, "manifest_missing_key", MP_CLASS_INVALID, EIO,   \
-	  "manifest key is missing")                                              \
-	X(MP_E_MANIFEST_TYPE, "manifest_wrong_type", MP_CLASS_INVALID, EIO,       \
-	  "manifest value has the wrong JSON type")                               \
-	X(MP_E_MANIFEST_VALUE, "manifest_bad_value", MP_CLASS_INVALID, EIO,       \
-	  "manifest value is out of range")                                       \
-	X(MP_E_INCOMPLETE, "incomplete", MP_CLASS_INVALID, EIO,                   \
-	  "manifest says the pack is not complete")                               \
-	X(MP_E_FORMAT, "format", MP_CLASS_INVALID, EIO, "unsupported manifest format") \
-	X(MP_E_HARD_CONSTRAINTS, "hard_constraints", MP_CLASS_INVALID, EIO,       \
-	  "hard constraints differ")                                              \
-	X(MP_E_TOP_K, "top_k", MP_CLASS_INVALID, EIO, "top-k must be 16")         \
-	X(MP_E_EXPECT_LAYERS, "expect_layers", MP_CLASS_INVALID, EIO,             \
-	  "layer count differs from the expected one")                            \
-	X(MP_E_EXPECT_EXPERTS, "expect_experts", MP_CLASS_INVALID, EIO,           \
-	  "expert count differs from the expected one")                           \
-	X(MP_E_CONFIG_DIGEST, "config_digest", MP_CLASS_INVALID, EIO,             \
-	  "config SHA-256 does not match manifest")                               \
-	X(MP_E_ACTIVE_LAYERS, "active_layers", MP_CLASS_INVALID, EIO,             \
-	  "active MoE layer ids must be exactly 1..92")                           \
-	X(MP_E_PACK_PATH, "pack_path", MP_CLASS_INVALID, EIO,                     \
-	  "manifest pack path does not resolve to the pack")                      \
-	X(MP_E_PACK_SIZE, "pack_size", MP_CLASS_INVALID, EIO,                     \
-	  "pack size does not match manifest")                                    \
-	X(MP_E_ROLE_ORDER, "role_order", MP_CLASS_INVALID, EIO,                   \
-	  "physical role order must be [\"up\", \"gate\", \"down\"]")             \
-	X(MP_E_ROLE_DTYPE, "role_dtype", MP_CLASS_INVALID, EIO,                   \
-	  "quant type is unsupported")                                            \
-	X(MP_E_ROLE_SHAPE, "role_shape", MP_CLASS_INVALID, EIO,                   \
-	  "role size does not match its logical shape")                           \
-	X(MP_E_RUNTIME_SHAPE, "runtime_shape", MP_CLASS_INVALID, EIO,             \
-	  "role shape is not the Kimi-K3 runtime's")                              \
-	X(MP_E_OBJECT_BYTES, "object_bytes", MP_CLASS_INVALID, EIO,               \
-	  "object bytes is not the sum of the role sizes")                        \
-	X(MP_E_ALIGNMENT, "alignment", MP_CLASS_INVALID, EIO,                     \
-	  "alignment must be a power of two")                                     \
-	X(MP_E_HEADER_SHORT, "header_short", MP_CLASS_INVALID, EIO,               \
-	  "pack is shorter than its 40-byte header")                              \
-	X(MP_E_HEADER_MAGIC, "header_magic", MP_CLASS_INVALID, EIO, "bad pack magic") \
-	X(MP_E_HEADER_VERSION, "header_version", MP_CLASS_INVALID, EIO,           \
-	  "unsupported pack version")                                             \
-	X(MP_E_HEADER_SIZE, "header_size", MP_CLASS_INVALID, EIO,                 \
-	  "header size must be 40")                                               \
-	X(MP_E_INDEX_COUNT, "index_count", MP_CLASS_INVALID, EIO,                 \
-	  "index count does not match the manifest")                              \
-	X(MP_E_DATA_START, "data_start", MP_CLASS_INVALID, EIO,                   \
-	  "data start does not match manifest")                                   \
-	X(MP_E_INDEX_TRUNCATED, "index_truncated", MP_CLASS_INVALID, EIO,         \
-	  "index runs past the end of the pack")                                  \
-	X(MP_E_DATA_OVERLAPS_INDEX, "data_overlaps_index", MP_CLASS_INVALID, EIO, \
-	  "data start lies inside the index")                                     \
-	X(MP_E_ENTRY_NAME, "entry_name", MP_CLASS_INVALID, EIO,                   \
-	  "identity mismatch")                                                    \
-	X(MP_E_ENTRY_EXPERT, "entry_expert", MP_CLASS_INVALID, EIO,               \
-	  "identity mismatch")                                                    \
-	X(MP_E_ENTRY_RESERVED, "entry_reserved", MP_CLASS_INVALID, EIO,           \
-	  "identity mismatch")                                                    \
-	X(MP_E_ENTRY_NBYTES, "entry_nbytes", MP_CLASS_INVALID, EIO, "range mismatch") \
-	X(MP_E_ENTRY_ALIGNMENT, "entry_alignment", MP_CLASS_INVALID, EIO,         \
-	  "range mismatch")                                                       \
-	X(MP_E_ENTRY_OVERLAP, "entry_overlap", MP_CLASS_INVALID, EIO,             \
-	  "range mismatch")                                                       \
-	X(MP_E_ENTRY_BOUNDS, "entry_bounds", MP_CLASS_INVALID, EIO, "range mismatch") \
-	X(MP_E_ENTRY_CONTIGUITY, "entry_contiguity", MP_CLASS_INVALID, EIO,       \
-	  "not contiguous")                                                       \
-	X(MP_E_TRAILING_BYTES, "trailing_bytes", MP_CLASS_INVALID, EIO,           \
-	  "pack has bytes after the last payload")                                \
-	X(MP_E_INDEX_DIGEST, "index_digest", MP_CLASS_INVALID, EIO,               \
-	  "index SHA-256 does not match manifest")                                \
-	X(MP_E_FULL_DIGEST_MISSING, "full_digest_missing", MP_CLASS_USAGE, EIO,   \
-	  "full SHA-256 requested but the manifest has no expert_pack.sha256")    \
-	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID, EIO,                 \
-	  "pack SHA-256 does not match manifest")                                 \
-	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID, EIO,                         \
-	  "payload scan found problems")                                          \
-	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, EIO, "cannot read GGUF file")     \
-	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID, EIO,                 \
-	  "not a valid GGUF file")                                                \
-	X(MP_E_GGUF_MLA_K, "gguf_mla_k", MP_CLASS_INVALID, EIO,                   \
-	  "Kimi-K3 MLA K projection must remain GGUF Q4_0")                       \
-	X(MP_E_GGUF_MLA_V, "gguf_mla_v", MP_CLASS_INVALID, EIO,                   \
-	  "Kimi-K3 MLA V projection must remain GGUF Q2_K")                       \
-	X(MP_E_GGUF_EXPERT_TYPE, "gguf_expert_type", MP_CLASS_INVALID, EIO,       \
-	  "routed expert tensor has the wrong quant type")                        \
-	X(MP_E_SHARD_NAMES, "shard_names", MP_CLASS_INVALID, EIO,                 \
-	  "GGUF shard names do not form one split set")                           \
-	X(MP_E_SHARD_MISSING, "shard_missing", MP_CLASS_INVALID, EIO,             \
-	  "a shard of the split set is missing")                                  \
-	X(MP_E_SHARD_SPLIT, "shard_split", MP_CLASS_INVALID, EIO,                 \
-	  "split metadata is inconsistent")                                       \
-	X(MP_E_GGUF_DUPLICATE, "gguf_duplicate_tensor", MP_CLASS_INVALID, EIO,    \
-	  "tensor appears in more than one shard")                                \
-	X(MP_E_GGUF_ARCH, "gguf_architecture", MP_CLASS_INVALID, EIO,             \
-	  "checkpoint architecture must be kimi-k3")                              \
-	X(MP_E_GGUF_EXPERTS, "gguf_expert_tensors", MP_CLASS_INVALID, EIO,        \
-	  "routed expert tensors are missing or inconsistent")                    \
-	X(MP_E_GGUF_GEOMETRY, "gguf_geometry", MP_CLASS_INVALID, EIO,             \
-	  "expert geometry is not Kimi-K3's")                                     \
-	X(MP_E_CONFIG_MISMATCH, "config_mismatch", MP_CLASS_INVALID, EIO,         \
-	  "model config disagrees")                                               \
-	X(MP_E_CONFIG_LIMIT, "config_limit", MP_CLASS_INVALID, EIO,               \
-	  "model config exceeds a limit")                                         \
-	X(MP_E_BUILD_LOCKED, "build_locked", MP_CLASS_IO, EIO,                    \
-	  "another build holds the pack's lock")                                  \
-	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO, EIO,                            \
-	  "not enough free space for the pack")                                   \
-	X(MP_E_INTERRUPTED, "interrupted", MP_CLASS_IO, EIO, "build interrupted") \
-	X(MP_E_PAYLOAD_MISMATCH, "payload_mismatch", MP_CLASS_INVALID, EIO,       \
-	  "pack payload differs from its GGUF slice")                             \
-	X(MP_E_PACK_LAYOUT, "pack_layout", MP_CLASS_INVALID, EIO,                 \
-	  "pack is not the one the shards give")                                  \
-	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, ENOENT, "no such entry") \
-	X(MP_E_SEAL_IO, "seal_io", MP_CLASS_IO, EIO, "cannot read or write seal") \
-	X(MP_E_SEAL_FORMAT, "seal_format", MP_CLASS_INVALID, EIO,                 \
-	  "seal file is malformed")                                               \
-	X(MP_E_SEAL_LIMIT, "seal_limit", MP_CLASS_INVALID, EIO,                   \
-	  "seal would exceed its table limit")                                    \
-	X(MP_E_SEAL_MISMATCH, "seal_mismatch", MP_CLASS_INVALID, EIO,             \
-	  "seal is not this pack's")                                              \
-	X(MP_E_SEAL_CHUNK, "seal_chunk", MP_CLASS_INVALID, EIO,                   \
-	  "pack bytes differ from their sealed digest")                           \
-	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID, EIO,                     \
-	  "pack signature is missing or does not verify")                         \
-	X(MP_E_KEY, "key", MP_CLASS_USAGE, EINVAL, "unusable key file")
+/* X(code, name, class, summary) */
+#define MP_ERRORS(X)                                                           \
+	X(MP_OK, "ok", MP_CLASS_OK, "ok")                                      \
+	X(MP_E_USAGE, "usage", MP_CLASS_USAGE, "invalid usage")                \
+	X(MP_E_NOMEM, "out_of_memory", MP_CLASS_IO, "out of memory")           \
+	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO, "cannot read pack")            \
+	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO, "cannot read manifest") \
+	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO, "cannot read config file") \
+	X(MP_E_MANIFEST_LIMIT, "manifest_limit", MP_CLASS_INVALID,             \
+	  "manifest exceeds a limit")                                          \
+	X(MP_E_MANIFEST_JSON, "manifest_json", MP_CLASS_INVALID,               \
+	  "manifest is not valid JSON")                                        \
+	X(MP_E_MANIFEST_MISSING, "manifest_missing_key", MP_CLASS_INVALID,     \
+	  "manifest key is missing")                                           \
+	X(MP_E_MANIFEST_TYPE, "manifest_wrong_type", MP_CLASS_INVALID,         \
+	  "manifest value has the wrong JSON type")                            \
+	X(MP_E_MANIFEST_VALUE, "manifest_bad_value", MP_CLASS_INVALID,         \
+	  "manifest value is out of range")                                    \
+	X(MP_E_INCOMPLETE, "incomplete", MP_CLASS_INVALID,                     \
+	  "manifest says the pack is not complete")                            \
+	X(MP_E_FORMAT, "format", MP_CLASS_INVALID, "unsupported manifest format") \
+	X(MP_E_HARD_CONSTRAINTS, "hard_constraints", MP_CLASS_INVALID,         \
+	  "hard constraints differ")                                           \
+	X(MP_E_TOP_K, "top_k", MP_CLASS_INVALID, "top-k must be 16")           \
+	X(MP_E_EXPECT_LAYERS, "expect_layers", MP_CLASS_INVALID,               \
+	  "layer count differs from the expected one")                         \
+	X(MP_E_EXPECT_EXPERTS, "expect_experts", MP_CLASS_INVALID,             \
+	  "expert count differs from the expected one")                        \
+	X(MP_E_CONFIG_DIGEST, "config_digest", MP_CLASS_INVALID,               \
+	  "config SHA-256 does not match manifest")                            \
+	X(MP_E_ACTIVE_LAYERS, "active_layers", MP_CLASS_INVALID,               \
+	  "active MoE layer ids must be exactly 1..92")                        \
+	X(MP_E_PACK_PATH, "pack_path", MP_CLASS_INVALID,                       \
+	  "manifest pack path does not resolve to the pack")                   \
+	X(MP_E_PACK_SIZE, "pack_size", MP_CLASS_INVALID,                       \
+	  "pack size does not match manifest")                                 \
+	X(MP_E_ROLE_ORDER, "role_order", MP_CLASS_INVALID,                     \
+	  "physical role order must be [\"up\", \"gate\", \"down\"]")          \
+	X(MP_E_ROLE_DTYPE, "role_dtype", MP_CLASS_INVALID,                     \
+	  "quant type is unsupported")                                         \
+	X(MP_E_ROLE_SHAPE, "role_shape", MP_CLASS_INVALID,                     \
+	  "role size does not match its logical shape")                        \
+	X(MP_E_RUNTIME_SHAPE, "runtime_shape", MP_CLASS_INVALID,               \
+	  "role shape is not the Kimi-K3 runtime's")                           \
+	X(MP_E_OBJECT_BYTES, "object_bytes", MP_CLASS_INVALID,                 \
+	  "object bytes is not the sum of the role sizes")                     \
+	X(MP_E_ALIGNMENT, "alignment", MP_CLASS_INVALID,                       \
+	  "alignment must be a power of two")                                  \
+	X(MP_E_HEADER_SHORT, "header_short", MP_CLASS_INVALID,                 \
+	  "pack is shorter than its 40-byte header")                           \
+	X(MP_E_HEADER_MAGIC, "header_magic", MP_CLASS_INVALID, "bad pack magic") \
+	X(MP_E_HEADER_VERSION, "header_version", MP_CLASS_INVALID,             \
+	  "unsupported pack version")                                          \
+	X(MP_E_HEADER_SIZE, "header_size", MP_CLASS_INVALID,                   \
+	  "header size must be 40")                                            \
+	X(MP_E_INDEX_COUNT, "index_count", MP_CLASS_INVALID,                   \
+	  "index count does not match the manifest")                           \
+	X(MP_E_DATA_START, "data_start", MP_CLASS_INVALID,                     \
+	  "data start does not match manifest")                                \
+	X(MP_E_INDEX_TRUNCATED, "index_truncated", MP_CLASS_INVALID,           \
+	  "index runs past the end of the pack")                               \
+	X(MP_E_DATA_OVERLAPS_INDEX, "data_overlaps_index", MP_CLASS_INVALID,   \
+	  "data start lies inside the index")                                  \
+	X(MP_E_ENTRY_NAME, "entry_name", MP_CLASS_INVALID, "identity mismatch") \
+	X(MP_E_ENTRY_EXPERT, "entry_expert", MP_CLASS_INVALID, "identity mismatch") \
+	X(MP_E_ENTRY_RESERVED, "entry_reserved", MP_CLASS_INVALID,             \
+	  "identity mismatch")                                                 \
+	X(MP_E_ENTRY_NBYTES, "entry_nbytes", MP_CLASS_INVALID, "range mismatch") \
+	X(MP_E_ENTRY_ALIGNMENT, "entry_alignment", MP_CLASS_INVALID,           \
+	  "range mismatch")                                                    \
+	X(MP_E_ENTRY_OVERLAP, "entry_overlap", MP_CLASS_INVALID, "range mismatch") \
+	X(MP_E_ENTRY_BOUNDS, "entry_bounds", MP_CLASS_INVALID, "range mismatch") \
+	X(MP_E_ENTRY_CONTIGUITY, "entry_contiguity", MP_CLASS_INVALID,         \
+	  "not contiguous")                                                    \
+	X(MP_E_TRAILING_BYTES, "trailing_bytes", MP_CLASS_INVALID,             \
+	  "pack has bytes after the last payload")                             \
+	X(MP_E_INDEX_DIGEST, "index_digest", MP_CLASS_INVALID,                 \
+	  "index SHA-256 does not match manifest")                             \
+	X(MP_E_FULL_DIGEST_MISSING, "full_digest_missing", MP_CLASS_USAGE,     \
+	  "full SHA-256 requested but the manifest has no expert_pack.sha256") \
+	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                   \
+	  "pack SHA-256 does not match manifest")                              \
+	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID, "payload scan found problems") \
+	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, "cannot read GGUF file")       \
+	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID, "not a valid GGUF file") \
+	X(MP_E_GGUF_MLA_K, "gguf_mla_k", MP_CLASS_INVALID,                     \
+	  "Kimi-K3 MLA K projection must remain GGUF Q4_0")                    \
+	X(MP_E_GGUF_MLA_V, "gguf_mla_v", MP_CLASS_INVALID,                     \
+	  "Kimi-K3 MLA V projection must remain GGUF Q2_K")                    \
+	X(MP_E_GGUF_EXPERT_TYPE, "gguf_expert_type", MP_CLASS_INVALID,         \
+	  "routed expert tensor has the wrong quant type")                     \
+	X(MP_E_SHARD_NAMES, "shard_names", MP_CLASS_INVALID,                   \
+	  "GGUF shard names do not form one split set")                        \
+	X(MP_E_SHARD_MISSING, "shard_missing", MP_CLASS_INVALID,               \
+	  "a shard of the split set is missing")                               \
+	X(MP_E_SHARD_SPLIT, "shard_split", MP_CLASS_INVALID,                   \
+	  "split metadata is inconsistent")                                    \
+	X(MP_E_GGUF_DUPLICATE, "gguf_duplicate_tensor", MP_CLASS_INVALID,      \
+	  "tensor appears in more than one shard")                             \
+	X(MP_E_GGUF_ARCH, "gguf_architecture", MP_CLASS_INVALID,               \
+	  "checkpoint architecture must be kimi-k3")                           \
+	X(MP_E_GGUF_EXPERTS, "gguf_expert_tensors", MP_CLASS_INVALID,          \
+	  "routed expert tensors are missing or inconsistent")                 \
+	X(MP_E_GGUF_GEOMETRY, "gguf_geometry", MP_CLASS_INVALID,               \
+	  "expert geometry is not Kimi-K3's")                                  \
+	X(MP_E_CONFIG_MISMATCH, "config_mismatch", MP_CLASS_INVALID,           \
+	  "model config disagrees")                                            \
+	X(MP_E_CONFIG_LIMIT, "config_limit", MP_CLASS_INVALID,                 \
+	  "model config exceeds a limit")                                      \
+	X(MP_E_BUILD_LOCKED, "build_locked", MP_CLASS_IO,                      \
+	  "another build holds the pack's lock")                               \
+	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO,                              \
+	  "not enough free space for the pack")                                \
+	X(MP_E_INTERRUPTED, "interrupted", MP_CLASS_IO, "build interrupted")   \
+	X(MP_E_PAYLOAD_MISMATCH, "payload_mismatch", MP_CLASS_INVALID,         \
+	  "pack payload differs from its GGUF slice")                          \
+	X(MP_E_PACK_LAYOUT, "pack_layout", MP_CLASS_INVALID,                   \
+	  "pack is not the one the shards give")                               \
+	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, "no such entry")        \
+	X(MP_E_SEAL_IO, "seal_io", MP_CLASS_IO, "cannot read or write seal")   \
+	X(MP_E_SEAL_FORMAT, "seal_format", MP_CLASS_INVALID,                   \
+	  "seal file is malformed")                                            \
+	X(MP_E_SEAL_LIMIT, "seal_limit", MP_CLASS_INVALID,                     \
+	  "seal would exceed its table limit")                                 \
+	X(MP_E_SEAL_MISMATCH, "seal_mismatch", MP_CLASS_INVALID,               \
+	  "seal is not this pack's")                                           \
+	X(MP_E_SEAL_CHUNK, "seal_chunk", MP_CLASS_INVALID,                     \
+	  "pack bytes differ from their sealed digest")                        \
+	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID,                       \
+	  "pack signature is missing or does not verify")                      \
+	X(MP_E_KEY, "key", MP_CLASS_USAGE, "unusable key file")
 
 enum mp_err {
-#define MP_ERR_ENUM(code, name, cls, eno, summary) code,
+#define MP_ERR_ENUM(code, name, cls, summary) code,
 	MP_ERRORS(MP_ERR_ENUM)
 #undef MP_ERR_ENUM
 	MP_ERR_COUNT
@@ -182,8 +177,6 @@ const char *mp_err_name(enum mp_err code);
 enum mp_err_class mp_err_class(enum mp_err code);
 /* The one-line summary of a code, without the specifics. */
 const char *mp_err_summary(enum mp_err code);
-/* The errno the FUSE layer and system-facing callers use for a code. */
-int mp_err_errno(enum mp_err code);
 /* The exit status of moepack and moepackfs for a code: its class, 0..3. */
 int mp_err_exit_status(enum mp_err code);
 

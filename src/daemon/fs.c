@@ -452,7 +452,8 @@ static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t 
 
 		/* before the watcher's first snapshot */
 		if (!snap_refresh(fs, &err)) {
-			fuse_reply_err(req, mp_err_errno(err.code));
+			/* rendering fails only for want of memory */
+			fuse_reply_err(req, err.code == MP_E_NOMEM ? ENOMEM : EIO);
 			return;
 		}
 		reply_status(req, fs, metrics, size, off);

@@ -326,11 +326,8 @@ static void render_scan(struct out *o, const struct mp_metrics_scan *scan)
 	       scan->problems);
 }
 
-/*
- * The seal check's series (issue 12, -o verify=seal) go here, from the
- * counters of struct mp_metrics_seal, named moepackfs_seal_* and documented
- * in moepackfs(1) METRICS.  There are none yet.
- */
+/* The seal check's series (-o verify=seal only), documented in
+ * moepackfs(1) METRICS. */
 static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 {
 	if (!seal->enabled)

@@ -6,6 +6,7 @@
 #include "base/file.h"
 #include "base/le.h"
 
+#include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <pthread.h>
