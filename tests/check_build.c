@@ -15,7 +15,7 @@
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
 #include "base/file.h"
-#include "writer/ggufpack.h"
+#include "writer/build.h"
 #include "writer/outputs.h"
 #include "writer/gguf.h"
 #include "pack/index.h"

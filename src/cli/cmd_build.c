@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-#include "writer/ggufpack.h"
+#include "writer/build.h"
 #include "pack/progress.h"
 #include "writer/shards.h"
 

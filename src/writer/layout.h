@@ -2,7 +2,7 @@
  * layout.h - where everything of an expert pack lies: header, index,
  * padding and the expert objects, from the role sizes and expert count.
  *
- * `moepack mkdemo` (demo.h) and `moepack build` (ggufpack.h) lay packs out
+ * `moepack mkdemo` (demo.h) and `moepack build` (build.h) lay packs out
  * with it, the builder's seal (buildseal.h) cuts its chunks along it, and
  * index.c's one header and entry encoder writes what it says.
  */

@@ -1,6 +1,6 @@
 /*
  * manifestwrite.h - the one manifest writer of `moepack mkdemo` (demo.h)
- * and `moepack build` (ggufpack.h).
+ * and `moepack build` (build.h).
  *
  * It builds the parts both manifests share, each in the key order mkdemo
  * writes them (mkdemo dumps keys in insertion order, build sorts them, so

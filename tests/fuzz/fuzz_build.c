@@ -29,7 +29,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "writer/ggufpack.h"
+#include "writer/build.h"
 #include "writer/shards.h"
 
 #define MAX_APPARENT (1ULL << 40)

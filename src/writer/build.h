@@ -1,5 +1,5 @@
 /*
- * ggufpack.h - build an expert pack and its manifest from a GGUF shard set.
+ * build.h - `moepack build`: build an expert pack and its manifest from a GGUF shard set.
  *
  * The pack is the reference builder's, byte for byte: the layout of
  * layout.h's mp_layout at alignment 4096 (header, entries, zeros up to
@@ -7,8 +7,8 @@
  * from its GGUF slice.  The manifest carries every key the reference
  * manifest tool writes, with the same values.
  */
-#ifndef MOEPACK_GGUFPACK_H
-#define MOEPACK_GGUFPACK_H
+#ifndef MOEPACK_BUILD_H
+#define MOEPACK_BUILD_H
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,5 +1,5 @@
 /*
- * ggufpack.c - the GGUF-to-pack builder of ggufpack.h.
+ * build.c - `moepack build`: the GGUF-to-pack builder of build.h.
  *
  * Safety: the pack is written as PACK.partial (O_EXCL) under an exclusive
  * lock on PACK.lock, made durable (fsync), checked for size, renamed into
@@ -21,7 +21,7 @@
 #define _GNU_SOURCE /* memmem, sync_file_range */
 #include "config.h"
 
-#include "writer/ggufpack.h"
+#include "writer/build.h"
 
 #include <dirent.h>
 #include <errno.h>
