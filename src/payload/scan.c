@@ -56,19 +56,6 @@ struct scan {
 	struct role_state rs;
 };
 
-const char *mp_scan_kind_name(enum mp_scan_kind kind)
-{
-	switch (kind) {
-	case MP_SCAN_NONFINITE_SCALE:
-		return "non-finite scale";
-	case MP_SCAN_ZERO_ROLE:
-		return "all-zero role";
-	case MP_SCAN_ZERO_SCALES:
-		return "all-zero scales";
-	}
-	return "?";
-}
-
 static void role_begin(struct scan *s)
 {
 	const struct mp_pack *p = s->pack;

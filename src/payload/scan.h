@@ -74,7 +74,4 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 			 mp_scan_fn fn, void *arg, struct mp_scan_summary *sum,
 			 unsigned char sha256[MP_SHA256_LEN], struct mp_error *err);
 
-/* "non-finite scale", "all-zero role", "all-zero scales". */
-const char *mp_scan_kind_name(enum mp_scan_kind kind);
-
 #endif
