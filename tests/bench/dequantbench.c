@@ -7,8 +7,10 @@
  *
  * ggml's functions come from libggml-base.so, opened with dlopen: the path
  * in $GGML_LIB, or else the first libggml-base.so found under
- * /tmp/oracle/node_modules (where the prebuilt node-llama-cpp package puts
- * it).  Without it only our figures are printed, with the reason.
+ * $GGML_NODE_MODULES, /var/cache/moepackfs-ggml/node_modules (where
+ * `bootstrap.sh test` installs the prebuilt node-llama-cpp package) or
+ * /tmp/oracle/node_modules.  Without it only our figures are printed,
+ * with the reason.
  *
  * Prints one line of key=value pairs: for each type, MB/s of float32
  * output (median of RUNS, ours and ggml's runs alternating), and whether
@@ -100,11 +102,17 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	if (!lib || !*lib) {
-		if (nftw("/tmp/oracle/node_modules", find_lib, 16, FTW_PHYS) == 1)
-			lib = found;
+		const char *dirs[] = {getenv("GGML_NODE_MODULES"),
+				      "/var/cache/moepackfs-ggml/node_modules",
+				      "/tmp/oracle/node_modules"};
+
+		for (size_t i = 0; i < sizeof dirs / sizeof dirs[0] && !found[0]; i++)
+			if (dirs[i] && *dirs[i] && nftw(dirs[i], find_lib, 16, FTW_PHYS) == 1)
+				lib = found;
 	}
 	if (!lib || !*lib)
-		why = "no libggml-base.so: GGML_LIB unset and none under /tmp/oracle/node_modules";
+		why = "no libggml-base.so: GGML_LIB unset and none under $GGML_NODE_MODULES, "
+		      "/var/cache/moepackfs-ggml/node_modules or /tmp/oracle/node_modules";
 	else if (!(h = dlopen(lib, RTLD_NOW | RTLD_LOCAL)))
 		why = dlerror();
 
