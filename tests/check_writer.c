@@ -280,6 +280,113 @@ START_TEST(test_write_atomic)
 }
 END_TEST
 
+/* The temporary is there from the open on, with nothing at the name. */
+static void assert_only_temporary(const struct mp_output_tmp *t)
+{
+	struct stat st;
+
+	ck_assert_ptr_nonnull(t->tmp);
+	ck_assert_int_ge(t->fd, 0);
+	ck_assert_int_eq(lstat(t->tmp, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+}
+
+START_TEST(test_tmp_open_missing_dir)
+{
+	char *dir = scratch_dir();
+	char *missing = mp_path_join(dir, "no/m.json");
+	struct mp_output_tmp t;
+	struct mp_error err;
+
+	/* fails at the open, before anything is written: both namings */
+	ck_assert_int_eq(mp_output_tmp_open(&t, missing, MP_TMP_PRIVATE, &err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot write file "));
+	ck_assert_ptr_null(t.tmp);
+	ck_assert_int_eq(t.fd, -1);
+	mp_output_tmp_abandon(&t);
+	ck_assert_int_eq(mp_output_tmp_open(&t, missing, MP_TMP_SIBLING, &err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "/no/m.json.tmp: "));
+	mp_output_tmp_abandon(&t);
+	rmdir(dir);
+	free(missing);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_tmp_abandon)
+{
+	char *dir = scratch_dir();
+	char *path = mp_path_join(dir, "m.json");
+	struct mp_output_tmp t;
+	struct mp_error err;
+	struct stat st;
+	char *tmp;
+
+	ck_assert_int_eq(mp_output_tmp_open(&t, path, MP_TMP_PRIVATE, &err), MP_OK);
+	assert_only_temporary(&t);
+	ck_assert_ptr_nonnull(strstr(t.tmp, "/.m.json.tmp-"));
+	ck_assert_str_eq(t.shown, path);
+	tmp = strdup(t.tmp);
+	/* the signal handler's cleanup finds it too */
+	mp_output_remove_temporaries();
+	ck_assert_int_ne(lstat(tmp, &st), 0);
+	mp_output_tmp_abandon(&t);
+	ck_assert_ptr_null(t.tmp);
+	free(tmp);
+
+	ck_assert_int_eq(mp_output_tmp_open(&t, path, MP_TMP_SIBLING, &err), MP_OK);
+	assert_only_temporary(&t);
+	ck_assert_str_eq(t.shown, t.tmp);
+	tmp = strdup(t.tmp);
+	ck_assert_int_eq(pwrite(t.fd, "x", 1, 0), 1);
+	mp_output_tmp_abandon(&t);
+	ck_assert_int_ne(lstat(tmp, &st), 0);
+	ck_assert_int_ne(lstat(path, &st), 0);
+	rmdir(dir);
+	free(tmp);
+	free(path);
+	free(dir);
+}
+END_TEST
+
+START_TEST(test_tmp_commit_symlink)
+{
+	char *dir = scratch_dir();
+	char *path = mp_path_join(dir, "m.json"), *other = mp_path_join(dir, "other");
+	struct mp_output_tmp t;
+	struct mp_error err;
+	struct stat st;
+	char *tmp;
+	FILE *f = fopen(other, "w");
+
+	fputs("keep", f);
+	fclose(f);
+	/* opened before the link appears, as mkdemo opens before its long write */
+	ck_assert_int_eq(mp_output_tmp_open(&t, path, MP_TMP_PRIVATE, &err), MP_OK);
+	ck_assert_int_eq(symlink(other, path), 0);
+	tmp = strdup(t.tmp);
+	ck_assert_int_eq(mp_output_tmp_commit(&t, "{}\n", 3, NULL, &err), MP_OK);
+	ck_assert_ptr_null(t.tmp);
+	ck_assert_int_eq(t.fd, -1);
+	mp_output_tmp_abandon(&t);
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_str_eq(read_text(path), "{}\n");
+	ck_assert_str_eq(read_text(other), "keep");
+	ck_assert_int_ne(lstat(tmp, &st), 0);
+	/* renamed: the signal cleanup no longer knows it */
+	mp_output_remove_temporaries();
+	ck_assert_int_eq(lstat(path, &st), 0);
+	unlink(path);
+	unlink(other);
+	rmdir(dir);
+	free(tmp);
+	free(other);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 START_TEST(test_output_pwrite)
 {
 	char *dir = scratch_dir();
@@ -344,6 +451,9 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_manifest_parts);
 	tcase_add_test(tc, test_manifest_text);
 	tcase_add_test(tc, test_write_atomic);
+	tcase_add_test(tc, test_tmp_open_missing_dir);
+	tcase_add_test(tc, test_tmp_abandon);
+	tcase_add_test(tc, test_tmp_commit_symlink);
 	tcase_add_test(tc, test_output_pwrite);
 	tcase_add_test(tc, test_output_resolve);
 	suite_add_tcase(s, tc);

@@ -22,11 +22,8 @@
 #include "base/quant.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <jansson.h>
-#include <limits.h>
-#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -184,57 +181,17 @@ enum mp_err mp_demo_resolve(struct mp_demo_opts *o, struct mp_error *err)
 /* ------------------------------------------------------------------ */
 /* Output files: temporary siblings renamed into place at the end.     */
 
-struct outfile {
-	char *path;   /* the target */
-	char *tmp;    /* the sibling being written; NULL once renamed */
-	int fd;
-	int slot;     /* in the temporaries table, or -1 */
-};
-
-/*
- * The temporaries being written, for mp_demo_remove_temporaries() in a
- * signal handler: the one piece of global state, because a handler has no
- * other way to find them.  A slot's name is complete before it is marked
- * live, and it is unmarked only once the file is gone or renamed.
- */
-#define MAX_TEMPORARIES 3
-static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
-static volatile sig_atomic_t temporary_live[MAX_TEMPORARIES];
-
 void mp_demo_remove_temporaries(void)
 {
-	for (int i = 0; i < MAX_TEMPORARIES; i++)
-		if (temporary_live[i])
-			unlink(temporary_name[i]);
-}
-
-static void temporary_track(struct outfile *f)
-{
-	f->slot = -1;
-	if (strlen(f->tmp) >= PATH_MAX)
-		return; /* cannot happen: open() refused it */
-	for (int i = 0; i < MAX_TEMPORARIES; i++) {
-		if (!temporary_live[i]) {
-			strcpy(temporary_name[i], f->tmp);
-			temporary_live[i] = 1;
-			f->slot = i;
-			return;
-		}
-	}
-}
-
-static void temporary_untrack(struct outfile *f)
-{
-	if (f->slot >= 0)
-		temporary_live[f->slot] = 0;
-	f->slot = -1;
+	mp_output_remove_temporaries();
 }
 
 /* The target may be replaced: a regular file or nothing, not a directory.
  * Replacing a FIFO, socket or device would surprise whoever made it. */
-static enum mp_err check_target(const char *path, const char *base, const char *option,
-				struct mp_error *err)
+static enum mp_err check_target(const char *path, const char *option, struct mp_error *err)
 {
+	const char *slash = strrchr(path, '/');
+	const char *base = slash ? slash + 1 : path;
 	struct stat st;
 
 	if (!*base || strcmp(base, ".") == 0 || strcmp(base, "..") == 0 ||
@@ -247,96 +204,13 @@ static enum mp_err check_target(const char *path, const char *base, const char *
 	return MP_OK;
 }
 
-/* Create DIR/.BASE.tmp-PID-N for the first N no other run holds. */
-static enum mp_err open_temporary(struct outfile *f, const char *dir, const char *base,
-				  struct mp_error *err)
+/* A private temporary for path, a replaceable target checked first. */
+static enum mp_err outfile_create(struct mp_output_tmp *f, const char *path,
+				  const char *option, struct mp_error *err)
 {
-	size_t len = strlen(dir) + strlen(base) + 64;
-	struct stat st;
+	enum mp_err rc = check_target(path, option, err);
 
-	f->tmp = malloc(len);
-	if (!f->tmp)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	for (unsigned attempt = 0; attempt < 1000; attempt++) {
-		enum mp_err code;
-
-		snprintf(f->tmp, len, "%s/.%s.tmp-%ld-%u", dir, base, (long)getpid(), attempt);
-		code = mp_open_output(f->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
-				      MP_E_PACK_IO, &f->fd, &st, err);
-		if (code == MP_OK)
-			return MP_OK;
-		/* only a name taken by another run is worth another attempt */
-		if (lstat(f->tmp, &st) != 0 || attempt == 999) {
-			free(f->tmp);
-			f->tmp = NULL;
-			return code;
-		}
-	}
-	return MP_OK; /* not reached */
-}
-
-static enum mp_err outfile_create(struct outfile *f, const char *path, const char *option,
-				  struct mp_error *err)
-{
-	const char *base;
-	char *dir;
-	enum mp_err rc;
-
-	f->fd = -1;
-	f->tmp = NULL;
-	f->slot = -1;
-	f->path = strdup(path);
-	mp_path_split(path, &dir, &base);
-	if (!f->path || !dir) {
-		free(dir);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	rc = check_target(path, base, option, err);
-	if (!rc)
-		rc = open_temporary(f, dir, base, err);
-	free(dir);
-	if (!rc)
-		temporary_track(f);
-	return rc;
-}
-
-/* Close the file if still open and remove the temporary if not renamed. */
-static void outfile_discard(struct outfile *f)
-{
-	if (f->fd >= 0)
-		close(f->fd);
-	f->fd = -1;
-	if (f->tmp)
-		unlink(f->tmp);
-	temporary_untrack(f);
-	free(f->tmp);
-	free(f->path);
-	f->tmp = NULL;
-	f->path = NULL;
-}
-
-static enum mp_err outfile_close(struct outfile *f, struct mp_error *err)
-{
-	int fd = f->fd;
-	int failed = fsync(fd) != 0;
-
-	f->fd = -1;
-	failed |= close(fd) != 0;
-	if (failed)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", f->path,
-			       strerror(errno));
-	return MP_OK;
-}
-
-static enum mp_err outfile_commit(struct outfile *f, struct mp_error *err)
-{
-	if (rename(f->tmp, f->path) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", f->tmp,
-			       f->path, strerror(errno));
-	temporary_untrack(f);
-	free(f->tmp);
-	f->tmp = NULL;
-	return MP_OK;
+	return rc ? rc : mp_output_tmp_open(f, path, MP_TMP_PRIVATE, err);
 }
 
 static enum mp_err write_all(int fd, const void *data, size_t len, uint64_t pos,
@@ -355,7 +229,7 @@ static enum mp_err write_all(int fd, const void *data, size_t len, uint64_t pos,
 /* The pack writer: a big buffer flushed with pwrite.                  */
 
 struct writer {
-	struct outfile *file;
+	struct mp_output_tmp *file;
 	unsigned char *buf;
 	size_t len;
 	uint64_t pos;             /* file offset of buf[0] */
@@ -484,7 +358,7 @@ static enum mp_err write_payload(struct writer *w, const struct mp_demo_opts *o,
 	return rc ? rc : writer_flush(w, err);
 }
 
-static enum mp_err set_size(struct outfile *f, uint64_t size, struct mp_error *err)
+static enum mp_err set_size(struct mp_output_tmp *f, uint64_t size, struct mp_error *err)
 {
 	if (ftruncate(f->fd, (off_t)size) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s (%" PRIu64 " bytes): %s",
@@ -522,7 +396,7 @@ static enum mp_err write_contents(struct writer *w, const struct mp_demo_opts *o
 	return rc;
 }
 
-static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
+static enum mp_err write_pack(struct mp_output_tmp *f, const struct mp_demo_opts *o,
 			      const struct mp_layout *l, char index_hex[MP_SHA256_HEX],
 			      char full_hex[MP_SHA256_HEX], struct mp_error *err)
 {
@@ -550,7 +424,7 @@ static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
 			mp_sha256_final(w.full, digest);
 			mp_sha256_hex(digest, full_hex);
 		}
-		rc = outfile_close(f, err);
+		rc = mp_output_tmp_close(f, err);
 	}
 	mp_sha256_free(index_hash);
 	if (w.full)
@@ -561,13 +435,6 @@ static enum mp_err write_pack(struct outfile *f, const struct mp_demo_opts *o,
 
 /* ------------------------------------------------------------------ */
 /* Config and manifest.                                                */
-
-static enum mp_err write_text(struct outfile *f, const char *text, struct mp_error *err)
-{
-	enum mp_err rc = write_all(f->fd, text, strlen(text), 0, f->path, err);
-
-	return rc ? rc : outfile_close(f, err);
-}
 
 static char *config_text(const struct mp_demo_opts *o)
 {
@@ -665,7 +532,7 @@ static enum mp_err check_outputs(const char *pack, const char *config, const cha
 struct demo_run {
 	struct mp_demo_opts o;
 	struct mp_layout l;
-	struct outfile pack, config, manifest;
+	struct mp_output_tmp pack, config, manifest;
 	char *manifest_path, *config_path, *abs_path;
 	char *config_json, *manifest_json;
 	struct digests d;
@@ -712,19 +579,21 @@ static enum mp_err write_outputs(struct demo_run *run, struct mp_error *err)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	rc = write_pack(&run->pack, &run->o, &run->l, run->d.index, run->d.full, err);
 	if (!rc)
-		rc = write_text(&run->config, run->config_json, err);
+		rc = mp_output_tmp_write(&run->config, run->config_json,
+					 strlen(run->config_json), err);
 	if (rc)
 		return rc;
 	run->manifest_json = manifest_text(&run->o, &run->l, run->abs_path, &run->d);
 	if (!run->manifest_json)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	rc = write_text(&run->manifest, run->manifest_json, err);
+	rc = mp_output_tmp_write(&run->manifest, run->manifest_json,
+				 strlen(run->manifest_json), err);
 	if (!rc)
-		rc = outfile_commit(&run->pack, err);
+		rc = mp_output_tmp_rename(&run->pack, NULL, err);
 	if (!rc)
-		rc = outfile_commit(&run->config, err);
+		rc = mp_output_tmp_rename(&run->config, NULL, err);
 	if (!rc)
-		rc = outfile_commit(&run->manifest, err);
+		rc = mp_output_tmp_rename(&run->manifest, NULL, err);
 	return rc;
 }
 
@@ -747,9 +616,9 @@ enum mp_err mp_demo_write(const struct mp_demo_opts *opts, struct mp_error *err)
 		rc = create_outputs(&run, err);
 	if (!rc)
 		rc = write_outputs(&run, err);
-	outfile_discard(&run.pack);
-	outfile_discard(&run.config);
-	outfile_discard(&run.manifest);
+	mp_output_tmp_abandon(&run.pack);
+	mp_output_tmp_abandon(&run.config);
+	mp_output_tmp_abandon(&run.manifest);
 	free(run.manifest_json);
 	free(run.config_json);
 	free(run.abs_path);

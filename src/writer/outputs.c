@@ -8,6 +8,8 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -237,46 +239,179 @@ enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
 	return MP_OK;
 }
 
-/* text written whole to fd (tmp) and made durable; fd closed. */
-static enum mp_err write_durable(int fd, const char *tmp, const char *text, size_t len,
+/* ---- temporaries -------------------------------------------------------- */
+
+/*
+ * The temporaries being written, for mp_output_remove_temporaries() in a
+ * signal handler: the one piece of global state, because a handler has no
+ * other way to find them.  A slot's name is complete before it is marked
+ * live, and it is unmarked only once the file is gone or renamed.  mkdemo
+ * holds three at once; a temporary with no free slot is simply not tracked.
+ */
+#define MAX_TEMPORARIES 3
+static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
+static volatile sig_atomic_t temporary_live[MAX_TEMPORARIES];
+
+void mp_output_remove_temporaries(void)
+{
+	for (int i = 0; i < MAX_TEMPORARIES; i++)
+		if (temporary_live[i])
+			unlink(temporary_name[i]);
+}
+
+static void temporary_track(struct mp_output_tmp *t)
+{
+	if (strlen(t->tmp) >= PATH_MAX)
+		return; /* cannot happen: open() refused it */
+	for (int i = 0; i < MAX_TEMPORARIES; i++) {
+		if (!temporary_live[i]) {
+			strcpy(temporary_name[i], t->tmp);
+			temporary_live[i] = 1;
+			t->slot = i;
+			return;
+		}
+	}
+}
+
+static void temporary_untrack(struct mp_output_tmp *t)
+{
+	if (t->slot >= 0)
+		temporary_live[t->slot] = 0;
+	t->slot = -1;
+}
+
+/* PATH.tmp, whatever a crash or a hand left there removed first (a link
+ * without its target). */
+static enum mp_err open_sibling(struct mp_output_tmp *t, struct mp_error *err)
+{
+	struct stat st;
+
+	t->tmp = mp_path_with_suffix(t->path, ".tmp");
+	if (!t->tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	unlink(t->tmp);
+	return mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO,
+			      &t->fd, &st, err);
+}
+
+/* DIR/.BASE.tmp-PID-N for the first N no other run holds. */
+static enum mp_err open_private(struct mp_output_tmp *t, const char *base,
+				struct mp_error *err)
+{
+	size_t len = strlen(t->dir) + strlen(base) + 64;
+	struct stat st;
+
+	t->tmp = malloc(len);
+	if (!t->tmp)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (unsigned attempt = 0;; attempt++) {
+		enum mp_err code;
+
+		snprintf(t->tmp, len, "%s/.%s.tmp-%ld-%u", t->dir, base, (long)getpid(),
+			 attempt);
+		code = mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
+				      MP_E_PACK_IO, &t->fd, &st, err);
+		/* only a name taken by another run is worth another attempt */
+		if (code == MP_OK || lstat(t->tmp, &st) != 0 || attempt == 999)
+			return code;
+	}
+}
+
+enum mp_err mp_output_tmp_open(struct mp_output_tmp *t, const char *path,
+			       enum mp_output_tmp_name naming, struct mp_error *err)
+{
+	const char *base;
+	enum mp_err rc;
+
+	memset(t, 0, sizeof *t);
+	t->fd = -1;
+	t->slot = -1;
+	t->path = strdup(path);
+	if (!t->path)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	mp_path_split(t->path, &t->dir, &base);
+	if (!t->dir)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	rc = naming == MP_TMP_PRIVATE ? open_private(t, base, err) : open_sibling(t, err);
+	if (rc) {
+		free(t->tmp); /* nothing of ours is there */
+		t->tmp = NULL;
+		return rc;
+	}
+	t->shown = naming == MP_TMP_PRIVATE ? t->path : t->tmp;
+	temporary_track(t);
+	return MP_OK;
+}
+
+enum mp_err mp_output_tmp_close(struct mp_output_tmp *t, struct mp_error *err)
+{
+	int fd = t->fd;
+	int failed = fsync(fd) != 0;
+
+	t->fd = -1;
+	failed |= close(fd) != 0;
+	if (failed)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", t->shown,
+			       strerror(errno));
+	return MP_OK;
+}
+
+enum mp_err mp_output_tmp_write(struct mp_output_tmp *t, const char *text, size_t len,
+				struct mp_error *err)
+{
+	enum mp_err rc = mp_pwrite_full(t->fd, text, len, 0, t->shown, err);
+
+	if (rc) {
+		close(t->fd);
+		t->fd = -1;
+		return rc;
+	}
+	return mp_output_tmp_close(t, err);
+}
+
+enum mp_err mp_output_tmp_rename(struct mp_output_tmp *t, const char *dir,
 				 struct mp_error *err)
 {
-	enum mp_err rc = mp_pwrite_full(fd, text, len, 0, tmp, err);
+	if (rename(t->tmp, t->path) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", t->tmp,
+			       t->path, strerror(errno));
+	temporary_untrack(t);
+	free(t->tmp);
+	t->tmp = NULL;
+	return mp_output_sync_dir(dir ? dir : t->dir, err);
+}
 
-	if (!rc && fsync(fd) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && !rc)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
-	return rc;
+enum mp_err mp_output_tmp_commit(struct mp_output_tmp *t, const char *text, size_t len,
+				 const char *dir, struct mp_error *err)
+{
+	enum mp_err rc = mp_output_tmp_write(t, text, len, err);
+
+	return rc ? rc : mp_output_tmp_rename(t, dir, err);
+}
+
+void mp_output_tmp_abandon(struct mp_output_tmp *t)
+{
+	if (t->fd >= 0)
+		close(t->fd);
+	t->fd = -1;
+	if (t->tmp)
+		unlink(t->tmp);
+	temporary_untrack(t);
+	free(t->tmp);
+	free(t->dir);
+	free(t->path);
+	t->tmp = t->dir = t->path = NULL;
+	t->shown = NULL;
 }
 
 enum mp_err mp_output_write_atomic(const char *path, const char *dir, const char *text,
 				   size_t len, struct mp_error *err)
 {
-	char *tmp = mp_path_with_suffix(path, ".tmp");
-	struct stat st;
-	enum mp_err rc;
-	int fd;
+	struct mp_output_tmp t;
+	enum mp_err rc = mp_output_tmp_open(&t, path, MP_TMP_SIBLING, err);
 
-	if (!tmp)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	/* the name is this build's own (PATH.tmp under the lock): whatever a
-	 * crash or a hand left there goes, a link without its target */
-	unlink(tmp);
-	rc = mp_open_output(tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO, &fd,
-			    &st, err);
-	if (rc) {
-		free(tmp);
-		return rc;
-	}
-	rc = write_durable(fd, tmp, text, len, err);
-	if (!rc && rename(tmp, path) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
-			     strerror(errno));
-	if (rc)
-		unlink(tmp);
-	else
-		rc = mp_output_sync_dir(dir, err);
-	free(tmp);
+	if (!rc)
+		rc = mp_output_tmp_commit(&t, text, len, dir, err);
+	mp_output_tmp_abandon(&t);
 	return rc;
 }
