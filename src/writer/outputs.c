@@ -245,8 +245,11 @@ enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
  * The temporaries being written, for mp_output_remove_temporaries() in a
  * signal handler: the one piece of global state, because a handler has no
  * other way to find them.  A slot's name is complete before it is marked
- * live, and it is unmarked only once the file is gone or renamed.  mkdemo
- * holds three at once; a temporary with no free slot is simply not tracked.
+ * live, and it is marked live before the file is created (a signal in
+ * between would otherwise leave the file behind; unlinking a name not yet
+ * created is harmless), and unmarked only once the file is gone or
+ * renamed.  mkdemo holds three at once; a temporary with no free slot is
+ * simply not tracked.
  */
 #define MAX_TEMPORARIES 3
 static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
@@ -290,6 +293,7 @@ static enum mp_err open_sibling(struct mp_output_tmp *t, struct mp_error *err)
 	if (!t->tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	unlink(t->tmp);
+	temporary_track(t);
 	return mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", MP_E_PACK_IO,
 			      &t->fd, &st, err);
 }
@@ -309,6 +313,8 @@ static enum mp_err open_private(struct mp_output_tmp *t, const char *base,
 
 		snprintf(t->tmp, len, "%s/.%s.tmp-%ld-%u", t->dir, base, (long)getpid(),
 			 attempt);
+		temporary_untrack(t);
+		temporary_track(t);
 		code = mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
 				      MP_E_PACK_IO, &t->fd, &st, err);
 		/* only a name taken by another run is worth another attempt */
@@ -334,12 +340,12 @@ enum mp_err mp_output_tmp_open(struct mp_output_tmp *t, const char *path,
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	rc = naming == MP_TMP_PRIVATE ? open_private(t, base, err) : open_sibling(t, err);
 	if (rc) {
+		temporary_untrack(t);
 		free(t->tmp); /* nothing of ours is there */
 		t->tmp = NULL;
 		return rc;
 	}
 	t->shown = naming == MP_TMP_PRIVATE ? t->path : t->tmp;
-	temporary_track(t);
 	return MP_OK;
 }
 
