@@ -40,7 +40,7 @@ PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
 libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
 debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
-prometheus prometheus-node-exporter curl libncurses-dev tmux stress-ng"
+prometheus prometheus-node-exporter curl libncurses-dev tmux stress-ng time"
 
 say() { printf '\n==> %s\n' "$*"; }
 
