@@ -6,6 +6,7 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -353,10 +354,24 @@ START_TEST(test_parse_refusals)
 }
 END_TEST
 
+/* How many entries of dir start with prefix. */
+static int entries_named(const char *dir, const char *prefix)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	int n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((de = readdir(d)))
+		n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+	closedir(d);
+	return n;
+}
+
 START_TEST(test_read_write)
 {
 	struct fx f;
-	char path[PATH_MAX], tmp[PATH_MAX + 8];
+	char path[PATH_MAX];
 	struct mp_seal *s = sample_seal(5), *back;
 	struct mp_error err;
 	unsigned char *raw;
@@ -366,8 +381,7 @@ START_TEST(test_read_write)
 	fx_path(&f, "x.seal", path, sizeof path);
 	ck_assert_int_eq(mp_seal_write(s, path, &err), MP_OK);
 	ck_assert_uint_eq(fx_file_size(path), 128 + 5 * 32 + 32);
-	snprintf(tmp, sizeof tmp, "%s.tmp", path);
-	ck_assert_int_eq(access(tmp, F_OK), -1);
+	ck_assert_int_eq(entries_named(f.dir, ".x.seal.tmp-"), 0);
 	ck_assert_int_eq(mp_seal_read(&back, path, &err), MP_OK);
 	ck_assert_mem_eq(back->digests, s->digests, 5 * 32);
 	ck_assert_mem_eq(back->seal_digest, s->seal_digest, 32);
@@ -394,18 +408,30 @@ START_TEST(test_read_write)
 	fx_assert_err(&err, MP_E_SEAL_FORMAT, "extended");
 	free(raw);
 
-	/* a stale temporary file is not overwritten, nor a symlink followed */
-	fx_write_file(tmp, "x", 1);
-	ck_assert_int_eq(mp_seal_write(s, path, &err), MP_E_SEAL_IO);
-	fx_assert_err(&err, MP_E_SEAL_IO, ".tmp");
-	unlink(tmp);
+	/* the temporary is private to this process: a link planted at its
+	 * first name is neither followed nor removed, nor is one at the seal's
+	 * name; every failure keeps the seal's error code */
 	{
-		char target[PATH_MAX];
+		char target[PATH_MAX], planted[PATH_MAX + 64], missing[PATH_MAX];
+		struct stat st;
+
 		fx_path(&f, "target", target, sizeof target);
-		ck_assert_int_eq(symlink(target, tmp), 0);
-		ck_assert_int_eq(mp_seal_write(s, path, &err), MP_E_SEAL_IO);
+		snprintf(planted, sizeof planted, "%s/.x.seal.tmp-%ld-0", f.dir, (long)getpid());
+		ck_assert_int_eq(symlink(target, planted), 0);
+		ck_assert_int_eq(mp_seal_write(s, path, &err), MP_OK);
 		ck_assert_int_eq(access(target, F_OK), -1);
-		unlink(tmp);
+		ck_assert_int_eq(lstat(planted, &st), 0);
+		ck_assert(S_ISLNK(st.st_mode));
+		unlink(planted);
+		unlink(path);
+		ck_assert_int_eq(symlink(target, path), 0);
+		ck_assert_int_eq(mp_seal_write(s, path, &err), MP_OK);
+		ck_assert_int_eq(access(target, F_OK), -1);
+		ck_assert_int_eq(lstat(path, &st), 0);
+		ck_assert(S_ISREG(st.st_mode));
+		fx_path(&f, "no/x.seal", missing, sizeof missing);
+		ck_assert_int_eq(mp_seal_write(s, missing, &err), MP_E_SEAL_IO);
+		fx_assert_err(&err, MP_E_SEAL_IO, "cannot write file ");
 	}
 
 	/* missing, a directory, a FIFO (must not block) */

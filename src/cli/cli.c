@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "base/text.h"
 #include "writer/shards.h"
 
@@ -679,4 +680,17 @@ void cli_catch_signals(void (*handler)(int))
 			continue;
 		sigaction(sigs[i], &sa, NULL);
 	}
+}
+
+/* SA_RESETHAND has restored the default action: the re-raised signal is
+ * delivered, and kills, when the handler returns. */
+static void remove_temporaries_and_die(int sig)
+{
+	mp_output_remove_temporaries();
+	raise(sig);
+}
+
+void cli_remove_temporaries_on_signal(void)
+{
+	cli_catch_signals(remove_temporaries_and_die);
 }

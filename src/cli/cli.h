@@ -291,4 +291,12 @@ int cli_finish_stdout_errno(const char *cmd, int error);
  */
 void cli_catch_signals(void (*handler)(int));
 
+/*
+ * cli_catch_signals() with a handler that removes the temporaries being
+ * written (mp_output_remove_temporaries()), then dies of the same signal,
+ * so that an interrupted command leaves none behind (a Kimi-K3-sized
+ * sparse demo pack is 918 GiB apparent) and its caller sees how it ended.
+ */
+void cli_remove_temporaries_on_signal(void);
+
 #endif

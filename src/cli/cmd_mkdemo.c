@@ -1,7 +1,6 @@
 /* cmd_mkdemo.c - `moepack mkdemo`: write a valid demo pack for tests and benchmarks. */
 #include "config.h"
 
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -185,18 +184,6 @@ static int make_gguf(const char *cmd, const char *dir, const struct mp_demo_opts
 	return cli_finish_stdout(cmd);
 }
 
-/*
- * An interrupted run must leave no temporary files (a K3-sized sparse pack
- * is 918 GiB apparent): remove them, then die of the same signal so that
- * the caller sees how we ended.  SA_RESETHAND restores the default action,
- * and the re-raised signal is delivered when the handler returns.
- */
-static void on_fatal_signal(int sig)
-{
-	mp_demo_remove_temporaries();
-	raise(sig);
-}
-
 /* A pack (and its manifest and config) someone kept is replaced only with
  * --force. */
 static enum cli_parse check_replace(const char *cmd, const struct mkdemo_args *a)
@@ -225,7 +212,7 @@ static int make_pack(const char *cmd, struct mkdemo_args *a)
 		return build_error(cmd, &err);
 	if (check_replace(cmd, a) != CLI_RUN)
 		return CLI_EXIT_USAGE;
-	cli_catch_signals(on_fatal_signal);
+	cli_remove_temporaries_on_signal();
 	progress_bar_init(&bar, stderr, "mkdemo", !a->quiet);
 	a->o.progress = progress_bar_update;
 	a->o.progress_arg = &bar;

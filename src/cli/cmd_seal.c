@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "base/outfile.h"
 #include "cli/cli.h"
 #include "pack/digest.h"
 #include "pack/progress.h"
@@ -234,6 +235,7 @@ static int seal_run(int argc, char **argv)
 	if (p != CLI_RUN)
 		return cli_parse_status(p, argv[0]);
 	g.pack_path = ops.v[0];
+	cli_remove_temporaries_on_signal();
 	rc = seal_report(&g, seal_pack(&g));
 	free(g.s.digests);
 	free(g.seal_path);
@@ -388,6 +390,7 @@ static int sign_run(int argc, char **argv)
 	if (p != CLI_RUN)
 		return cli_parse_status(p, argv[0]);
 	g.pack_path = ops.v[0];
+	cli_remove_temporaries_on_signal();
 	rc = sign_report(&g, sign_pack(&g));
 	mp_seal_free(g.seal);
 	mp_seal_layout_free(&g.l);

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/outfile.h"
 #include "pack/digest.h"
 #include "pack/index.h"
 #include "pack/pack.h"
@@ -61,18 +62,6 @@ void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t 
 {
 	*offset = pack->object_offset[object];
 	*nbytes = pack->m.object_bytes;
-}
-
-char *mp_path_with_suffix(const char *path, const char *suffix)
-{
-	size_t len = strlen(path), slen = strlen(suffix);
-	char *s = malloc(len + slen + 1);
-
-	if (s) {
-		memcpy(s, path, len);
-		memcpy(s + len, suffix, slen + 1);
-	}
-	return s;
 }
 
 char *mp_pack_default_manifest_path(const char *pack_path)

@@ -120,12 +120,6 @@ static inline void mp_pack_role_range(const struct mp_pack *pack,
 void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t *offset,
 			  uint64_t *nbytes);
 
-/*
- * A file beside a pack: path followed by suffix (".manifest.json",
- * ".partial", ".lock"...), malloc'd; NULL when out of memory.
- */
-char *mp_path_with_suffix(const char *path, const char *suffix);
-
 /* "<pack_path>.manifest.json", malloc'd; NULL when out of memory. */
 char *mp_pack_default_manifest_path(const char *pack_path);
 

@@ -5,6 +5,7 @@
 
 #include "base/file.h"
 #include "base/le.h"
+#include "base/outfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -1049,57 +1050,6 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 
 /* ---- writing ---- */
 
-enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
-				 struct mp_error *err)
-{
-	char *tmp = mp_path_with_suffix(path, ".tmp");
-	char *dir = NULL, *slash;
-	enum mp_err rc;
-	int fd, dfd, e;
-
-	if (!tmp)
-		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
-	fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s%s", tmp, strerror(errno),
-			     errno == EEXIST ? " (a stale temporary file? remove it)" : "");
-		free(tmp);
-		return rc;
-	}
-	e = mp_pwrite_all(fd, data, len, 0, NULL);
-	rc = e ? mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", tmp, mp_write_failure(e))
-	       : MP_OK;
-	if (rc == MP_OK && fsync(fd) != 0)
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: fsync: %s", tmp,
-			     strerror(errno));
-	if (close(fd) != 0 && rc == MP_OK)
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: %s", tmp, strerror(errno));
-	if (rc == MP_OK && rename(tmp, path) != 0)
-		rc = mp_fail(err, MP_E_SEAL_IO, "cannot write %s: rename: %s", path,
-			     strerror(errno));
-	if (rc != MP_OK) {
-		unlink(tmp);
-		free(tmp);
-		return rc;
-	}
-	free(tmp);
-	dir = strdup(path);
-	if (!dir)
-		return MP_OK; /* the file is in place; only the directory sync is lost */
-	slash = strrchr(dir, '/');
-	if (slash == dir)
-		slash[1] = '\0';
-	else if (slash)
-		*slash = '\0';
-	dfd = open(slash ? dir : ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	if (dfd >= 0) {
-		fsync(dfd);
-		close(dfd);
-	}
-	free(dir);
-	return MP_OK;
-}
-
 unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len)
 {
 	static const unsigned char magic[MP_SEAL_MAGIC_LEN] = MP_SEAL_MAGIC;
@@ -1140,7 +1090,7 @@ enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *
 	b = mp_seal_encode(s, &len);
 	if (!b)
 		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);
-	rc = mp_seal_atomic_write(path, b, len, err);
+	rc = mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_SEAL_IO, b, len, err);
 	free(b);
 	return rc;
 }

@@ -209,9 +209,9 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
 
 /*
- * Encode a seal (header, digests, trailer) and write it to PATH atomically:
- * PATH.tmp created with O_CREAT|O_EXCL|O_NOFOLLOW, written, fsync'd, renamed
- * over PATH, directory fsync'd.  Fills s->seal_digest.  MP_E_SEAL_IO.
+ * Encode a seal (header, digests, trailer) and write it to PATH whole
+ * through a private temporary (mp_output_write_atomic(), MP_TMP_PRIVATE).
+ * Fills s->seal_digest.  MP_E_SEAL_IO.
  */
 enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *err);
 
@@ -220,14 +220,6 @@ enum mp_err mp_seal_write(struct mp_seal *s, const char *path, struct mp_error *
  * *len its size; NULL when out of memory or chunk_count is out of range.
  */
 unsigned char *mp_seal_encode(struct mp_seal *s, size_t *len);
-
-/*
- * Write len bytes to PATH as mp_seal_write does (PATH.tmp with O_EXCL and
- * O_NOFOLLOW, fsync, rename, directory fsync).  MP_E_SEAL_IO.  Also used
- * for PACK.statement and PACK.sig.
- */
-enum mp_err mp_seal_atomic_write(const char *path, const void *data, size_t len,
-				 struct mp_error *err);
 
 /*
  * "layer L expert E role R" / "header and index" / "padding after layer L

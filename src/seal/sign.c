@@ -5,6 +5,7 @@
 
 #include "pack/digest.h"
 #include "base/file.h"
+#include "base/outfile.h"
 #include "base/text.h"
 
 #include <inttypes.h>
@@ -346,9 +347,10 @@ enum mp_err mp_sign_pack(const struct mp_pack *pack, const struct mp_seal *seal,
 		goto out;
 	}
 	/* the statement first: a signature never lands beside an older one */
-	rc = mp_seal_atomic_write(st_path, text, len, err);
+	rc = mp_output_write_atomic(st_path, MP_TMP_PRIVATE, MP_E_SEAL_IO, text, len, err);
 	if (rc == MP_OK)
-		rc = mp_seal_atomic_write(sig_path, sig, sizeof sig, err);
+		rc = mp_output_write_atomic(sig_path, MP_TMP_PRIVATE, MP_E_SEAL_IO, sig, sizeof sig,
+					    err);
 out:
 	EVP_MD_CTX_free(ctx);
 	EVP_PKEY_free(k);

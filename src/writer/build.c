@@ -49,6 +49,7 @@
 #include "writer/manifestwrite.h"
 #include "writer/outputs.h"
 #include "pack/manifest.h"
+#include "base/outfile.h"
 #include "base/quant.h"
 #include "seal/seal.h"
 #include "base/text.h"
@@ -443,7 +444,7 @@ static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error
 					(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
 	}
 	len += (size_t)snprintf(text + len, cap - len, "objects %" PRIu64 "\n", objects);
-	rc = mp_output_write_atomic(b->state, b->dir, text, len, err);
+	rc = mp_output_write_atomic(b->state, MP_TMP_SIBLING, MP_E_PACK_IO, text, len, err);
 	free(text);
 	return rc;
 }
@@ -1334,7 +1335,8 @@ static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_
 	iso_now(created, sizeof created);
 	rc = manifest_text(b, inventory, &v, &text, err);
 	if (!rc)
-		rc = mp_output_write_atomic(b->res->manifest_path, b->dir, text, strlen(text), err);
+		rc = mp_output_write_atomic(b->res->manifest_path, MP_TMP_SIBLING, MP_E_PACK_IO, text,
+					    strlen(text), err);
 	free(text);
 	free(pack_real);
 	return rc;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
+#include "base/outfile.h"
 #include "pack/pack.h"
 
 enum mp_err mp_build_seal_init(struct mp_build_seal *s, const struct mp_layout *l,

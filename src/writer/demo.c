@@ -19,6 +19,7 @@
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
 #include "writer/outputs.h"
+#include "base/outfile.h"
 #include "base/quant.h"
 
 #include <errno.h>
@@ -181,11 +182,6 @@ enum mp_err mp_demo_resolve(struct mp_demo_opts *o, struct mp_error *err)
 /* ------------------------------------------------------------------ */
 /* Output files: temporary siblings renamed into place at the end.     */
 
-void mp_demo_remove_temporaries(void)
-{
-	mp_output_remove_temporaries();
-}
-
 /* The target may be replaced: a regular file or nothing, not a directory.
  * Replacing a FIFO, socket or device would surprise whoever made it. */
 static enum mp_err check_target(const char *path, const char *option, struct mp_error *err)
@@ -210,19 +206,7 @@ static enum mp_err outfile_create(struct mp_output_tmp *f, const char *path,
 {
 	enum mp_err rc = check_target(path, option, err);
 
-	return rc ? rc : mp_output_tmp_open(f, path, MP_TMP_PRIVATE, err);
-}
-
-static enum mp_err write_all(int fd, const void *data, size_t len, uint64_t pos,
-			     const char *path, struct mp_error *err)
-{
-	int e = mp_output_pwrite(fd, data, len, &pos);
-
-	if (e)
-		return mp_fail(err, MP_E_PACK_IO,
-			       "cannot write %s at offset %" PRIu64 ": %s", path, pos,
-			       e > 0 ? strerror(e) : "no space");
-	return MP_OK;
+	return rc ? rc : mp_output_tmp_open(f, path, MP_TMP_PRIVATE, MP_E_PACK_IO, err);
 }
 
 /* ------------------------------------------------------------------ */
@@ -256,7 +240,7 @@ static enum mp_err writer_flush(struct writer *w, struct mp_error *err)
 
 	if (w->len == 0)
 		return MP_OK;
-	rc = write_all(w->file->fd, w->buf, w->len, w->pos, w->file->path, err);
+	rc = mp_pwrite_full(w->file->fd, w->buf, w->len, w->pos, w->file->path, err);
 	if (rc)
 		return rc;
 	if (w->full)
@@ -589,11 +573,11 @@ static enum mp_err write_outputs(struct demo_run *run, struct mp_error *err)
 	rc = mp_output_tmp_write(&run->manifest, run->manifest_json,
 				 strlen(run->manifest_json), err);
 	if (!rc)
-		rc = mp_output_tmp_rename(&run->pack, NULL, err);
+		rc = mp_output_tmp_rename(&run->pack, err);
 	if (!rc)
-		rc = mp_output_tmp_rename(&run->config, NULL, err);
+		rc = mp_output_tmp_rename(&run->config, err);
 	if (!rc)
-		rc = mp_output_tmp_rename(&run->manifest, NULL, err);
+		rc = mp_output_tmp_rename(&run->manifest, err);
 	return rc;
 }
 

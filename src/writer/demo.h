@@ -46,12 +46,4 @@ enum mp_err mp_demo_resolve(struct mp_demo_opts *opts, struct mp_error *err);
  * the absolute path of the pack.  Returns MP_OK, MP_E_USAGE or MP_E_PACK_IO.
  */
 enum mp_err mp_demo_write(const struct mp_demo_opts *opts, struct mp_error *err);
-
-/*
- * Remove the temporary files mp_demo_write() is writing, if any.  Async-
- * signal-safe (unlink(2) only): a SIGINT or SIGTERM handler calls it and then
- * re-raises the signal, so that an interrupted run leaves nothing behind.
- */
-void mp_demo_remove_temporaries(void);
-
 #endif

@@ -22,8 +22,9 @@
 #include <unistd.h>
 
 #include "pack/pack.h"
+#include "base/file.h"
+#include "base/outfile.h"
 #include "base/quant.h"
-#include "writer/outputs.h"
 
 #define ALIGNMENT 32u           /* ggml's default: no general.alignment key */
 #define CHUNK (4u << 20)        /* tensor data generated per write */
@@ -124,11 +125,12 @@ uint64_t mp_gguf_out_tensor_bytes(const struct mp_gguf_out_tensor *t)
 static enum mp_err write_at(int fd, const void *data, size_t len, uint64_t pos,
 			    const char *path, struct mp_error *err)
 {
-	int e = mp_output_pwrite(fd, data, len, &pos);
+	size_t done;
+	int e = mp_pwrite_all(fd, data, len, pos, &done);
 
 	if (e)
-		return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %"
-			       PRIu64 ": %s", path, pos, e > 0 ? strerror(e) : "nothing written");
+		return mp_fail(err, MP_E_GGUF_IO, "cannot write GGUF file %s at byte %" PRIu64
+			       ": %s", path, pos + done, mp_write_failure(e));
 	return MP_OK;
 }
 

@@ -11,8 +11,6 @@
  * realpath() and stat()'s device and inode, since it is read through any
  * link.  Two files alias when their device and inode agree or their
  * resolved names do.
- *
- * And how outputs are written: whole and durable, or not at all.
  */
 #ifndef MOEPACK_OUTPUTS_H
 #define MOEPACK_OUTPUTS_H
@@ -60,12 +58,6 @@ enum mp_err mp_path_set_output(struct mp_path_set *s, const char *path, const ch
 enum mp_err mp_path_set_check(const struct mp_path_set *s, struct mp_error *err);
 
 /*
- * The directory of path (malloc'd into *dir: "." or "/" when it has no
- * other, NULL when out of memory) and its last component (in path).
- */
-void mp_path_split(const char *path, char **dir, const char **base);
-
-/*
  * The name an output path stands for: realpath() of its directory plus its
  * last component, which a rename replaces and nothing follows.  *out
  * malloc'd.  MP_E_PACK_IO "cannot write [WHAT ]PATH: DIR: REASON" when the
@@ -73,96 +65,5 @@ void mp_path_split(const char *path, char **dir, const char **base);
  */
 enum mp_err mp_output_resolve(const char *path, const char *what, char **out,
 			      struct mp_error *err);
-
-/* "DIR/NAME", malloc'd; NULL when out of memory. */
-char *mp_path_join(const char *dir, const char *name);
-
-/*
- * pwrite() all n bytes of buf at *pos, retrying EINTR and short writes;
- * *pos ends after the last byte written.  0 when all went out, else the
- * errno of the failed pwrite(), or -1 when it wrote nothing (a full file
- * system): the writers of packs and GGUF files word their own messages.
- */
-int mp_output_pwrite(int fd, const void *buf, size_t n, uint64_t *pos);
-
-/*
- * fsync() the directory dir, so that renames in it are durable.
- * MP_E_PACK_IO "cannot sync directory DIR: REASON" otherwise.
- */
-enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err);
-
-/*
- * A temporary next to an output, written and then renamed over it: the one
- * atomic write of the writers.  mp_output_write_atomic() is open + commit;
- * mkdemo opens its three temporaries before the long pack write (a missing
- * directory fails before gigabytes are written), writes them all, and only
- * then renames them, the manifest last.
- */
-enum mp_output_tmp_name {
-	/* PATH.tmp: the caller holds the name (build, under its lock), so a
-	 * leftover there is removed first */
-	MP_TMP_SIBLING,
-	/* DIR/.BASE.tmp-PID-N, the first N free: concurrent runs never meet */
-	MP_TMP_PRIVATE,
-};
-
-struct mp_output_tmp {
-	char *path;  /* the target */
-	char *dir;   /* its directory */
-	char *tmp;   /* the temporary; NULL once renamed or removed */
-	int fd;      /* open for writing, or -1 */
-	int slot;    /* in the signal-cleanup table, or -1 */
-	/* the name write failures give: the target for a private temporary
-	 * (its name means nothing to the user), else the temporary */
-	const char *shown;
-};
-
-/*
- * Create the temporary for path, opened without following links, exclusive,
- * and remember its name for mp_output_remove_temporaries().  *t is set up
- * even on failure, so that mp_output_tmp_abandon() may always follow.
- * MP_E_PACK_IO "cannot write file TMP: REASON" (mp_open_output) when the
- * file cannot be created, MP_E_NOMEM.
- */
-enum mp_err mp_output_tmp_open(struct mp_output_tmp *t, const char *path,
-			       enum mp_output_tmp_name naming, struct mp_error *err);
-
-/* fsync() and close the temporary.  MP_E_PACK_IO "cannot write SHOWN: REASON". */
-enum mp_err mp_output_tmp_close(struct mp_output_tmp *t, struct mp_error *err);
-
-/* text as the temporary's whole contents, then mp_output_tmp_close().
- * MP_E_PACK_IO "cannot write SHOWN at byte N: REASON" on a failed write. */
-enum mp_err mp_output_tmp_write(struct mp_output_tmp *t, const char *text, size_t len,
-				struct mp_error *err);
-
-/*
- * Rename the (closed) temporary over the target, then fsync() dir (NULL:
- * the target's directory) so that the rename is durable.  MP_E_PACK_IO
- * "cannot rename TMP to PATH: REASON" or mp_output_sync_dir()'s message.
- */
-enum mp_err mp_output_tmp_rename(struct mp_output_tmp *t, const char *dir,
-				 struct mp_error *err);
-
-/* mp_output_tmp_write() then mp_output_tmp_rename(). */
-enum mp_err mp_output_tmp_commit(struct mp_output_tmp *t, const char *text, size_t len,
-				 const char *dir, struct mp_error *err);
-
-/* Close the temporary if open, remove it unless renamed, free *t. */
-void mp_output_tmp_abandon(struct mp_output_tmp *t);
-
-/*
- * Remove every temporary opened and not yet renamed or abandoned.  Async-
- * signal-safe (unlink(2) only), for a SIGINT or SIGTERM handler.
- */
-void mp_output_remove_temporaries(void);
-
-/*
- * path (in directory dir) written whole: PATH.tmp, removed first and opened
- * without following links (mp_open_output), written, fsynced, renamed over
- * path, and dir fsynced.  MP_E_PACK_IO naming the file on failure, when
- * PATH.tmp is gone (unless it could not be opened).
- */
-enum mp_err mp_output_write_atomic(const char *path, const char *dir, const char *text,
-				   size_t len, struct mp_error *err);
 
 #endif
