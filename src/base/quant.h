@@ -87,9 +87,8 @@ int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
  * neighbouring entry numbers get unrelated streams. */
 uint64_t mp_splitmix64(uint64_t x);
 
-/* IEEE half <-> float, for block scales. */
+/* An IEEE half as a float, for block scales. */
 float mp_fp16_to_float(uint16_t h);
-uint16_t mp_float_to_fp16(float f);
 
 /* A float's IEEE bits and back, without aliasing. */
 static inline uint32_t mp_float_bits(float f)

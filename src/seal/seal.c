@@ -432,13 +432,11 @@ enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 	return MP_OK;
 }
 
-bool mp_seal_chunk_ok(const struct mp_seal *s, uint64_t chunk, const void *buf, size_t len)
+bool mp_seal_digest_ok(const struct mp_seal *s, uint64_t chunk,
+		       const unsigned char digest[MP_SHA256_LEN])
 {
-	unsigned char d[MP_SHA256_LEN];
-	if (chunk >= s->chunk_count)
-		return false;
-	mp_sha256_buf(buf, len, d);
-	return memcmp(d, s->digests[chunk], MP_SHA256_LEN) == 0;
+	return chunk < s->chunk_count &&
+	       memcmp(digest, s->digests[chunk], MP_SHA256_LEN) == 0;
 }
 
 /* ---- hashing a file on many threads ---- */
@@ -576,7 +574,7 @@ static void par_digest(struct par *p, uint64_t c, const unsigned char d[MP_SHA25
 {
 	if (!p->s)
 		memcpy(p->digests[c], d, MP_SHA256_LEN);
-	else if (memcmp(d, p->s->digests[c], MP_SHA256_LEN) != 0)
+	else if (!mp_seal_digest_ok(p->s, c, d))
 		par_bad(p, c, false);
 }
 

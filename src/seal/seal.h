@@ -181,8 +181,11 @@ void mp_seal_free(struct mp_seal *s);
 enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 			 const struct mp_seal_layout *l, struct mp_error *err);
 
-/* True when buf (the chunk's bytes, len == its length) matches its digest. */
-bool mp_seal_chunk_ok(const struct mp_seal *s, uint64_t chunk, const void *buf, size_t len);
+/* True when digest, the SHA-256 of chunk's bytes, is the one sealed for it
+ * (false for a chunk the seal does not have): the one comparison of every
+ * check against a seal. */
+bool mp_seal_digest_ok(const struct mp_seal *s, uint64_t chunk,
+		       const unsigned char digest[MP_SHA256_LEN]);
 
 /*
  * Hash every chunk of fd on `jobs` threads (0: one per online CPU), and,

@@ -173,7 +173,7 @@ static int hash_chunk(struct mp_sealcheck *sc, uint64_t c, uint64_t pos, size_t 
 	mp_sha256_free(h);
 	atomic_fetch_add_explicit(&sc->count.bytes_hashed, ch.len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sc->count.checked, 1, memory_order_relaxed);
-	return memcmp(got, sc->seal->digests[c], MP_SHA256_LEN) == 0;
+	return mp_seal_digest_ok(sc->seal, c, got);
 }
 
 /*
