@@ -24,11 +24,6 @@ static const char *const file_names[MP_MF_COUNT] = {
 	[MP_MF_METRICS] = "metrics",
 };
 
-const char *mp_metrics_file_name(enum mp_metrics_file kind)
-{
-	return (unsigned)kind < MP_MF_COUNT ? file_names[kind] : NULL;
-}
-
 /*
  * The shard of the calling thread: threads' stacks lie at least a few MiB
  * apart (glibc's default is 8 MiB), so the stack address over 1 MiB,

@@ -49,9 +49,6 @@ enum mp_metrics_file {
 	MP_MF_COUNT,
 };
 
-/* "role", "object", ...; NULL past the end. */
-const char *mp_metrics_file_name(enum mp_metrics_file kind);
-
 #define MP_METRICS_SHARDS 8
 /* errno values below this are counted one by one; the rest as "other". */
 #define MP_METRICS_ERRNO_MAX 160

@@ -191,7 +191,7 @@ enum mp_xattr mp_xattr_find(enum mp_node_kind kind, const char *name)
 {
 	for (int id = 0; id < MP_XA_COUNT; id++)
 		if (mp_xattr_applies(kind, (enum mp_xattr)id) &&
-		    strcmp(name, xattr_names[id]) == 0)
+		    strcmp(name, mp_xattr_name((enum mp_xattr)id)) == 0)
 			return (enum mp_xattr)id;
 	return MP_XA_COUNT;
 }

@@ -242,22 +242,28 @@ uint64_t mp_tree_ino(const struct mp_tree *tree, const struct mp_node *node)
 
 uint64_t mp_tree_parent(const struct mp_tree *tree, uint64_t ino)
 {
-	struct mp_node node;
+	struct mp_node node, up = {.kind = MP_NODE_ROOT, .role = MP_ROLE_COUNT};
 
 	if (!mp_tree_node(tree, ino, &node))
 		return 0;
 	switch (node.kind) {
 	case MP_NODE_LAYER:
-		return MP_INO_LAYERS;
+		up.kind = MP_NODE_LAYERS;
+		break;
 	case MP_NODE_EXPERT:
-		return MP_INO_FIRST_LAYER + node.layer_index;
+		up.kind = MP_NODE_LAYER;
+		up.layer_index = node.layer_index;
+		break;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
 	case MP_NODE_F32:
-		return tree->first_expert_ino + node.object;
+		up.kind = MP_NODE_EXPERT;
+		up.object = node.object;
+		break;
 	default:
-		return MP_INO_ROOT;
+		break;
 	}
+	return mp_tree_ino(tree, &up);
 }
 
 /* Exactly `width` decimal digits, nothing else. */
@@ -298,7 +304,7 @@ static bool find_layer(const struct mp_tree *tree, uint64_t id, uint64_t *index)
 
 uint64_t mp_tree_lookup(const struct mp_tree *tree, uint64_t dir, const char *name)
 {
-	struct mp_node node;
+	struct mp_node node, child = {.role = MP_ROLE_COUNT};
 	uint64_t value;
 
 	if (!mp_tree_node(tree, dir, &node) || !mp_node_is_dir(node.kind))
@@ -327,13 +333,16 @@ uint64_t mp_tree_lookup(const struct mp_tree *tree, uint64_t dir, const char *na
 		if (!parse_padded(name, tree->layer_width, &value) ||
 		    !find_layer(tree, value, &value))
 			return 0;
-		return MP_INO_FIRST_LAYER + value;
+		child.kind = MP_NODE_LAYER;
+		child.layer_index = value;
+		return mp_tree_ino(tree, &child);
 	case MP_NODE_LAYER:
 		if (!parse_padded(name, tree->expert_width, &value) ||
 		    value >= tree->num_experts)
 			return 0;
-		return tree->first_expert_ino +
-		       node.layer_index * tree->num_experts + value;
+		child.kind = MP_NODE_EXPERT;
+		child.object = node.layer_index * tree->num_experts + value;
+		return mp_tree_ino(tree, &child);
 	case MP_NODE_EXPERT:
 		for (unsigned slot = 0; slot < MP_SLOTS_PER_OBJECT; slot++)
 			if (strcmp(name, slot_name(slot)) == 0)

@@ -185,8 +185,6 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 
 /* ---- judging an existing pack ------------------------------------------ */
 
-static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n);
-
 static void sleep_ms(long ms);
 
 /* MP_E_INTERRUPTED when a signal asked the build to stop. */
@@ -292,20 +290,19 @@ static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint
 	return MP_OK;
 }
 
+/* round(i * (count - 1) / (n - 1)) with Python's round-half-even; one
+ * sample (or none) is entry 0. */
 uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
 {
+	unsigned __int128 x;
+	uint64_t d, q, r;
+
 	if (n < 2 || count == 0)
 		return 0;
-	return sample_index(i, count, n);
-}
-
-/* round(i * (count - 1) / (n - 1)) with Python's round-half-even. */
-static uint64_t sample_index(uint64_t i, uint64_t count, uint64_t n)
-{
-	unsigned __int128 x = (unsigned __int128)i * (count - 1);
-	uint64_t d = n - 1;
-	uint64_t q = (uint64_t)(x / d), r = (uint64_t)(x % d);
-
+	x = (unsigned __int128)i * (count - 1);
+	d = n - 1;
+	q = (uint64_t)(x / d);
+	r = (uint64_t)(x % d);
 	if (2 * (unsigned __int128)r > d || (2 * (unsigned __int128)r == d && (q & 1)))
 		q++;
 	return q;
@@ -330,7 +327,7 @@ static uint64_t planned_samples(const struct mp_gguf_build_opts *o, uint64_t cou
 	if (o->compare_all || n <= 1)
 		return n;
 	for (uint64_t s = 0; s < n; s++) {
-		uint64_t i = sample_index(s, count, n);
+		uint64_t i = mp_build_sample_index(s, count, n);
 
 		distinct += i != last;
 		last = i;
@@ -359,7 +356,7 @@ static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
 		return MP_OK;
 	}
 	for (uint64_t s = 0; s < samples; s++) {
-		uint64_t i = samples == 1 ? 0 : sample_index(s, count, samples);
+		uint64_t i = mp_build_sample_index(s, count, samples);
 		enum mp_err rc;
 
 		if (i == last) /* duplicates removed */

@@ -155,35 +155,30 @@ static void canonical(struct strbuf *sb, const json_t *v)
 	}
 }
 
-static int canonical_text(const json_t *v, struct strbuf *sb)
-{
-	memset(sb, 0, sizeof *sb);
-	canonical(sb, v);
-	if (sb->bad || !sb->p) {
-		free(sb->p);
-		sb->p = NULL;
-		return -1;
-	}
-	return 0;
-}
-
 char *mp_json_canonical(const json_t *v)
 {
 	struct strbuf sb;
 
-	return canonical_text(v, &sb) ? NULL : sb.p;
+	memset(&sb, 0, sizeof sb);
+	canonical(&sb, v);
+	if (sb.bad || !sb.p) {
+		free(sb.p);
+		return NULL;
+	}
+	return sb.p;
 }
 
 int mp_mw_canonical_sha256(const json_t *v, char hex[MP_SHA256_HEX])
 {
-	struct strbuf sb;
+	char *text = mp_json_canonical(v);
 	unsigned char d[MP_SHA256_LEN];
 
-	if (canonical_text(v, &sb))
+	if (!text)
 		return -1;
-	mp_sha256_buf(sb.p, sb.len, d);
+	/* no NUL inside: canonical JSON escapes it as \u0000 */
+	mp_sha256_buf(text, strlen(text), d);
 	mp_sha256_hex(d, hex);
-	free(sb.p);
+	free(text);
 	return 0;
 }
 

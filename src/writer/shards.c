@@ -547,14 +547,6 @@ void mp_shards_name(const struct mp_shard_set *set, const char *given, char *buf
 		snprintf(buf, len, "%s", given);
 }
 
-const struct mp_shard_tensor *mp_shards_find(const struct mp_shard_set *set, const char *name)
-{
-	for (size_t i = 0; i < set->ntensors; i++)
-		if (strcmp(set->tensors[i].name, name) == 0)
-			return &set->tensors[i];
-	return NULL;
-}
-
 /* ---- experts --------------------------------------------------------------- */
 
 static enum mp_err check_mla(struct mp_shard_set *set)

@@ -93,10 +93,6 @@ void mp_shards_name(const struct mp_shard_set *set, const char *given, char *buf
 enum mp_err mp_shards_problem(struct mp_shard_set *set, enum mp_err code, const char *fmt,
 			      ...) __attribute__((format(printf, 3, 4)));
 
-/* The tensor named so, or NULL. */
-const struct mp_shard_tensor *mp_shards_find(const struct mp_shard_set *set,
-					     const char *name);
-
 /* The routed experts, as the pack holds them. */
 struct mp_experts {
 	uint64_t experts;                      /* ne[2] */
