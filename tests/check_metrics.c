@@ -269,81 +269,6 @@ START_TEST(test_expert_reads)
 }
 END_TEST
 
-/* Entries in dir, "." and ".." not counted. */
-static unsigned entries(const char *dir)
-{
-	DIR *d = opendir(dir);
-	struct dirent *de;
-	unsigned n = 0;
-
-	ck_assert_ptr_nonnull(d);
-	while ((de = readdir(d)))
-		n += strcmp(de->d_name, ".") && strcmp(de->d_name, "..");
-	closedir(d);
-	return n;
-}
-
-START_TEST(test_write_file)
-{
-	char dir[PATH_MAX], path[PATH_MAX + 16], victim[PATH_MAX + 8], tmp[PATH_MAX + 40];
-	struct mp_error err = {0};
-	struct stat st;
-	int fd;
-
-	fx_mkdtemp(dir, sizeof dir);
-	snprintf(path, sizeof path, "%s/m.prom", dir);
-	snprintf(victim, sizeof victim, "%s/victim", dir);
-	snprintf(tmp, sizeof tmp, "%s.%ld.tmp", path, (long)getpid());
-
-	/* new, then replaced */
-	ck_assert_int_eq(mp_metrics_write_file(path, "a 1\n", 4, &err), MP_OK);
-	fx_assert_file_eq(path, "a 1\n");
-	ck_assert_int_eq(mp_metrics_write_file(path, "b 2\n", 4, &err), MP_OK);
-	fx_assert_file_eq(path, "b 2\n");
-	ck_assert_int_eq(stat(path, &st), 0);
-	ck_assert_int_eq(st.st_mode & 0777, 0644);
-	ck_assert_uint_eq(entries(dir), 1);
-
-	/* a symlink at the path is replaced, its target untouched */
-	fd = open(victim, O_WRONLY | O_CREAT, 0600);
-	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(write(fd, "keep", 4), 4);
-	close(fd);
-	unlink(path);
-	ck_assert_int_eq(symlink(victim, path), 0);
-	ck_assert_int_eq(mp_metrics_write_file(path, "c 3\n", 4, &err), MP_OK);
-	fx_assert_file_eq(victim, "keep");
-	ck_assert_int_eq(lstat(path, &st), 0);
-	ck_assert(S_ISREG(st.st_mode));
-
-	/* a symlink at the temporary name (a leftover, or planted) is removed,
-	 * never followed */
-	ck_assert_int_eq(symlink(victim, tmp), 0);
-	ck_assert_int_eq(mp_metrics_write_file(path, "d 4\n", 4, &err), MP_OK);
-	fx_assert_file_eq(victim, "keep");
-	fx_assert_file_eq(path, "d 4\n");
-	ck_assert_int_eq(lstat(tmp, &st), -1);
-
-	/* a directory at the path: refused, nothing left behind */
-	unlink(path);
-	ck_assert_int_eq(mkdir(path, 0700), 0);
-	ck_assert_int_eq(mp_metrics_write_file(path, "e 5\n", 4, &err), MP_E_PACK_IO);
-	ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename"));
-	ck_assert_ptr_nonnull(strstr(err.msg, path));
-	ck_assert_int_eq(lstat(tmp, &st), -1);
-	rmdir(path);
-
-	/* no such directory */
-	snprintf(path, sizeof path, "%s/nope/m.prom", dir);
-	ck_assert_int_eq(mp_metrics_write_file(path, "f 6\n", 4, &err), MP_E_PACK_IO);
-	ck_assert_ptr_nonnull(strstr(err.msg, "cannot create"));
-	ck_assert_ptr_nonnull(strstr(err.msg, "No such file or directory"));
-
-	unlink(victim);
-	ck_assert_int_eq(rmdir(dir), 0);
-}
-END_TEST
-
 START_TEST(test_rss)
 {
 	ck_assert_uint_gt(mp_metrics_rss_bytes(), 0);
@@ -361,7 +286,6 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_report_too_small);
 	tcase_add_test(tc, test_sharded_counts_are_exact);
 	tcase_add_test(tc, test_expert_reads);
-	tcase_add_test(tc, test_write_file);
 	tcase_add_test(tc, test_rss);
 	suite_add_tcase(s, tc);
 	return s;

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <check.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <jansson.h>
@@ -282,6 +283,76 @@ START_TEST(test_write_atomic)
 }
 END_TEST
 
+/* Entries of dir, . and .. not counted. */
+static unsigned entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	unsigned n = 0;
+
+	ck_assert_ptr_nonnull(d);
+	while ((e = readdir(d)))
+		n += strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0;
+	closedir(d);
+	return n;
+}
+
+/* A private temporary, as -o metrics_file and the seal write it: replaced
+ * whole, links at the name or the temporary's first name never followed,
+ * and nothing left behind on failure. */
+START_TEST(test_write_atomic_private)
+{
+	char *dir = scratch_dir();
+	char *path = mp_path_join(dir, "m.prom"), *victim = mp_path_join(dir, "victim");
+	char *missing = mp_path_join(dir, "nope/m.prom"), planted[PATH_MAX + 64];
+	struct mp_error err;
+	struct stat st;
+	FILE *f = fopen(victim, "w");
+
+	fputs("keep", f);
+	fclose(f);
+	ck_assert_int_eq(mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_PACK_IO, "a 1\n", 4,
+						&err), MP_OK);
+	ck_assert_int_eq(mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_PACK_IO, "b 2\n", 4,
+						&err), MP_OK);
+	ck_assert_str_eq(read_text(path), "b 2\n");
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert_int_eq(st.st_mode & 0777, 0644);
+	ck_assert_uint_eq(entries(dir), 2);
+
+	unlink(path);
+	ck_assert_int_eq(symlink(victim, path), 0);
+	snprintf(planted, sizeof planted, "%s/.m.prom.tmp-%ld-0", dir, (long)getpid());
+	ck_assert_int_eq(symlink(victim, planted), 0);
+	ck_assert_int_eq(mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_PACK_IO, "c 3\n", 4,
+						&err), MP_OK);
+	ck_assert_str_eq(read_text(victim), "keep");
+	ck_assert_int_eq(lstat(path, &st), 0);
+	ck_assert(S_ISREG(st.st_mode));
+	ck_assert_int_eq(lstat(planted, &st), 0); /* someone else's: left alone */
+	unlink(planted);
+
+	/* a directory at the name: refused at the rename, the temporary gone */
+	unlink(path);
+	ck_assert_int_eq(mkdir(path, 0700), 0);
+	ck_assert_int_eq(mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_PACK_IO, "d 4\n", 4,
+						&err), MP_E_PACK_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "cannot rename"));
+	ck_assert_uint_eq(entries(dir), 2);
+	rmdir(path);
+
+	ck_assert_int_eq(mp_output_write_atomic(missing, MP_TMP_PRIVATE, MP_E_SEAL_IO, "e 5\n", 4,
+						&err), MP_E_SEAL_IO);
+	ck_assert_ptr_nonnull(strstr(err.msg, "No such file or directory"));
+	unlink(victim);
+	ck_assert_int_eq(rmdir(dir), 0);
+	free(missing);
+	free(victim);
+	free(path);
+	free(dir);
+}
+END_TEST
+
 /* The temporary is there from the open on, with nothing at the name. */
 static void assert_only_temporary(const struct mp_output_tmp *t)
 {
@@ -429,6 +500,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_manifest_parts);
 	tcase_add_test(tc, test_manifest_text);
 	tcase_add_test(tc, test_write_atomic);
+	tcase_add_test(tc, test_write_atomic_private);
 	tcase_add_test(tc, test_tmp_open_missing_dir);
 	tcase_add_test(tc, test_tmp_abandon);
 	tcase_add_test(tc, test_tmp_commit_symlink);

@@ -8,7 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -79,21 +79,23 @@ enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
 /*
  * The temporaries being written, for mp_output_remove_temporaries() in a
  * signal handler: the one piece of global state, because a handler has no
- * other way to find them.  A slot's name is complete before it is marked
- * live, and it is marked live before the file is created (a signal in
- * between would otherwise leave the file behind; unlinking a name not yet
- * created is harmless), and unmarked only once the file is gone or
- * renamed.  mkdemo holds three at once; a temporary with no free slot is
- * simply not tracked.
+ * other way to find them.  A slot is claimed (compare-and-swap, as the
+ * daemon's main thread and its watcher may both write -o metrics_file),
+ * its name completed, and only then marked live; it is marked live before
+ * the file is created (a signal in between would otherwise leave the file
+ * behind; unlinking a name not yet created is harmless), and freed only
+ * once the file is gone or renamed.  mkdemo holds three at once; a
+ * temporary with no free slot is simply not tracked.
  */
 #define MAX_TEMPORARIES 3
+enum { SLOT_FREE, SLOT_CLAIMED, SLOT_LIVE };
 static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
-static volatile sig_atomic_t temporary_live[MAX_TEMPORARIES];
+static atomic_int temporary_slot[MAX_TEMPORARIES];
 
 void mp_output_remove_temporaries(void)
 {
 	for (int i = 0; i < MAX_TEMPORARIES; i++)
-		if (temporary_live[i])
+		if (atomic_load(&temporary_slot[i]) == SLOT_LIVE)
 			unlink(temporary_name[i]);
 }
 
@@ -102,9 +104,12 @@ static void temporary_track(struct mp_output_tmp *t)
 	if (strlen(t->tmp) >= PATH_MAX)
 		return; /* cannot happen: open() refused it */
 	for (int i = 0; i < MAX_TEMPORARIES; i++) {
-		if (!temporary_live[i]) {
+		int free_slot = SLOT_FREE;
+
+		if (atomic_compare_exchange_strong(&temporary_slot[i], &free_slot,
+						   SLOT_CLAIMED)) {
 			strcpy(temporary_name[i], t->tmp);
-			temporary_live[i] = 1;
+			atomic_store(&temporary_slot[i], SLOT_LIVE);
 			t->slot = i;
 			return;
 		}
@@ -114,7 +119,7 @@ static void temporary_track(struct mp_output_tmp *t)
 static void temporary_untrack(struct mp_output_tmp *t)
 {
 	if (t->slot >= 0)
-		temporary_live[t->slot] = 0;
+		atomic_store(&temporary_slot[t->slot], SLOT_FREE);
 	t->slot = -1;
 }
 

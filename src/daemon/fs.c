@@ -76,6 +76,7 @@
 #include "namespace/f32view.h"
 #include "namespace/watchplan.h"
 #include "namespace/node.h"
+#include "base/outfile.h"
 #include "base/text.h"
 
 static struct mp_fs *fs_of(fuse_req_t req)
@@ -1110,7 +1111,8 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 		return false;
 	}
 	snap = mp_snap_slot_get(&fs->snaps);
-	rc = mp_metrics_write_file(fs->metrics_file, snap->metrics, snap->metrics_len, err);
+	rc = mp_output_write_atomic(fs->metrics_file, MP_TMP_PRIVATE, MP_E_PACK_IO, snap->metrics,
+				    snap->metrics_len, err);
 	mp_snap_put(snap);
 	atomic_fetch_add(rc == MP_OK ? &fs->metrics_writes : &fs->metrics_write_errors, 1);
 	return rc == MP_OK;

@@ -4,13 +4,11 @@
 #include "namespace/metrics.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *const file_names[MP_MF_COUNT] = {
@@ -404,59 +402,4 @@ uint64_t mp_metrics_rss_bytes(void)
 	if (n != 2 || page <= 0)
 		return 0;
 	return (uint64_t)resident * (uint64_t)page;
-}
-
-/* ---- -o metrics_file ------------------------------------------------------- */
-
-static enum mp_err write_all(int fd, const char *text, size_t len, const char *tmp,
-			     struct mp_error *err)
-{
-	while (len > 0) {
-		ssize_t n = write(fd, text, len);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp,
-				       n < 0 ? strerror(errno) : "short write");
-		text += n;
-		len -= (size_t)n;
-	}
-	return MP_OK;
-}
-
-enum mp_err mp_metrics_write_file(const char *path, const char *text, size_t len,
-				  struct mp_error *err)
-{
-	int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	char *tmp;
-	enum mp_err rc;
-	int fd;
-
-	if (asprintf(&tmp, "%s.%ld.tmp", path, (long)getpid()) < 0)
-		return mp_fail(err, MP_E_NOMEM, "out of memory: %s", path);
-	fd = open(tmp, flags, 0644);
-	if (fd < 0 && errno == EEXIST) {
-		/* ours, left by a daemon of this pid that died: never followed */
-		unlink(tmp);
-		fd = open(tmp, flags, 0644);
-	}
-	if (fd < 0) {
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot create %s: %s", tmp,
-			     strerror(errno));
-		free(tmp);
-		return rc;
-	}
-	rc = write_all(fd, text, len, tmp, err);
-	if (rc == MP_OK && fsync(fd) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot fsync %s: %s", tmp, strerror(errno));
-	if (close(fd) != 0 && rc == MP_OK)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", tmp, strerror(errno));
-	if (rc == MP_OK && rename(tmp, path) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", tmp, path,
-			     strerror(errno));
-	if (rc != MP_OK)
-		unlink(tmp);
-	free(tmp);
-	return rc;
 }

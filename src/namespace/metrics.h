@@ -22,7 +22,8 @@
  * The caller renders it from one status snapshot (fs.c), so status.json
  * and metrics always agree.
  *
- * Pure code: no FUSE.  mp_metrics_write_file() is the only I/O.
+ * Pure code: no FUSE, no files written (fs.c writes -o metrics_file through
+ * base/outfile.h).
  */
 #ifndef MOEPACK_METRICS_H
 #define MOEPACK_METRICS_H
@@ -143,16 +144,5 @@ size_t mp_metrics_expert_reads(const struct mp_stats *stats, uint64_t layer_inde
 
 /* Resident set size of this process from /proc/self/statm, 0 if unknown. */
 uint64_t mp_metrics_rss_bytes(void);
-
-/*
- * Replace the file at path with text[0..len) atomically: a temporary file
- * "<path>.<pid>.tmp" in the same directory, created with O_CREAT | O_EXCL |
- * O_NOFOLLOW (a leftover of that name is removed first), written, fsync()ed
- * and renamed over path (a symlink at path is replaced, never followed).
- * MP_E_PACK_IO (an I/O error, exit status 3) naming the file and the
- * reason on failure; no temporary file is left behind.
- */
-enum mp_err mp_metrics_write_file(const char *path, const char *text, size_t len,
-				  struct mp_error *err);
 
 #endif
