@@ -7,6 +7,7 @@
 #include <ctype.h>
 #include <getopt.h>
 #include <errno.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -662,6 +663,33 @@ int cli_finish_stdout_errno(const char *cmd, int error)
 		fprintf(stderr, "moepack %s: write error: %s\n", cmd,
 			saved ? strerror(saved) : "unknown error");
 	return CLI_EXIT_IO;
+}
+
+void cli_wait_stdout_writable(void)
+{
+	struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
+
+	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
+		;
+}
+
+int cli_write_stdout(const void *buf, size_t len)
+{
+	const unsigned char *p = buf;
+
+	while (len > 0) {
+		ssize_t n = write(STDOUT_FILENO, p, len);
+
+		if (n < 0 && errno == EAGAIN)
+			cli_wait_stdout_writable();
+		if (n < 0 && (errno == EINTR || errno == EAGAIN))
+			continue;
+		if (n <= 0)
+			return n < 0 ? errno : EIO;
+		p += n;
+		len -= (size_t)n;
+	}
+	return 0;
 }
 
 void cli_catch_signals(void (*handler)(int))

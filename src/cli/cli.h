@@ -153,6 +153,17 @@ void cli_print_help(const struct cli_command *c);
 /* rc, or CLI_EXIT_IO when rc is 0 and stdout could not be flushed. */
 int cli_finish(const char *cmd, int rc);
 
+/*
+ * Write all len bytes of buf to standard output, retrying short writes and
+ * EINTR, and waiting (poll) while a non-blocking stdout is full: whoever
+ * started us may have left it so.  0, or the errno of the failed write
+ * (EIO for a write of nothing).  The one write loop of the commands.
+ */
+int cli_write_stdout(const void *buf, size_t len);
+
+/* Wait until standard output takes more (after EAGAIN). */
+void cli_wait_stdout_writable(void);
+
 /* What every command that prints an unanchored seal says about it. */
 extern const char seal_unanchored_note[];
 

@@ -6,7 +6,6 @@
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
-#include <poll.h>
 #include <sys/sendfile.h>
 #include <unistd.h>
 
@@ -51,34 +50,6 @@ const struct cli_command cli_cat_command = {
 /* Where a copy failed: reading the pack or writing stdout. */
 enum copy_failure { COPY_OK, COPY_READ, COPY_WRITE, COPY_SHORT };
 
-/* stdout may have been left non-blocking by whoever gave it to us. */
-static void wait_writable(void)
-{
-	struct pollfd pfd = {.fd = STDOUT_FILENO, .events = POLLOUT};
-
-	while (poll(&pfd, 1, -1) < 0 && errno == EINTR)
-		;
-}
-
-static enum copy_failure write_all(const unsigned char *p, size_t len, int *error)
-{
-	while (len > 0) {
-		ssize_t n = write(STDOUT_FILENO, p, len);
-
-		if (n < 0 && errno == EAGAIN)
-			wait_writable();
-		if (n < 0 && (errno == EINTR || errno == EAGAIN))
-			continue;
-		if (n <= 0) {
-			*error = n < 0 ? errno : EIO;
-			return COPY_WRITE;
-		}
-		p += n;
-		len -= (size_t)n;
-	}
-	return COPY_OK;
-}
-
 static enum copy_failure copy_with_buffer(int fd, uint64_t *offset, uint64_t end,
 					  int *error)
 {
@@ -95,7 +66,8 @@ static enum copy_failure copy_with_buffer(int fd, uint64_t *offset, uint64_t end
 		size_t got;
 		int e = mp_pread_all(fd, buf, want, *offset, &got);
 
-		rc = write_all(buf, got, error);
+		*error = cli_write_stdout(buf, got);
+		rc = *error ? COPY_WRITE : COPY_OK;
 		*offset += (uint64_t)got;
 		if (rc == COPY_OK && e) {
 			if (e > 0)
@@ -125,7 +97,7 @@ static enum copy_failure copy_range(int fd, uint64_t offset, uint64_t nbytes,
 		ssize_t n = sendfile(STDOUT_FILENO, fd, &pos, want);
 
 		if (n < 0 && errno == EAGAIN)
-			wait_writable();
+			cli_wait_stdout_writable();
 		if (n < 0 && (errno == EINTR || errno == EAGAIN))
 			continue;
 		if (n < 0 && (errno == EINVAL || errno == ENOSYS)) {

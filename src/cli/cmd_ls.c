@@ -59,18 +59,8 @@ struct out {
 
 static void out_flush(struct out *o)
 {
-	size_t done = 0;
-
-	while (done < o->len && !o->error) {
-		ssize_t n = write(STDOUT_FILENO, o->buf + done, o->len - done);
-
-		if (n < 0 && errno == EINTR)
-			continue;
-		if (n <= 0)
-			o->error = n < 0 ? errno : EIO;
-		else
-			done += (size_t)n;
-	}
+	if (!o->error)
+		o->error = cli_write_stdout(o->buf, o->len);
 	o->len = 0;
 }
 
