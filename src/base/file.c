@@ -134,26 +134,40 @@ enum mp_err mp_open_output(const char *path, int flags, const struct stat *expec
 	return MP_OK;
 }
 
-int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done)
+/*
+ * The one loop behind mp_pread_all() and mp_pwrite_all(): all n bytes at
+ * pos, retrying EINTR and short transfers.  0, the errno of the failed
+ * call, or MP_READ_EOF (which is MP_WRITE_NONE) when a call moved nothing.
+ */
+_Static_assert(MP_READ_EOF == MP_WRITE_NONE, "one code for a call that moved nothing");
+static int transfer_all(int fd, unsigned char *p, size_t n, uint64_t pos, size_t *done,
+			bool writing)
 {
-	const unsigned char *p = buf;
-	size_t put_all = 0;
+	size_t moved = 0;
 	int rc = 0;
 
-	while (put_all < n) {
-		ssize_t put = pwrite(fd, p + put_all, n - put_all, (off_t)(pos + put_all));
+	while (moved < n) {
+		off_t at = (off_t)(pos + moved);
+		ssize_t k = writing ? pwrite(fd, p + moved, n - moved, at)
+				    : pread(fd, p + moved, n - moved, at);
 
-		if (put < 0 && errno == EINTR)
+		if (k < 0 && errno == EINTR)
 			continue;
-		if (put <= 0) {
-			rc = put < 0 ? errno : MP_WRITE_NONE;
+		if (k <= 0) {
+			rc = k < 0 ? errno : MP_READ_EOF;
 			break;
 		}
-		put_all += (size_t)put;
+		moved += (size_t)k;
 	}
 	if (done)
-		*done = put_all;
+		*done = moved;
 	return rc;
+}
+
+int mp_pwrite_all(int fd, const void *buf, size_t n, uint64_t pos, size_t *done)
+{
+	/* pwrite() only reads the buffer: the cast drops a const it keeps */
+	return transfer_all(fd, (unsigned char *)(uintptr_t)buf, n, pos, done, true);
 }
 
 const char *mp_write_failure(int rc)
@@ -175,24 +189,7 @@ enum mp_err mp_pwrite_full(int fd, const void *buf, size_t n, uint64_t pos,
 
 int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done)
 {
-	unsigned char *p = buf;
-	size_t got_all = 0;
-	int rc = 0;
-
-	while (got_all < n) {
-		ssize_t got = pread(fd, p + got_all, n - got_all, (off_t)(pos + got_all));
-
-		if (got < 0 && errno == EINTR)
-			continue;
-		if (got <= 0) {
-			rc = got < 0 ? errno : MP_READ_EOF;
-			break;
-		}
-		got_all += (size_t)got;
-	}
-	if (done)
-		*done = got_all;
-	return rc;
+	return transfer_all(fd, buf, n, pos, done, false);
 }
 
 enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,

@@ -93,6 +93,12 @@ struct cli_operands {
 	int n;
 };
 
+/* A command's code for the options its table cannot store (CLI_STORE_CALL):
+ * key is the option's, cmd the command's name for messages. */
+typedef enum cli_parse cli_option_fn(void *args, int key, const char *arg, const char *cmd);
+/* A command's body: argv[0] is its name; returns its exit status. */
+typedef int cli_run_fn(int argc, char **argv);
+
 struct cli_command {
 	const char *name;
 	const char *summary;  /* its line in `moepack --help` */
@@ -114,14 +120,9 @@ struct cli_command {
 	 * NULL: none. */
 	const char *number_operands;
 	const struct cli_option *options; /* ends with {NULL}; -h, --help is added */
-	enum cli_parse (*on_option)(void *args, int key, const char *arg, const char *cmd);
-	int (*run)(int argc, char **argv);
+	cli_option_fn *on_option;
+	cli_run_fn *run;
 };
-
-/* The subcommands' tables, in the order `moepack --help` lists them. */
-extern const struct cli_command cli_verify_command, cli_info_command, cli_ls_command,
-	cli_cat_command, cli_dump_command, cli_mkdemo_command, cli_check_gguf_command,
-	cli_build_command, cli_top_command, cli_seal_command, cli_sign_command;
 
 /*
  * Parse argv (argv[0] the command's name) as table c says: each option

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "writer/build.h"
 #include "pack/progress.h"
 #include "writer/shards.h"
@@ -28,7 +29,7 @@ struct args {
 };
 
 #define A struct args
-static const struct cli_option options[] = {
+const struct cli_option cli_build_options[] = {
 	CLI_OPT_TEXT("gguf", 'g', "SHARD", "any shard of the checkpoint (required)", A, gguf),
 	CLI_OPT_TEXT("config", 'c', "FILE", "the model's HF config.json (required)", A,
 		     o.config_path),
@@ -61,7 +62,8 @@ static const struct cli_option options[] = {
 #undef A
 
 /* --samples N: also remembered as given, for --compare-all. */
-static enum cli_parse on_option(void *args, int key, const char *arg, const char *cmd)
+enum cli_parse cli_build_on_option(void *args, int key, const char *arg,
+				   const char *cmd)
 {
 	struct args *a = args;
 	struct mp_error err;
@@ -74,27 +76,6 @@ static enum cli_parse on_option(void *args, int key, const char *arg, const char
 	a->samples_given = true;
 	return CLI_RUN;
 }
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_build_command = {
-	.name = "build",
-	.summary = "build a pack and manifest from a GGUF checkpoint",
-	.operands = "",
-	.usage = "moepack build --gguf SHARD --config CONFIG.json [OPTIONS]",
-	.about = "Build the expert pack of a Kimi-K3 GGUF checkpoint, byte for byte the one\n"
-		 "the reference builder writes, and its manifest.  SHARD is any shard of a\n"
-		 "split checkpoint (NAME-0000i-of-0000N.gguf) or a single GGUF file; the\n"
-		 "whole set is discovered and checked first.  The pack is then validated as\n"
-		 "at mount time and payload samples are compared with their GGUF slices.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 built (or valid), 1 the checkpoint, config or pack is\n"
-		    "invalid, 2 usage error, 3 a file cannot be read or written.\n",
-	.escape_extra = true,
-	.on_option = on_option,
-	.run = run,
-};
 
 /* What is required, and what excludes what. */
 static enum cli_parse check_args(const char *cmd, const struct args *a)
@@ -323,7 +304,7 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	return status ? status : cli_finish_stdout(cmd);
 }
 
-static int run(int argc, char **argv)
+int cli_build_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct args a = {0};

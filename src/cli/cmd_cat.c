@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 
 struct cat_args {
 	struct mp_open_opts open;
@@ -19,29 +20,11 @@ struct cat_args {
 	enum mp_role role;
 };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_cat_options[] = {
 	CLI_OPT_TRUE("force", 'f', "write even when standard output is a terminal",
 		     struct cat_args, force),
 	CLI_OPT_MANIFEST(struct cat_args, open.manifest_path),
 	{NULL},
-};
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_cat_command = {
-	.name = "cat",
-	.summary = "write one expert payload to standard output",
-	.operands = "PACK LAYER EXPERT ROLE",
-	.completion = "PACK LAYER EXPERT up|gate|down|object",
-	.number_operands = "PACK LAYER EXPERT",
-	.about = "Validate PACK and write the raw payload of one expert's role to standard\n"
-		 "output.  LAYER is a real layer id (1..92), EXPERT is 0..num_experts-1,\n"
-		 "ROLE is up, gate, down, or object (the three contiguous roles).\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
-		    "3 read or write error.\n",
-	.run = run,
 };
 
 #define COPY_CHUNK (4u << 20)
@@ -196,7 +179,7 @@ static int report_copy(const char *cmd, const char *pack_path, enum copy_failure
 	return CLI_EXIT_IO;
 }
 
-static int run(int argc, char **argv)
+int cli_cat_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct cat_args a = {0};

@@ -8,6 +8,7 @@
 #include <sys/stat.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "writer/gguf.h"
 #include "writer/shards.h"
 #include "base/text.h"
@@ -21,43 +22,13 @@ struct check_args {
 
 enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_check_gguf_options[] = {
 	CLI_OPT_TRUE("set", 's', "check an unsplit FILE.gguf as a set of one", struct check_args,
 		     set),
 	CLI_OPT_FALSE("any-geometry", OPT_ANY_GEOMETRY, "any expert count and sizes, not "
 		      "Kimi-K3's", struct check_args, kimi),
 	CLI_OPT_JSON("print one JSON object per file, one per line", struct check_args, json),
 	{NULL},
-};
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_check_gguf_command = {
-	.name = "check-gguf",
-	.summary = "check a Kimi-K3 GGUF checkpoint (or its shard set)",
-	.operands = "FILE.gguf...",
-	.about = "Read the tensor infos of each GGUF file (a whole checkpoint or the parts\n"
-		 "of a split one) and check the quant types the Kimi-K3 loader requires:\n"
-		 "blk.N.attn_k_b.weight Q4_0, blk.N.attn_v_b.weight Q2_K,\n"
-		 "blk.N.ffn_up_exps.weight and blk.N.ffn_gate_exps.weight Q2_K,\n"
-		 "blk.N.ffn_down_exps.weight Q3_K.  Other tensors are not judged.  A file\n"
-		 "ggml's own GGUF reader would refuse (duplicate names or keys, data not at\n"
-		 "the offsets ggml computes, ...) is refused too; names are judged as ggml\n"
-		 "reads them, up to a NUL.  The first violation in each file is reported.\n"
-		 "\n"
-		 "A shard of a split checkpoint (NAME-0000i-of-0000N.gguf) is checked with\n"
-		 "its whole set, as build reads it: the shard numbering, split.no,\n"
-		 "split.count, split.tensors.count, architecture kimi-k3 (general.* may be\n"
-		 "in the first shard only), no tensor in two shards, the MLA K/V types, and\n"
-		 "all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
-		 "types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
-		 "problem is reported, then one summary line for the set.  A set is checked\n"
-		 "once however many of its shards are named (a glob names them all).\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
-		    "GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n",
-	.run = run,
 };
 
 /*
@@ -275,7 +246,7 @@ static int check_operand(const struct check_args *a, struct seen_sets *s, const 
 	return check_set(path, a->kimi, a->json);
 }
 
-static int run(int argc, char **argv)
+int cli_check_gguf_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct check_args a = {.kimi = true};

@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "payload/dequant.h"
 
 enum mode { MODE_STATS, MODE_F32, MODE_TEXT };
@@ -168,7 +169,7 @@ static int print_stats(const struct dump *d, const struct stats *st, uint64_t ro
 
 enum { OPT_F32 = CLI_LONG_ONLY, OPT_TEXT, OPT_STATS };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_dump_options[] = {
 	CLI_OPT_CALL("f32", OPT_F32, NULL, "little-endian float32 on stdout, row after row"),
 	CLI_OPT_CALL("text", OPT_TEXT, NULL, "one row per line, values as %.9g (round-trips)"),
 	CLI_OPT_CALL("stats", OPT_STATS, NULL, "shape, min, max, mean, standard deviation,\n"
@@ -182,7 +183,8 @@ static const struct cli_option options[] = {
 };
 
 /* --f32, --text, --stats: the mode. */
-static enum cli_parse on_option(void *args, int key, const char *arg, const char *cmd)
+enum cli_parse cli_dump_on_option(void *args, int key, const char *arg,
+				  const char *cmd)
 {
 	struct dump *d = args;
 
@@ -192,27 +194,6 @@ static enum cli_parse on_option(void *args, int key, const char *arg, const char
 	d->modes++;
 	return CLI_RUN;
 }
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_dump_command = {
-	.name = "dump",
-	.summary = "dequantize one expert's role to float32 (or text, stats)",
-	.operands = "PACK LAYER EXPERT ROLE",
-	.completion = "PACK LAYER EXPERT up|gate|down",
-	.usage = "moepack dump [--f32 | --text | --stats] [--json] PACK LAYER EXPERT ROLE",
-	.about = "Validate PACK and dequantize one expert's role (up, gate or down) to\n"
-		 "float32 exactly as ggml's reference dequantizer does.  Rows follow the\n"
-		 "logical shape: its first number is the row length.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "min, max, mean and standard deviation are over the finite values only.\n"
-		    "\n"
-		    "Exit status: 0 written, 1 invalid pack, 2 usage error or no such entry,\n"
-		    "3 read or write error.\n",
-	.on_option = on_option,
-	.run = run,
-};
 
 /* The modes exclude each other, and --json goes with --stats: checked
  * before the operands are counted. */
@@ -364,7 +345,7 @@ static int decode(struct dump *d)
 	return rc;
 }
 
-static int run(int argc, char **argv)
+int cli_dump_run(int argc, char **argv)
 {
 	struct dump d = {.cmd = argv[0]};
 	struct cli_operands ops;

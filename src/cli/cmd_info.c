@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "pack/progress.h"
 
 struct info_args {
@@ -12,25 +13,10 @@ struct info_args {
 	struct mp_open_opts open;
 };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_info_options[] = {
 	CLI_OPT_JSON(CLI_HELP_JSON, struct info_args, json),
 	CLI_OPT_MANIFEST(struct info_args, open.manifest_path),
 	{NULL},
-};
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_info_command = {
-	.name = "info",
-	.summary = "describe a pack's model, roles and layout",
-	.operands = "PACK",
-	.about = "Validate PACK (as 'moepack verify' without --full) and describe it: model\n"
-		 "dimensions, each role's quant type, size, shape and offset in an expert\n"
-		 "object, alignment, data start, index and digests, file size.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 valid, 1 invalid, 2 usage error, 3 a file cannot be read.\n",
-	.run = run,
 };
 
 /* As the manifest writes it, "[3584, 3072]": GGUF ne[] order, the row
@@ -154,7 +140,7 @@ static int print_json(const struct mp_pack *p)
 								       : CLI_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+int cli_info_run(int argc, char **argv)
 {
 	struct info_args a = {0};
 	struct cli_operands ops;

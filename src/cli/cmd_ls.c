@@ -8,33 +8,17 @@
 #include <unistd.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 
 struct ls_args {
 	bool json;
 	struct mp_open_opts open;
 };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_ls_options[] = {
 	CLI_OPT_JSON("print a JSON array of entry objects", struct ls_args, json),
 	CLI_OPT_MANIFEST(struct ls_args, open.manifest_path),
 	{NULL},
-};
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_ls_command = {
-	.name = "ls",
-	.summary = "list index entries (name, layer, expert, role, offset, size)",
-	.operands = "PACK [LAYER [EXPERT]]",
-	.number_operands = "PACK LAYER EXPERT...",
-	.about = "Validate PACK and list its index entries in file order, one per line:\n"
-		 "tensor name, layer, expert, role, offset and size in bytes.  LAYER is a\n"
-		 "real layer id (1..92); EXPERT is 0..num_experts-1.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 listed, 1 invalid pack, 2 usage error or no such layer or\n"
-		    "expert, 3 a file cannot be read.\n",
-	.run = run,
 };
 
 /* What to list: layer indexes [layer_first, layer_end) x experts [...). */
@@ -163,7 +147,7 @@ static enum mp_err select_entries(const struct mp_pack *pack, const struct cli_o
 	return rc;
 }
 
-static int run(int argc, char **argv)
+int cli_ls_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct ls_args a = {0};

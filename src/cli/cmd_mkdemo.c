@@ -7,6 +7,7 @@
 
 #include "writer/demo.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "writer/ggufwrite.h"
 #include "pack/progress.h"
 #include "base/quant.h"
@@ -22,7 +23,7 @@ enum { OPT_HIDDEN = CLI_LONG_ONLY, OPT_INTER, OPT_GAP, OPT_SPARSE, OPT_FULL_SHA2
 /* 0 means "default" to mp_demo_resolve, so an explicit 0 is refused where
  * it would silently mean that. */
 #define A struct mkdemo_args
-static const struct cli_option options[] = {
+const struct cli_option cli_mkdemo_options[] = {
 	CLI_OPT_TEXT("out", 'o', "PACK", "the pack to write (required)", A, o.out),
 	CLI_OPT_MANIFEST(A, o.manifest),
 	CLI_OPT_TEXT("gguf", OPT_GGUF, "DIR", "write a small GGUF checkpoint into DIR instead",
@@ -48,36 +49,6 @@ static const struct cli_option options[] = {
 	{NULL},
 };
 #undef A
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_mkdemo_command = {
-	.name = "mkdemo",
-	.summary = "write a valid demo pack, manifest and config",
-	.operands = "",
-	.usage = "moepack mkdemo --out PACK [OPTIONS]\n"
-		 "       moepack mkdemo --gguf DIR [--experts N] [--hidden N] [--inter N] ...",
-	.about = "Write a valid pack (layers 1..92, up/gate Q2_K, down Q3_K, well-formed\n"
-		 "blocks), its manifest and a model config PACK.config.json.  Files are\n"
-		 "written beside their targets and renamed into place at the end; an\n"
-		 "existing PACK is replaced only with --force.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "--alignment and --gap take K, M, G or T suffixes (powers of 1024).\n"
-		    "Kimi K3 geometry: --experts 896 --hidden 3584 --inter 3072 --sparse\n"
-		    "(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
-		    "\n"
-		    "With --gguf DIR, write instead a small Kimi-K3-shaped GGUF checkpoint to\n"
-		    "try build on: DIR/" MP_GGUF_DEMO_PREFIX "-0000i-of-00003.gguf (i = 1..3) and\n"
-		    "DIR/config.json, 92 MoE layers of --experts (default 2) experts, --hidden\n"
-		    "(default 512) x --inter (default 1024), seeded by --seed; DIR is created\n"
-		    "if missing, existing files are replaced only with --force.  It is not\n"
-		    "Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
-		    "\n"
-		    "Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n",
-	.extra_hint = " (the pack is given with --out)",
-	.run = run,
-};
 
 /* --gguf and --out each need what goes with them only. */
 static enum cli_parse check_target(const char *cmd, const struct mkdemo_args *a)
@@ -227,7 +198,7 @@ static int make_pack(const char *cmd, struct mkdemo_args *a)
 	return cli_finish_stdout(cmd);
 }
 
-static int run(int argc, char **argv)
+int cli_mkdemo_run(int argc, char **argv)
 {
 	struct mkdemo_args a = {0};
 	struct cli_operands ops;

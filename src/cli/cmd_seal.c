@@ -9,6 +9,7 @@
 
 #include "base/outfile.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "pack/digest.h"
 #include "pack/progress.h"
 #include "seal/seal.h"
@@ -26,7 +27,7 @@ struct seal_args {
 enum { OPT_JOBS = CLI_LONG_ONLY, OPT_UNANCHORED, OPT_CHUNK_SIZE };
 
 #define A struct seal_args
-static const struct cli_option seal_options[] = {
+const struct cli_option cli_seal_options[] = {
 	CLI_OPT_U64("jobs", OPT_JOBS, "N", "hash on N threads (default: one per CPU)", A, jobs,
 		    0, 1, 64),
 	CLI_OPT_TRUE("unanchored", OPT_UNANCHORED, "seal a pack whose manifest has no\n"
@@ -42,23 +43,6 @@ static const struct cli_option seal_options[] = {
 	{NULL},
 };
 #undef A
-
-static int seal_run(int argc, char **argv);
-
-const struct cli_command cli_seal_command = {
-	.name = "seal",
-	.summary = "write PACK.seal: a SHA-256 for every chunk of the pack",
-	.operands = "PACK",
-	.about = "Validate PACK, hash every chunk of it on all cores together with the\n"
-		 "SHA-256 of the whole file, and write PACK.seal (see moepack-pack(5)).\n"
-		 "The whole-file SHA-256 must equal the manifest's expert_pack.sha256.\n",
-	.options = seal_options,
-	.epilogue = "\n"
-		    "Exit status: 0 sealed, 1 invalid pack (or its SHA-256 differs from the\n"
-		    "manifest's), 2 usage error (including a manifest without expert_pack.sha256\n"
-		    "and no --unanchored), 3 a file cannot be read or written.\n",
-	.run = seal_run,
-};
 
 /* A path that must not name the pack or its manifest (we replace it). */
 static enum mp_err not_an_input(const char *out, const struct mp_pack *pack,
@@ -224,7 +208,7 @@ static int seal_report(const struct sealing *g, enum mp_err rc)
 	return CLI_EXIT_OK;
 }
 
-static int seal_run(int argc, char **argv)
+int cli_seal_run(int argc, char **argv)
 {
 	struct seal_args a = {0};
 	struct sealing g = {.a = &a};
@@ -253,7 +237,7 @@ struct sign_args {
 };
 
 #define A struct sign_args
-static const struct cli_option sign_options[] = {
+const struct cli_option cli_sign_options[] = {
 	CLI_OPT_TEXT("key", 'k', "FILE", "the private key, as `openssl genpkey -algorithm\n"
 		     "ed25519` writes it (unencrypted PEM)", A, key),
 	CLI_OPT_MANIFEST(A, open.manifest_path),
@@ -262,29 +246,6 @@ static const struct cli_option sign_options[] = {
 	{NULL},
 };
 #undef A
-
-static int sign_run(int argc, char **argv);
-
-const struct cli_command cli_sign_command = {
-	.name = "sign",
-	.summary = "sign a sealed pack with an Ed25519 key (PACK.sig)",
-	.operands = "PACK",
-	.usage = "moepack sign --key=KEY.pem [OPTIONS] PACK",
-	.about = "Sign a sealed PACK with an Ed25519 private key: write the statement\n"
-		 "PACK.statement (the pack's size and SHA-256, index, seal and manifest\n"
-		 "digests, and the key's fingerprint) and its signature PACK.sig.\n"
-		 "The seal must be valid for the pack; its chunks are not re-read here\n"
-		 "(run 'moepack verify --seal' for that).\n",
-	.options = sign_options,
-	.epilogue = "\n"
-		    "Check a signature with stock OpenSSL:\n"
-		    "  openssl pkeyutl -verify -pubin -inkey PUB.pem -rawin \\\n"
-		    "      -in PACK.statement -sigfile PACK.sig\n"
-		    "\n"
-		    "Exit status: 0 signed, 1 invalid pack or seal, 2 usage error or unusable\n"
-		    "key, 3 a file cannot be read or written.\n",
-	.run = sign_run,
-};
 
 /* Read PACK.seal and bind it to the open pack. */
 enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
@@ -375,7 +336,7 @@ static int sign_report(const struct signing *g, enum mp_err rc)
 	return CLI_EXIT_OK;
 }
 
-static int sign_run(int argc, char **argv)
+int cli_sign_run(int argc, char **argv)
 {
 	struct sign_args a = {0};
 	struct signing g = {.a = &a};

@@ -30,32 +30,16 @@
 
 #include "base/file.h"
 #include "cli/cli.h"
+#include "cli/commands.h"
 
 struct top_args {
 	bool once, json;
 };
 
-static const struct cli_option options[] = {
+const struct cli_option cli_top_options[] = {
 	CLI_OPT_TRUE("once", '1', "print one plain-text frame and exit", struct top_args, once),
 	CLI_OPT_JSON("print the same data as one JSON object and exit", struct top_args, json),
 	{NULL},
-};
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_top_command = {
-	.name = "top",
-	.summary = "a live view of what loaders read from a mount",
-	.operands = "MOUNT",
-	.about = "A live view of a moepackfs mount, refreshed every second: pack state and\n"
-		 "validation, read throughput now and since mounting, the hottest layers\n"
-		 "and experts, a heat map of reads over layers x experts, and errors.\n"
-		 "Keys: q quits, l chooses a layer (empty: all), s cycles the sort of the\n"
-		 "experts (reads, now, id).\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 success, 2 usage error, 3 MOUNT cannot be read.\n",
-	.run = run,
 };
 
 #define CMD "top"
@@ -797,7 +781,7 @@ static int print_once(struct view *v, bool json, struct frame *f)
 	return cli_finish_stdout(CMD);
 }
 
-static int run(int argc, char **argv)
+int cli_top_run(int argc, char **argv)
 {
 	struct top_args a = {0};
 	struct view v = {.layer = -1};

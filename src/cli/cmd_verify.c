@@ -8,6 +8,7 @@
 #include <inttypes.h>
 
 #include "cli/cli.h"
+#include "cli/commands.h"
 #include "pack/digest.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
@@ -31,7 +32,7 @@ struct verify_args {
 };
 
 #define A struct verify_args
-static const struct cli_option options[] = {
+const struct cli_option cli_verify_options[] = {
 	CLI_OPT_TRUE("full", 'f', "also check expert_pack.sha256 (reads every byte)", A,
 		     open.full),
 	CLI_OPT_TRUE("payload", 'p', "scan every block's fp16 scales and every role:\n"
@@ -63,7 +64,8 @@ static const struct cli_option options[] = {
 #undef A
 
 /* --trust PUB[,PUB...]: the last one given counts. */
-static enum cli_parse on_option(void *args, int key, const char *arg, const char *cmd)
+enum cli_parse cli_verify_on_option(void *args, int key, const char *arg,
+				    const char *cmd)
 {
 	struct verify_args *a = args;
 
@@ -87,26 +89,6 @@ static enum cli_parse on_option(void *args, int key, const char *arg, const char
 	}
 	return CLI_RUN;
 }
-
-static int run(int argc, char **argv);
-
-const struct cli_command cli_verify_command = {
-	.name = "verify",
-	.summary = "check a pack and its manifest as the loader does",
-	.operands = "PACK",
-	.about = "Check PACK and its manifest the way the reference loader does: manifest,\n"
-		 "header, every index entry, trailing bytes, index SHA-256 and, with --full,\n"
-		 "the SHA-256 of the whole file; with --payload, also the payload itself.\n",
-	.options = options,
-	.epilogue = "\n"
-		    "Exit status: 0 valid, 1 invalid (or the payload scan found a problem, a\n"
-		    "chunk differs from its seal, the seal is not the pack's, the signature is\n"
-		    "missing or does not verify),\n"
-		    "2 usage error (including --full when the manifest has no\n"
-		    "expert_pack.sha256), 3 a file cannot be read.\n",
-	.on_option = on_option,
-	.run = run,
-};
 
 static enum cli_parse parse_args(int argc, char **argv, struct verify_args *a)
 {
@@ -541,7 +523,7 @@ static int report(const struct verify_args *a, const struct verify_run *r, enum 
 	return CLI_EXIT_OK;
 }
 
-static int run(int argc, char **argv)
+int cli_verify_run(int argc, char **argv)
 {
 	struct verify_args a = {0};
 	struct verify_run r = {0};

@@ -5,14 +5,7 @@
 #include <string.h>
 
 #include "cli/cli.h"
-
-static const struct cli_command *const commands[] = {
-	&cli_verify_command, &cli_info_command, &cli_ls_command, &cli_cat_command,
-	&cli_dump_command, &cli_mkdemo_command, &cli_check_gguf_command, &cli_build_command,
-	&cli_top_command, &cli_seal_command, &cli_sign_command,
-};
-
-#define COMMAND_COUNT (sizeof commands / sizeof commands[0])
+#include "cli/commands.h"
 
 static void usage(FILE *out)
 {
@@ -20,8 +13,8 @@ static void usage(FILE *out)
 	      "Verify, inspect and build Kimi GGML MoE expert packs (GGMLMOEPACKv1).\n"
 	      "\n"
 	      "Commands:\n", out);
-	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		fprintf(out, "  %-10s %s\n", commands[i]->name, commands[i]->summary);
+	for (size_t i = 0; i < cli_command_count; i++)
+		fprintf(out, "  %-10s %s\n", cli_commands[i]->name, cli_commands[i]->summary);
 	fputs("\n"
 	      "Run 'moepack COMMAND --help' or 'moepack help COMMAND' for a command's\n"
 	      "options.\n"
@@ -31,17 +24,12 @@ static void usage(FILE *out)
 
 static const struct cli_command *find_command(const char *name)
 {
-	for (size_t i = 0; i < COMMAND_COUNT; i++)
-		if (strcmp(commands[i]->name, name) == 0)
-			return commands[i];
+	for (size_t i = 0; i < cli_command_count; i++)
+		if (strcmp(cli_commands[i]->name, name) == 0)
+			return cli_commands[i];
 	return NULL;
 }
 
-/*
- * The hidden `moepack --list-options [CMD]` (the bash completion's source):
- * without CMD the commands and their operands, one a line; with CMD that
- * command's option tables (cli_getopt prints them).
- */
 /*
  * The hidden `moepack --list-options [CMD]` (the bash completion's source):
  * without CMD the commands and their operands, one a line; with CMD that
@@ -52,10 +40,10 @@ static int list_options(int argc, char **argv)
 	const struct cli_command *cmd = argc == 3 ? find_command(argv[2]) : NULL;
 
 	if (argc == 2) {
-		for (size_t i = 0; i < COMMAND_COUNT; i++)
-			printf("%s %s\n", commands[i]->name,
-			       commands[i]->completion ? commands[i]->completion
-						       : commands[i]->operands);
+		for (size_t i = 0; i < cli_command_count; i++)
+			printf("%s %s\n", cli_commands[i]->name,
+			       cli_commands[i]->completion ? cli_commands[i]->completion
+							   : cli_commands[i]->operands);
 		return cli_finish_stdout("--list-options");
 	}
 	if (cmd)

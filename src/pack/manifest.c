@@ -503,6 +503,21 @@ static enum mp_err check_hard_constraints(json_t *root, struct mp_error *err)
 	return MP_OK;
 }
 
+/* Item i of the array at path, which must be an integer. */
+static enum mp_err get_integer_item(json_t *arr, const char *path, size_t i, json_int_t *value,
+				    struct mp_error *err)
+{
+	json_t *v = json_array_get(arr, i);
+
+	if (!json_is_integer(v))
+		return mp_fail(err, MP_E_MANIFEST_TYPE,
+			       "manifest value has the wrong JSON type: %s[%zu] is %s, must be "
+			       "an integer",
+			       path, i, json_kind(v));
+	*value = json_integer_value(v);
+	return MP_OK;
+}
+
 static enum mp_err check_active_layers(json_t *root, struct mp_manifest *m,
 				       struct mp_error *err)
 {
@@ -514,18 +529,15 @@ static enum mp_err check_active_layers(json_t *root, struct mp_manifest *m,
 	if (rc)
 		return rc;
 	for (size_t i = 0; i < json_array_size(arr); i++) {
-		json_t *v = json_array_get(arr, i);
-		if (!json_is_integer(v))
-			return mp_fail(err, MP_E_MANIFEST_TYPE,
-				       "manifest value has the wrong JSON type: %s[%zu] is %s, "
-				       "must be an integer",
-				       path, i, json_kind(v));
-		if (i >= count || json_integer_value(v) != (json_int_t)(MP_ACTIVE_FIRST + i))
+		json_int_t v;
+
+		if ((rc = get_integer_item(arr, path, i, &v, err)))
+			return rc;
+		if (i >= count || v != (json_int_t)(MP_ACTIVE_FIRST + i))
 			return mp_fail(err, MP_E_ACTIVE_LAYERS,
 				       "active MoE layer ids must be exactly %d..%d: %s[%zu] is "
 				       "%lld",
-				       MP_ACTIVE_FIRST, MP_ACTIVE_LAST, path, i,
-				       (long long)json_integer_value(v));
+				       MP_ACTIVE_FIRST, MP_ACTIVE_LAST, path, i, (long long)v);
 	}
 	if (json_array_size(arr) != count)
 		return mp_fail(err, MP_E_ACTIVE_LAYERS,
@@ -692,18 +704,16 @@ static enum mp_err get_shape(json_t *root, const char *path, struct mp_role_info
 	ri->shape_len = (unsigned)json_array_size(arr);
 	*weights = 1;
 	for (unsigned i = 0; i < ri->shape_len; i++) {
-		json_t *v = json_array_get(arr, i);
-		if (!json_is_integer(v))
-			return mp_fail(err, MP_E_MANIFEST_TYPE,
-				       "manifest value has the wrong JSON type: %s[%u] is %s, "
-				       "must be an integer",
-				       path, i, json_kind(v));
-		if (json_integer_value(v) <= 0)
+		json_int_t v;
+
+		if ((rc = get_integer_item(arr, path, i, &v, err)))
+			return rc;
+		if (v <= 0)
 			return mp_fail(err, MP_E_MANIFEST_VALUE,
 				       "manifest value is out of range: %s[%u] is %lld, must be "
 				       "positive",
-				       path, i, (long long)json_integer_value(v));
-		ri->shape[i] = (uint64_t)json_integer_value(v);
+				       path, i, (long long)v);
+		ri->shape[i] = (uint64_t)v;
 		if (__builtin_mul_overflow(*weights, ri->shape[i], weights))
 			*weights = 0; /* mp_quant_bytes() turns 0 into a mismatch */
 	}
@@ -787,6 +797,17 @@ static enum mp_err check_envelope(json_t *root, struct mp_error *err)
 	return check_hard_constraints(root, err);
 }
 
+/* A count the caller expects (0: any) against the manifest's key. */
+static enum mp_err check_expected(enum mp_err code, const char *what, const char *key,
+				  uint64_t have, uint64_t want, struct mp_error *err)
+{
+	if (!want || want == have)
+		return MP_OK;
+	return mp_fail(err, code, "%s count differs from the expected one: %s is %llu, "
+		       "expected %llu", what, key, (unsigned long long)have,
+		       (unsigned long long)want);
+}
+
 /* model.*: layer and expert counts, top-k, against what the caller expects. */
 static enum mp_err check_model(json_t *root, const struct mp_manifest_input *in,
 			       struct mp_manifest *m, struct mp_error *err)
@@ -809,19 +830,11 @@ static enum mp_err check_model(json_t *root, const struct mp_manifest_input *in,
 		return mp_fail(err, MP_E_TOP_K,
 			       "top-k must be 16: model.num_experts_per_token is %llu",
 			       (unsigned long long)m->top_k);
-	if (in->expect_layers && in->expect_layers != m->num_hidden_layers)
-		return mp_fail(err, MP_E_EXPECT_LAYERS,
-			       "layer count differs from the expected one: "
-			       "model.num_hidden_layers is %llu, expected %llu",
-			       (unsigned long long)m->num_hidden_layers,
-			       (unsigned long long)in->expect_layers);
-	if (in->expect_experts && in->expect_experts != m->num_experts)
-		return mp_fail(err, MP_E_EXPECT_EXPERTS,
-			       "expert count differs from the expected one: model.num_experts "
-			       "is %llu, expected %llu",
-			       (unsigned long long)m->num_experts,
-			       (unsigned long long)in->expect_experts);
-	return MP_OK;
+	if ((rc = check_expected(MP_E_EXPECT_LAYERS, "layer", "model.num_hidden_layers",
+				 m->num_hidden_layers, in->expect_layers, err)))
+		return rc;
+	return check_expected(MP_E_EXPECT_EXPERTS, "expert", "model.num_experts", m->num_experts,
+			      in->expect_experts, err);
 }
 
 /*
