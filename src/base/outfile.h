@@ -1,13 +1,14 @@
 /*
  * outfile.h - output files written whole and durably, or not at all.
  *
- * Every file a command writes for keeps (a manifest, a build's state, a
- * seal, a signed statement, mkdemo's pack) goes through one temporary
- * here: created beside its target without following links, written,
- * fsync()ed, renamed over the target, and the target's directory fsync()ed
- * so that the rename survives a crash.  A reader sees the old file or the
- * new one, never a mixture.  The temporaries still open are known to a
- * signal handler, so an interrupted command leaves none behind.
+ * Every file a program writes for keeps (a manifest, a build's state, a
+ * seal, a signed statement, mkdemo's pack, moepackfs's metrics file) goes
+ * through one temporary here: created beside its target without following
+ * links, written, fsync()ed, renamed over the target, and the target's
+ * directory fsync()ed so that the rename survives a crash.  A reader sees
+ * the old file or the new one, never a mixture.  The temporaries still
+ * open are known to a signal handler, so an interrupted command leaves
+ * none behind; threads may write temporaries at the same time.
  */
 #ifndef MOEPACK_OUTFILE_H
 #define MOEPACK_OUTFILE_H
