@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/limits.h> /* XATTR_SIZE_MAX */
 #include <locale.h>
 #include <math.h>
 #include <signal.h>
@@ -219,7 +220,7 @@ static void read_metrics(const char *mount, struct sample *s)
 /* Per-expert counts of every layer, from the layer directories' attributes. */
 static void read_experts(const char *mount, struct sample *s)
 {
-	char path[4200], *buf = malloc(64u << 10);
+	char path[4200], *buf = malloc(XATTR_SIZE_MAX);
 
 	free(s->expert_reads);
 	s->expert_reads = NULL;
@@ -230,7 +231,7 @@ static void read_experts(const char *mount, struct sample *s)
 		char *p;
 
 		snprintf(path, sizeof path, "%s/layers/%03" PRIu32, mount, s->layer_id[l]);
-		n = getxattr(path, "user.moepack.expert_reads", buf, (64u << 10) - 1);
+		n = getxattr(path, "user.moepack.expert_reads", buf, XATTR_SIZE_MAX - 1);
 		if (n < 0)
 			break;
 		buf[n] = '\0';

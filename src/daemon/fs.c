@@ -65,6 +65,7 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <linux/limits.h> /* XATTR_SIZE_MAX */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -828,8 +829,8 @@ static void reply_expert_reads(fuse_req_t req, struct mp_fs *fs, const struct mp
 	size_t cap = (size_t)fs->stats.num_experts * 21 + 1, len;
 	char *buf;
 
-	if (cap > (64u << 10) + 1)
-		cap = (64u << 10) + 1;
+	if (cap > XATTR_SIZE_MAX + 1)
+		cap = XATTR_SIZE_MAX + 1;
 	buf = malloc(cap);
 	if (!buf) {
 		fuse_reply_err(req, ENOMEM);

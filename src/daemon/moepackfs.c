@@ -48,6 +48,8 @@ enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 #define HOTTEST_EXPERTS 16
 #define MAX_REQUEST (1u << 20)
 #define MIN_REQUEST (128u << 10)
+/* -o readahead_kb at most 1 GiB: the kernel's window, in KiB */
+#define READAHEAD_KB_MAX (1u << 20)
 /* -o metrics_file's period: node_exporter is scraped every 15 s or more */
 #define METRICS_INTERVAL 15
 
@@ -325,7 +327,7 @@ static int numeric_option(struct options *o, const char *arg, int key)
 		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_experts);
 		return 0;
 	case KEY_READAHEAD:
-		number_option(o, arg, 10, 0, 1u << 20, &v);
+		number_option(o, arg, 10, 0, READAHEAD_KB_MAX, &v);
 		o->readahead_kb = (unsigned)v;
 		o->readahead_given = true;
 		return 0;
@@ -352,7 +354,7 @@ static int numeric_option(struct options *o, const char *arg, int key)
 		return 0;
 	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
-		number_option(o, arg, 10, 4096, UINT32_MAX, &v);
+		number_option(o, arg, 10, MP_PAGE, UINT32_MAX, &v);
 		o->max_read = (unsigned)v;
 		return 1;
 	}
@@ -515,7 +517,7 @@ static unsigned splice_request_size(void)
 	int fds[2];
 
 	if (page <= 0)
-		page = 4096;
+		page = MP_PAGE;
 	if (pipe2(fds, O_CLOEXEC) != 0)
 		return MIN_REQUEST;
 	for (; size > MIN_REQUEST; size -= (unsigned)page)

@@ -7,12 +7,16 @@
 
 #include "namespace/node.h"
 
+/* st_blksize tells readers how much to ask for at once: the alignment,
+ * but not more than 1 GiB, which no reader's buffer should be. */
+#define BLKSIZE_MAX (1u << 30)
+
 blksize_t mp_attr_blksize(uint64_t alignment)
 {
 	if (alignment < MP_PAGE)
 		return MP_PAGE;
-	if (alignment > (1u << 30))
-		return 1u << 30;
+	if (alignment > BLKSIZE_MAX)
+		return BLKSIZE_MAX;
 	return (blksize_t)alignment;
 }
 
