@@ -1,6 +1,6 @@
 /* check_writer.c - what both pack writers share: the pack layout
  * (layout.h), the manifest writer (manifestwrite.h) and the writing of
- * output files (outputs.h). */
+ * output files (outputs.h, base/outfile.h). */
 #include "config.h"
 
 #include <check.h>

@@ -1580,10 +1580,13 @@ static enum mp_err add_tokenizer_inputs(struct build *b, struct mp_path_set *ps,
 	return rc;
 }
 
-/* Every file this build may write, the temporary ones included. */
+/*
+ * Every file this build may write, the temporaries it removes first
+ * included.  The seal's temporary is private (MP_TMP_PRIVATE): created
+ * exclusively under a name no file has, it can never be an input.
+ */
 static enum mp_err add_outputs(struct build *b, struct mp_path_set *ps, const char *state_tmp,
-			       const char *manifest_tmp, const char *seal_tmp,
-			       struct mp_error *err)
+			       const char *manifest_tmp, struct mp_error *err)
 {
 	const char *out[][2] = {
 		{b->res->pack_path, "the pack"},
@@ -1596,7 +1599,6 @@ static enum mp_err add_outputs(struct build *b, struct mp_path_set *ps, const ch
 		{b->lock_path, "the lock"},
 		{b->mlock_path, "the manifest's lock"},
 		{b->seal_path, "the seal"},
-		{seal_tmp, "the seal's temporary file"},
 	};
 	enum mp_err rc = MP_OK;
 
@@ -1612,11 +1614,10 @@ static enum mp_err check_outputs(struct build *b, struct mp_error *err)
 	struct mp_path_set ps;
 	char *state_tmp = mp_path_with_suffix(b->state, ".tmp");
 	char *manifest_tmp = mp_path_with_suffix(b->res->manifest_path, ".tmp");
-	char *seal_tmp = mp_path_with_suffix(b->seal_path, ".tmp");
 	enum mp_err rc = MP_OK;
 
 	mp_path_set_init(&ps);
-	if (!state_tmp || !manifest_tmp || !seal_tmp)
+	if (!state_tmp || !manifest_tmp)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	for (size_t i = 0; !rc && i < b->set->count; i++)
 		rc = mp_path_set_input_fd(&ps, b->set->shards[i].path, b->set->shards[i].fd,
@@ -1626,13 +1627,12 @@ static enum mp_err check_outputs(struct build *b, struct mp_error *err)
 	if (!rc && b->o->tokenizer_dir)
 		rc = add_tokenizer_inputs(b, &ps, err);
 	if (!rc && !b->o->check_only)
-		rc = add_outputs(b, &ps, state_tmp, manifest_tmp, seal_tmp, err);
+		rc = add_outputs(b, &ps, state_tmp, manifest_tmp, err);
 	if (!rc)
 		rc = mp_path_set_check(&ps, err);
 	mp_path_set_free(&ps);
 	free(state_tmp);
 	free(manifest_tmp);
-	free(seal_tmp);
 	return rc;
 }
 

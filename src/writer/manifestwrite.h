@@ -8,7 +8,7 @@
  * that writer: a caller adds its own with mp_mw_put() to the objects
  * returned here.  It also gives the canonical JSON that inventory digests
  * are taken of, and the final dump of the text, which both writers write
- * through the temporaries of outputs.h (mp_output_tmp_*: opened without
+ * through the temporaries of base/outfile.h (mp_output_tmp_*: opened without
  * following links, synced, renamed into place).
  *
  * Builders take `int *bad` and set it on any failure (out of memory, a
