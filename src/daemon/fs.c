@@ -570,8 +570,7 @@ static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t 
 		return false;
 	buf = malloc(size);
 	if (!buf) {
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, ENOMEM);
+		reply_read_error(req, fs, ENOMEM);
 		return true;
 	}
 	switch (mp_sealcheck_read(fs->seal, pos, size, buf, &bad, &found)) {
@@ -585,12 +584,10 @@ static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t 
 	case MP_SEALREAD_BAD:
 		if (found)
 			report_bad_chunk(fs, bad);
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, EIO);
+		reply_read_error(req, fs, EIO);
 		break;
 	case MP_SEALREAD_IO:
-		mp_stats_count_error(&fs->stats);
-		fuse_reply_err(req, EIO);
+		reply_read_error(req, fs, EIO);
 		break;
 	}
 	free(buf);
@@ -667,8 +664,7 @@ static bool f32_fill(fuse_req_t req, struct mp_fs *fs, const struct mp_f32_windo
 				report_bad_chunk(fs, bad);
 			/* fall through */
 		default:
-			mp_stats_count_error(&fs->stats);
-			fuse_reply_err(req, EIO);
+			reply_read_error(req, fs, EIO);
 			return false;
 		}
 	}

@@ -71,9 +71,12 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 {
 	struct mp_status_info info = *src->status;
 	struct mp_status_snap *snap;
+	struct timespec at;
 	char *text;
 	size_t len;
 
+	/* before any counter is read: whatever happened before `at` is in */
+	clock_gettime(CLOCK_REALTIME, &at);
 	info.change = &m->change;
 	info.lease = mp_lease_name(m->lease);
 	info.lease_reason = m->lease_reason;
@@ -89,7 +92,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 		return NULL;
 	}
 	atomic_init(&snap->refs, 1);
-	clock_gettime(CLOCK_REALTIME, &snap->at);
+	snap->at = at;
 	memcpy(snap->text, text, len);
 	pad(snap->text, len, MP_STATUS_FILE_SIZE);
 	free(text);

@@ -26,7 +26,10 @@
 
 struct mp_status_snap {
 	atomic_uint refs;          /* the slot's reference, and each reader's */
-	struct timespec at;        /* CLOCK_REALTIME when it was rendered */
+	/* CLOCK_REALTIME just before its counters were read: every event
+	 * before it is counted, so a reader that waits for a time after its
+	 * own reads (the files' ctime) sees them */
+	struct timespec at;
 	char text[MP_STATUS_FILE_SIZE];
 	size_t metrics_len;        /* the report, without the padding */
 	char metrics[MP_METRICS_FILE_SIZE];
