@@ -668,8 +668,14 @@ START_TEST(test_snapshot_slot)
 	got = mp_snap_slot_get(&slot);
 	ck_assert_ptr_eq(got, a);
 	ck_assert_uint_eq(atomic_load(&a->refs), 2);
-	/* a reader keeps the old one alive past a refresh */
+	/* a reader keeps the old one alive past a refresh; the ctime stays
+	 * until the kernel's pages of the old one are gone, and never goes
+	 * back */
 	mp_snap_slot_set(&slot, b);
+	ck_assert_int_eq(mp_snap_slot_ns(&slot), 10000000005LL);
+	mp_snap_slot_settle(&slot, mp_snap_ns(b));
+	ck_assert_int_eq(mp_snap_slot_ns(&slot), 20000000006LL);
+	mp_snap_slot_settle(&slot, mp_snap_ns(a));
 	ck_assert_int_eq(mp_snap_slot_ns(&slot), 20000000006LL);
 	ck_assert_uint_eq(atomic_load(&a->refs), 1);
 	ck_assert_int_eq(got->at.tv_sec, 10);

@@ -422,7 +422,11 @@ static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
 	};
 }
 
-/* Make a new snapshot the current one; false with *err when it cannot be rendered. */
+/*
+ * Make a new snapshot the current one; false with *err when it cannot be
+ * rendered.  The files' ctime stays until snap_settle() has dropped the
+ * kernel's pages of the old one.
+ */
 static bool snap_refresh(struct mp_fs *fs, struct mp_error *err)
 {
 	struct mp_snap_source src;
@@ -1090,11 +1094,34 @@ static void invalidate_pack_files(struct mp_fs *fs)
 	}
 }
 
-/* The pages the kernel keeps of both snapshot files go with the old snapshot. */
-static void invalidate_snapshots(struct mp_fs *fs)
+/*
+ * The files say which snapshot they serve: the kernel's cached pages of
+ * older ones (files opened without an OPEN request keep their cache) are
+ * dropped first, and only then does the ctime move to the current one, so
+ * a reader that waits for a ctime later than its reads never gets old
+ * pages.
+ */
+static void snap_settle(struct mp_fs *fs)
 {
+	struct mp_status_snap *snap = mp_snap_slot_get(&fs->snaps);
+	long long ns;
+
+	if (!snap)
+		return;
+	ns = mp_snap_ns(snap);
+	mp_snap_put(snap);
 	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
 	fuse_lowlevel_notify_inval_inode(fs->se, fs->tree.metrics_ino, 0, 0);
+	mp_snap_slot_settle(&fs->snaps, ns);
+}
+
+/* A new snapshot, served at once (snap_settle()). */
+static void snap_publish(struct mp_fs *fs)
+{
+	struct mp_error err = {0};
+
+	if (snap_refresh(fs, &err))
+		snap_settle(fs);
 }
 
 bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
@@ -1125,7 +1152,7 @@ static void write_metrics_file(struct mp_fs *fs, bool *failing)
 	bool ok = mp_fs_metrics_write(fs, &err);
 
 	if (fs->se)
-		invalidate_snapshots(fs);
+		snap_settle(fs);
 	if (!ok && !*failing)
 		log_line(fs, "-o metrics_file: %s (retrying every %u s)", err.msg,
 			 fs->metrics_interval);
@@ -1151,7 +1178,6 @@ static void watch_tick(struct mp_fs *fs, struct mp_watch_plan *plan, bool *file_
 {
 	struct mp_status_change c, *fresh = NULL;
 	struct timespec now;
-	struct mp_error err = {0};
 	struct stat st;
 	unsigned act;
 
@@ -1168,9 +1194,8 @@ static void watch_tick(struct mp_fs *fs, struct mp_watch_plan *plan, bool *file_
 	/* a new snapshot, written out */
 	if (act & MP_WATCH_WRITE_FILE)
 		write_metrics_file(fs, file_failing);
-	/* the kernel's pages of the old snapshot go with it */
-	if ((act & MP_WATCH_REFRESH) && snap_refresh(fs, &err))
-		invalidate_snapshots(fs);
+	if (act & MP_WATCH_REFRESH)
+		snap_publish(fs);
 	if (act & MP_WATCH_INVALIDATE)
 		invalidate_pack_files(fs);
 }
@@ -1269,7 +1294,6 @@ int mp_fs_lease_take(struct mp_fs *fs, bool off)
 static void lease_broken(struct mp_fs *fs)
 {
 	struct timespec pause = {0, 100000};
-	struct mp_error err = {0};
 	struct stat st;
 	bool mine;
 
@@ -1289,8 +1313,7 @@ static void lease_broken(struct mp_fs *fs)
 			 "of pack bytes now fails with EIO; remount to serve it again",
 			 path);
 	}
-	if (snap_refresh(fs, &err))
-		fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
+	snap_publish(fs);
 	invalidate_pack_files(fs);
 	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
 }

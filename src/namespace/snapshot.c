@@ -143,6 +143,11 @@ void mp_snap_slot_destroy(struct mp_snap_slot *slot)
 	pthread_mutex_destroy(&slot->lock);
 }
 
+long long mp_snap_ns(const struct mp_status_snap *snap)
+{
+	return (long long)snap->at.tv_sec * 1000000000LL + snap->at.tv_nsec;
+}
+
 void mp_snap_slot_set(struct mp_snap_slot *slot, struct mp_status_snap *snap)
 {
 	struct mp_status_snap *old;
@@ -150,9 +155,18 @@ void mp_snap_slot_set(struct mp_snap_slot *slot, struct mp_status_snap *snap)
 	pthread_mutex_lock(&slot->lock);
 	old = slot->cur;
 	slot->cur = snap;
-	atomic_store(&slot->ns, (long long)snap->at.tv_sec * 1000000000LL + snap->at.tv_nsec);
+	if (!old) /* nothing of an older one was ever served */
+		atomic_store(&slot->ns, mp_snap_ns(snap));
 	pthread_mutex_unlock(&slot->lock);
 	mp_snap_put(old);
+}
+
+void mp_snap_slot_settle(struct mp_snap_slot *slot, long long ns)
+{
+	long long seen = atomic_load(&slot->ns);
+
+	while (seen < ns && !atomic_compare_exchange_weak(&slot->ns, &seen, ns))
+		;
 }
 
 struct mp_status_snap *mp_snap_slot_get(struct mp_snap_slot *slot)

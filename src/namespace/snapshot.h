@@ -75,16 +75,28 @@ void mp_snap_put(struct mp_status_snap *snap);
 struct mp_snap_slot {
 	pthread_mutex_t lock;      /* guards cur */
 	struct mp_status_snap *cur;
-	atomic_llong ns;           /* cur->at in ns (the files' ctime), 0: none */
+	/* the files' ctime, in ns: the at of the newest snapshot such that
+	 * no older one can be read any more (0: none yet) */
+	atomic_llong ns;
 };
 
 bool mp_snap_slot_init(struct mp_snap_slot *slot);
 void mp_snap_slot_destroy(struct mp_snap_slot *slot);
-/* Make snap (its reference) the current one; the old one is dropped. */
+/*
+ * Make snap (its reference) the current one; the old one is dropped.  The
+ * ctime moves to it only if it is the first: the kernel may still hold
+ * pages of the old one, so the caller moves it with mp_snap_slot_settle()
+ * once they are gone.
+ */
 void mp_snap_slot_set(struct mp_snap_slot *slot, struct mp_status_snap *snap);
+/* snap->at in ns. */
+long long mp_snap_ns(const struct mp_status_snap *snap);
+/* No snapshot older than ns (mp_snap_ns of one set) can be read any more:
+ * the ctime moves to ns, unless it is past it already. */
+void mp_snap_slot_settle(struct mp_snap_slot *slot, long long ns);
 /* The current one with a reference for the caller, or NULL: none yet. */
 struct mp_status_snap *mp_snap_slot_get(struct mp_snap_slot *slot);
-/* When the current one was rendered (CLOCK_REALTIME ns), 0: none yet. */
+/* The files' ctime (CLOCK_REALTIME ns, see ns above), 0: none yet. */
 long long mp_snap_slot_ns(const struct mp_snap_slot *slot);
 
 #endif
