@@ -8,6 +8,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -81,11 +83,14 @@ enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
  * signal handler: the one piece of global state, because a handler has no
  * other way to find them.  A slot is claimed (compare-and-swap, as the
  * daemon's main thread and its watcher may both write -o metrics_file),
- * its name completed, and only then marked live; it is marked live before
- * the file is created (a signal in between would otherwise leave the file
- * behind; unlinking a name not yet created is harmless), and freed only
- * once the file is gone or renamed.  mkdemo holds three at once; a
- * temporary with no free slot is simply not tracked.
+ * its name completed, and only then marked live.  A name is tracked only
+ * once the exclusive create made it ours, with the termination signals
+ * blocked from the create to the tracking: tracking it earlier would let
+ * a signal unlink a file of that name that someone else owns (a private
+ * name taken by another run, or planted), and tracking it later would let
+ * a signal leave ours behind.  Freed once the file is gone or renamed.
+ * mkdemo holds three at once; a temporary with no free slot is simply not
+ * tracked.
  */
 #define MAX_TEMPORARIES 3
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_LIVE };
@@ -123,19 +128,35 @@ static void temporary_untrack(struct mp_output_tmp *t)
 	t->slot = -1;
 }
 
+/* Create t->tmp exclusively, without following links, and track it. */
+static enum mp_err create_tracked(struct mp_output_tmp *t, struct mp_error *err)
+{
+	sigset_t stop, old;
+	struct stat st;
+	enum mp_err rc;
+
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigaddset(&stop, SIGHUP);
+	pthread_sigmask(SIG_BLOCK, &stop, &old);
+	rc = mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", t->code, &t->fd,
+			    &st, err);
+	if (rc == MP_OK)
+		temporary_track(t);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return rc;
+}
+
 /* PATH.tmp, whatever a crash or a hand left there removed first (a link
  * without its target). */
 static enum mp_err open_sibling(struct mp_output_tmp *t, struct mp_error *err)
 {
-	struct stat st;
-
 	t->tmp = mp_path_with_suffix(t->path, ".tmp");
 	if (!t->tmp)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	unlink(t->tmp);
-	temporary_track(t);
-	return mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file", t->code,
-			      &t->fd, &st, err);
+	return create_tracked(t, err);
 }
 
 /* DIR/.BASE.tmp-PID-N for the first N no other run holds. */
@@ -153,10 +174,7 @@ static enum mp_err open_private(struct mp_output_tmp *t, const char *base,
 
 		snprintf(t->tmp, len, "%s/.%s.tmp-%ld-%u", t->dir, base, (long)getpid(),
 			 attempt);
-		temporary_untrack(t);
-		temporary_track(t);
-		code = mp_open_output(t->tmp, O_WRONLY | O_CREAT | O_EXCL, NULL, "file",
-				      t->code, &t->fd, &st, err);
+		code = create_tracked(t, err);
 		/* only a name taken by another run is worth another attempt */
 		if (code == MP_OK || lstat(t->tmp, &st) != 0 || attempt == 999)
 			return code;
