@@ -1,11 +1,14 @@
 #!/bin/sh
 # bootstrap.sh - set up moepackfs on a fresh Debian 12 machine (as root).
 #
-#   sh contrib/bootstrap.sh demo   install what is missing, build, make a demo
-#                                  pack, verify, inspect and mount it, make a
-#                                  small GGUF checkpoint and build a pack of
-#                                  it, then say what to do next
-#   sh contrib/bootstrap.sh test   install what is missing (and ggml from
+#   sh contrib/bootstrap.sh demo   install what is missing of DEMO_PACKAGES
+#                                  (what building and the demo need), build,
+#                                  make a demo pack, verify, inspect and
+#                                  mount it, make a small GGUF checkpoint
+#                                  and build a pack of it, then say what to
+#                                  do next
+#   sh contrib/bootstrap.sh test   install what is missing of TEST_PACKAGES
+#                                  (everything the tests use; and ggml from
 #                                  npm for the cross-checks, if it can),
 #                                  build with -Werror, run the whole suite,
 #                                  then again under AddressSanitizer/UBSan,
@@ -29,24 +32,32 @@ mode=${1:-}
 top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
-# Packages: build tools, the four libraries, and what the tests drive
-# (fusermount3, getfattr, xxd, python3 for mmap/O_DIRECT checks, mandoc
-# for the manual pages' lint); clang and its runtime libraries (libFuzzer,
-# ASan, UBSan) for `make fuzz`; promtool (prometheus), node_exporter and
-# curl for the metrics tests (on a systemd host their services start on
-# install; the tests use a port of their own); ncurses for `moepack top`
-# and tmux to test it; stress-ng for `test-load`.
-PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev fuse3
-libjansson-dev libssl-dev check attr xxd python3 man-db mandoc
+# Packages.  The demo's: what building needs (the compiler, autoreconf,
+# pkg-config and the five libraries configure requires: FUSE, jansson,
+# OpenSSL, Check for the unit tests, ncurses for `moepack top`) and the
+# programs the demo runs (fusermount3, getfattr, xxd); none of them starts
+# a service.  tests/setup.test keeps this list to exactly that.
+DEMO_PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev
+libjansson-dev libssl-dev check libncurses-dev fuse3 attr xxd"
+# The test's, on top: what the tests drive (python3 for mmap/O_DIRECT
+# checks, mandoc for the manual pages' lint, man-db); clang and its
+# runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`; nfs-ganesha
+# for the NFS tests; promtool (prometheus), node_exporter and curl for the
+# metrics tests; debhelper, lintian and the rest for the package test;
+# tmux to test `moepack top`; stress-ng for `test-load`.  On a systemd
+# host nfs-ganesha's, prometheus's and node_exporter's services start on
+# install; the tests use ports of their own.
+TEST_PACKAGES="$DEMO_PACKAGES python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
 debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
-prometheus prometheus-node-exporter curl libncurses-dev tmux stress-ng time"
+prometheus prometheus-node-exporter curl tmux stress-ng time"
 
 say() { printf '\n==> %s\n' "$*"; }
 
+# install_missing PACKAGE...: apt-get install those not installed.
 install_missing() {
 	missing=
-	for p in $PACKAGES; do
+	for p in "$@"; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'ok installed' ||
 			missing="$missing $p"
 	done
@@ -96,6 +107,9 @@ demo_build() {
 		bin=$top/src
 	elif [ -f "$top/build/config.status" ]; then
 		say "building in build/ (already configured)"
+		# a package build's clean (debian/rules clean, dpkg-buildpackage
+		# -tc) removes what autoreconf made, configure among it
+		[ -x "$top/configure" ] || (cd "$top" && autoreconf -fi)
 		make -C "$top/build" -s -j"$jobs"
 		bin=$top/build/src
 	else
@@ -173,7 +187,7 @@ quietly() {
 }
 
 # The ggml cross-checks (tests/ggml.py) need libggml-base.so from npm.
-# nodejs and npm are not in PACKAGES: Debian's npm conflicts with the
+# nodejs and npm are not in TEST_PACKAGES: Debian's npm conflicts with the
 # nodejs packages of NodeSource, which many machines have, and without
 # them the cross-checks only skip.  So: npm from apt if there is none,
 # the package into a cache; any failure is a warning, never fatal.
@@ -203,7 +217,8 @@ setup_ggml() {
 
 case $mode in
 demo)
-	install_missing
+	# shellcheck disable=SC2086 # a list of words
+	install_missing $DEMO_PACKAGES
 	demo_build
 	demo=${DEMO_DIR:-/tmp/moepack-demo}
 	mkdir -p "$demo"
@@ -252,12 +267,15 @@ $ckpt/kimi-k3-demo.expert-major.pack.
 
 Next steps:
   - The programs are $bin/moepack and $bin/moepackfs.
-    Their manual: man -l $top/man/moepack.1 (also moepackfs.1, moepack-pack.5).
+    Their manual: man -l ${bin%/src}/man/moepack.1 (also moepackfs.1, moepack-pack.5;
+    man is in man-db, which the demo does not install).
   - Mount a pack and unmount it (fusermount3 -uz if a reader still holds
     files open):
         $bin/moepackfs $demo/demo.pack $mnt
         fusermount3 -u $mnt
-  - Install both programs and the manual pages under /usr/local:
+  - Install everything under /usr/local: the programs, the manual pages,
+    the bash completion, the examples and the systemd unit (into
+    /usr/local/lib/systemd/system, which systemd reads too):
         make -C $(dirname "$bin") install
   - Build the pack of a real checkpoint (any shard names the set):
         $bin/moepack check-gguf /models/k3/Kimi-K3-*-of-*.gguf
@@ -272,7 +290,8 @@ test)
 			"refuses beside it: run 'make distclean' in $top first" >&2
 		exit 2
 	fi
-	install_missing
+	# shellcheck disable=SC2086
+	install_missing $TEST_PACKAGES
 	say "ggml for the cross-checks"
 	setup_ggml
 	say "warnings-as-errors build"
@@ -306,7 +325,8 @@ test)
 test-load)
 	# The whole suite three times in a row while stress-ng keeps both
 	# cores busy: what README's "Tests under load" reports.
-	install_missing
+	# shellcheck disable=SC2086
+	install_missing $TEST_PACKAGES
 	setup_ggml
 	build build --enable-werror
 	stress-ng --cpu "${STRESS_CPUS:-2}" >/dev/null 2>&1 &

@@ -538,6 +538,7 @@ START_TEST(test_quant_table)
 		/* as ggml 0.23.0 reports them (ggml_type_size, ggml_blck_size) */
 		{"Q8_0", 8, 32, 34},
 		{"Q8_K", 15, 256, 292},
+		{"MXFP4", 39, 32, 17},
 	};
 
 	for (size_t i = 0; i < sizeof want / sizeof want[0]; i++) {
@@ -553,6 +554,11 @@ START_TEST(test_quant_table)
 	ck_assert_int_eq(MP_GGML_Q2_K, 10);
 	ck_assert_int_eq(MP_GGML_Q3_K, 11);
 	ck_assert_int_eq(MP_GGML_Q4_0, 2);
+	ck_assert_int_eq(MP_GGML_MXFP4, 39);
+	ck_assert_uint_eq(MP_QK_MXFP4, 32);
+	ck_assert_uint_eq(MP_MXFP4_BYTES, 1 + MP_QK_MXFP4 / 2);
+	/* the exported table is the one the look-ups answer from */
+	ck_assert_ptr_eq(&mp_ggml_types[MP_GGML_MXFP4], mp_quant_by_id(MP_GGML_MXFP4));
 	ck_assert_ptr_null(mp_quant_by_id(0));
 	ck_assert_ptr_null(mp_quant_by_id(-10));
 	ck_assert_ptr_null(mp_quant_by_id(9999));
@@ -595,6 +601,13 @@ START_TEST(test_quant_bytes)
 	ck_assert_uint_eq(mp_quant_bytes(q2, max_weights), UINT64_MAX / 256 * 84);
 	ck_assert_uint_eq(mp_quant_bytes(q3, max_weights), UINT64_MAX / 256 * 110);
 	ck_assert_uint_eq(mp_quant_bytes(q2, UINT64_MAX), 0);
+	/* MXFP4: 32 weights in 17 bytes; a DeepSeek-class role 4096 x 2048 */
+	ck_assert_uint_eq(mp_quant_bytes(mp_quant_by_name("MXFP4"), 32), 17);
+	ck_assert_uint_eq(mp_quant_bytes(mp_quant_by_name("MXFP4"), 4096 * 2048), 4456448);
+	ck_assert_uint_eq(mp_quant_bytes(mp_quant_by_name("MXFP4"), 48), 0);
+	/* a removed type (no blocks at all) takes no bytes, without a division by 0 */
+	ck_assert_uint_eq(mp_quant_bytes(mp_ggml_type(4), 32), 0);
+	ck_assert_uint_eq(mp_quant_bytes(NULL, 32), 0);
 }
 END_TEST
 
@@ -664,9 +677,10 @@ END_TEST
 START_TEST(test_fill_demo_deterministic)
 {
 	const struct mp_quant_type *types[] = {mp_quant_by_name("Q2_K"),
-					       mp_quant_by_name("Q3_K")};
+					       mp_quant_by_name("Q3_K"),
+					       mp_quant_by_name("MXFP4")};
 
-	for (int t = 0; t < 2; t++) {
+	for (int t = 0; t < 3; t++) {
 		const struct mp_quant_type *q = types[t];
 		size_t n = 37 * q->block_bytes; /* N: an odd number of blocks */
 		unsigned char *a = malloc(2 * n), *b = malloc(2 * n), *c = malloc(2 * n);
@@ -730,6 +744,16 @@ START_TEST(test_fill_demo_well_formed)
 		ck_assert_msg(isfinite(d) && d > 0, "Q3_K block %zu: d = %g", b,
 			      (double)d);
 	}
+	/* MXFP4: every scale byte in 118..125, so that no weight is above 1.5
+	 * (12 x 2^(125 - 128)); and the codes are not all alike */
+	ck_assert_int_eq(mp_quant_fill_demo(mp_quant_by_name("MXFP4"), 7, 0, buf, blocks * 17), 0);
+	for (size_t b = 0; b < blocks; b++) {
+		unsigned e = buf[b * 17];
+
+		ck_assert_msg(e >= 118 && e <= 125, "MXFP4 block %zu: e = %u", b, e);
+		ck_assert_msg(memcmp(buf + b * 17 + 1, buf + (b + 1) % blocks * 17 + 1, 16) != 0,
+			      "MXFP4 blocks %zu and %zu have the same codes", b, (b + 1) % blocks);
+	}
 	free(buf);
 }
 END_TEST
@@ -744,6 +768,9 @@ START_TEST(test_fill_demo_rejects)
 	ck_assert_int_eq(mp_quant_fill_demo(q4, 1, 0, buf, 18 * 4), -1);
 	ck_assert_int_eq(mp_quant_fill_demo(q2, 1, 0, buf, 85), -1);
 	ck_assert_int_eq(mp_quant_fill_demo(q3, 1, 0, buf, 100), -1);
+	ck_assert_int_eq(mp_quant_fill_demo(mp_quant_by_name("MXFP4"), 1, 0, buf, 18), -1);
+	ck_assert_int_eq(mp_quant_fill_demo(mp_quant_by_name("MXFP4"), 1, 1, buf, 17), -1);
+	ck_assert_int_eq(mp_quant_fill_demo(mp_quant_by_name("MXFP4"), 1, 17, buf, 17), 0);
 }
 END_TEST
 

@@ -16,6 +16,8 @@
 #include <string.h>
 
 #include <check.h>
+
+#include "base/file.h"
 #include <jansson.h>
 
 #include "fixture.h"
@@ -27,6 +29,7 @@
 #include "namespace/snapshot.h"
 #include "namespace/tree.h"
 #include "namespace/watchplan.h"
+#include "payload/dequant.h"
 #include "payload/scanreport.h"
 
 /* ---- the payload scan's wording ------------------------------------------ */
@@ -35,8 +38,8 @@ static struct mp_scan_problem nonfinite(uint16_t value)
 {
 	return (struct mp_scan_problem){
 		.kind = MP_SCAN_NONFINITE_SCALE, .layer = 3, .expert = 7,
-		.role = MP_ROLE_GATE, .count = 2, .first_block = 11,
-		.first_scale = "dmin", .first_value = value,
+		.role = MP_ROLE_GATE, .codec = mp_codec(mp_quant_by_name("Q2_K")),
+		.count = 2, .first_block = 11, .first_scale = "dmin", .first_value = value,
 	};
 }
 
@@ -54,6 +57,10 @@ START_TEST(test_describe_nonfinite)
 	p = nonfinite(0x7e01);
 	mp_scan_problem_describe(buf, sizeof buf, &p);
 	ck_assert_ptr_nonnull(strstr(buf, "(dmin = NaN, 0x7e01)"));
+	/* a problem without its type says the bits alone */
+	p.codec = NULL;
+	mp_scan_problem_describe(buf, sizeof buf, &p);
+	ck_assert_ptr_nonnull(strstr(buf, "(dmin = 0x7e01)"));
 }
 END_TEST
 
@@ -243,8 +250,9 @@ static void close_demo(struct opened *o)
 
 static const struct mp_attr_facts facts = {
 	.uid = 1234, .gid = 5678, .umask = 027, .blksize = 4096,
-	.mtime = {1700000000, 123}, .client_manifest_len = 99,
+	.mtime = {1700000000, 123}, .client_manifest_len = 99, .status_mode = 0440,
 };
+static const struct mp_attr_snapshot no_snap = {0};
 
 START_TEST(test_stat_nodes)
 {
@@ -253,7 +261,7 @@ START_TEST(test_stat_nodes)
 	struct mp_node n;
 
 	open_demo(&o, false);
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_ROOT, 0, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_ROOT, &no_snap, &st));
 	ck_assert_uint_eq(st.st_ino, MP_INO_ROOT);
 	ck_assert_uint_eq(st.st_mode, S_IFDIR | 0550);
 	ck_assert_uint_eq(st.st_nlink, mp_tree_nlink(&o.tree, MP_INO_ROOT));
@@ -262,17 +270,21 @@ START_TEST(test_stat_nodes)
 	ck_assert_int_eq(st.st_blksize, 4096);
 	ck_assert_int_eq(st.st_mtim.tv_sec, 1700000000);
 	ck_assert_int_eq(st.st_ctim.tv_nsec, 123);
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_PACK, 0, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_PACK, &no_snap, &st));
 	ck_assert_uint_eq(st.st_mode, S_IFREG | 0440);
 	ck_assert_int_eq(st.st_size, (off_t)o.pack->file_size);
 	ck_assert_int_eq(st.st_blocks, (blkcnt_t)((o.pack->file_size + 511) / 512));
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_CLIENT_MANIFEST, 0, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_CLIENT_MANIFEST, &no_snap, &st));
 	ck_assert_int_eq(st.st_size, 99);
 	ck_assert(mp_tree_node(&o.tree, o.tree.first_file_ino, &n));
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, o.tree.first_file_ino, 0, &st));
-	ck_assert_uint_eq(st.st_size, mp_node_size(o.pack, &n, 99));
-	ck_assert(!mp_attr_stat(&facts, &o.tree, o.pack, 0, 0, &st));
-	ck_assert(!mp_attr_stat(&facts, &o.tree, o.pack, o.tree.end_ino, 0, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, o.tree.first_file_ino, &no_snap, &st));
+	{
+		struct mp_node_sizes sizes = {.client_manifest = 99};
+
+		ck_assert_uint_eq(st.st_size, mp_node_size(o.pack, &n, &sizes));
+	}
+	ck_assert(!mp_attr_stat(&facts, &o.tree, o.pack, 0, &no_snap, &st));
+	ck_assert(!mp_attr_stat(&facts, &o.tree, o.pack, o.tree.end_ino, &no_snap, &st));
 	close_demo(&o);
 }
 END_TEST
@@ -282,24 +294,39 @@ START_TEST(test_stat_snapshots)
 	struct opened o;
 	struct stat st;
 	long long ns = 1800000000LL * 1000000000LL + 42;
+	struct mp_attr_snapshot snap = {ns, 12345, 678};
 
 	open_demo(&o, false);
 	ck_assert(mp_attr_is_snapshot(&o.tree, MP_INO_STATUS));
 	ck_assert(mp_attr_is_snapshot(&o.tree, o.tree.metrics_ino));
 	ck_assert(!mp_attr_is_snapshot(&o.tree, MP_INO_PACK));
 	/* status.json and metrics: ctime is the snapshot's, mtime the pack's */
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_STATUS, ns, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_STATUS, &snap, &st));
 	ck_assert_int_eq(st.st_ctim.tv_sec, 1800000000);
 	ck_assert_int_eq(st.st_ctim.tv_nsec, 42);
 	ck_assert_int_eq(st.st_mtim.tv_sec, 1700000000);
-	ck_assert_int_eq(st.st_size, MP_STATUS_FILE_SIZE);
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, o.tree.metrics_ino, ns, &st));
+	/* sized as the report being served, nothing padded; status_mode */
+	ck_assert_int_eq(st.st_size, 12345);
+	ck_assert_uint_eq(st.st_mode, S_IFREG | 0440);
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, o.tree.metrics_ino, &snap, &st));
 	ck_assert_int_eq(st.st_ctim.tv_sec, 1800000000);
+	ck_assert_int_eq(st.st_size, 678);
 	/* no snapshot yet: the pack's */
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_STATUS, 0, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_STATUS, &no_snap, &st));
 	ck_assert_int_eq(st.st_ctim.tv_sec, 1700000000);
+	/* who may read them: root, then owner, group, others by the mode */
+	{
+		gid_t other = 9999, same = 5678;
+
+		ck_assert(mp_attr_may_read_status(&facts, 0, 1, NULL, 0));
+		ck_assert(mp_attr_may_read_status(&facts, 1234, 1, NULL, 0));
+		ck_assert(mp_attr_may_read_status(&facts, 42, 5678, NULL, 0));
+		ck_assert(mp_attr_may_read_status(&facts, 42, 1, &same, 1));
+		ck_assert(!mp_attr_may_read_status(&facts, 42, 1, &other, 1));
+		ck_assert(!mp_attr_may_read_status(&facts, 65534, 65534, NULL, 0));
+	}
 	/* other files never take it */
-	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_PACK, ns, &st));
+	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_PACK, &snap, &st));
 	ck_assert_int_eq(st.st_ctim.tv_sec, 1700000000);
 	close_demo(&o);
 }
@@ -598,10 +625,11 @@ START_TEST(test_snapshot_render)
 	snap = mp_snap_render(&src, &m, &err);
 	ck_assert_ptr_nonnull(snap);
 	ck_assert_uint_eq(atomic_load(&snap->refs), 1);
-	/* padded with spaces to the fixed size, and a newline */
-	ck_assert_int_eq(snap->text[MP_STATUS_FILE_SIZE - 1], '\n');
-	ck_assert_int_eq(snap->text[MP_STATUS_FILE_SIZE - 2], ' ');
-	root = json_loadb(snap->text, MP_STATUS_FILE_SIZE, 0, &jerr);
+	/* the report and nothing after it: its last byte the newline after "}" */
+	ck_assert_uint_gt(snap->text_len, 2);
+	ck_assert_int_eq(snap->text[snap->text_len - 1], '\n');
+	ck_assert_int_eq(snap->text[snap->text_len - 2], '}');
+	root = json_loadb(snap->text, snap->text_len, 0, &jerr);
 	ck_assert_msg(root != NULL, "%s", jerr.text);
 	ck_assert_str_eq(json_string_value(json_object_get(json_object_get(root, "lease"),
 							   "state")), "fallback");
@@ -613,8 +641,7 @@ START_TEST(test_snapshot_render)
 	json_decref(root);
 	ck_assert_uint_gt(snap->metrics_len, 0);
 	ck_assert_uint_lt(snap->metrics_len, MP_METRICS_FILE_SIZE);
-	ck_assert_int_eq(snap->metrics[MP_METRICS_FILE_SIZE - 1], '\n');
-	ck_assert_int_eq(snap->metrics[snap->metrics_len], ' ');
+	ck_assert_int_eq(snap->metrics[snap->metrics_len - 1], '\n');
 	mp_snap_put(snap);
 	mp_stats_free(&stats);
 }
@@ -739,13 +766,10 @@ START_TEST(test_f32_read_decode)
 	out = malloc(w.float_bytes);
 	ck_assert_ptr_nonnull(raw);
 	ck_assert_ptr_nonnull(out);
-	ck_assert_uint_eq(mp_f32_read_raw(o.pack->fd, &w, raw, 0), w.raw_len);
+	ck_assert_int_eq(mp_pread_all(o.pack->fd, raw, w.raw_len, w.pos, NULL), 0);
 	mp_f32_decode(&w, raw, out);
 	for (size_t i = 0; i < w.float_bytes / sizeof *out; i++)
 		ck_assert(out[i] == out[i]); /* not NaN: the demo pack is finite */
-	/* past the end of the file: short */
-	w.pos = o.pack->file_size - 1;
-	ck_assert_uint_eq(mp_f32_read_raw(o.pack->fd, &w, raw, 0), 1);
 	free(raw);
 	free(out);
 	close_demo(&o);

@@ -1,5 +1,6 @@
 /*
- * check_dequant.c - Q2_K / Q3_K dequantization and the payload scan.
+ * check_dequant.c - Q2_K / Q3_K dequantization and the payload scan
+ * (MXFP4 has check_mxfp4).
  *
  * Dequantization is compared bit for bit with ggml's own output: blocks
  * that ggml quantized (some with their fp16 scales patched to Inf, NaN and
@@ -80,12 +81,12 @@ static struct compare_result compare_with_ggml(const char *dir, const char *type
 	ck_assert_msg(raw_len > 0 && raw_len % qt->block_bytes == 0,
 		      "%s: %zu bytes is not whole blocks", type, raw_len);
 	n = raw_len / qt->block_bytes;
-	ck_assert_msg(ref_len == n * MP_QK_K * 4, "%s: %zu bytes of floats for %zu blocks",
-		      type, ref_len, n);
-	got = malloc(n * MP_QK_K * sizeof *got);
+	ck_assert_msg(ref_len == n * qt->block_weights * 4,
+		      "%s: %zu bytes of floats for %zu blocks", type, ref_len, n);
+	got = malloc(n * qt->block_weights * sizeof *got);
 	ck_assert_ptr_nonnull(got);
 	ck_assert_int_eq(mp_dequant(qt, raw, got, n), 0);
-	for (size_t i = 0; i < n * MP_QK_K; i++) {
+	for (size_t i = 0; i < n * qt->block_weights; i++) {
 		const unsigned char *p = ref + 4 * i;
 		uint32_t want = p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 |
 				(uint32_t)p[3] << 24;
@@ -97,7 +98,7 @@ static struct compare_result compare_with_ggml(const char *dir, const char *type
 		ck_assert_msg(have == want,
 			      "%s block %zu weight %zu: ggml 0x%08" PRIx32 " (%.9g), ours "
 			      "0x%08" PRIx32 " (%.9g)",
-			      type, i / MP_QK_K, i % MP_QK_K, want, (double)w, have,
+			      type, i / qt->block_weights, i % qt->block_weights, want, (double)w, have,
 			      (double)got[i]);
 		r.nan += isnan(w) != 0;
 		r.inf += isinf(w) != 0;
@@ -153,25 +154,27 @@ END_TEST
 /* Blocks are independent: decoding one at a time gives the same bits. */
 START_TEST(test_block_at_a_time)
 {
-	const char *types[] = {"Q2_K", "Q3_K"};
+	const char *types[] = {"Q2_K", "Q3_K", "MXFP4"};
+	const char *files[] = {"q2_k.bin", "q3_k.bin", "mxfp4.bin"};
 
-	for (int t = 0; t < 2; t++) {
+	for (int t = 0; t < 3; t++) {
 		const struct mp_quant_type *qt = mp_quant_by_name(types[t]);
-		char path[PATH_MAX], name[16];
+		const size_t w = qt->block_weights;
+		char path[PATH_MAX];
 		size_t len, n;
 		unsigned char *raw;
-		float *all, one[MP_QK_K];
+		float *all, one[MP_CODEC_MAX_BLOCK_WEIGHTS];
 
-		snprintf(name, sizeof name, "%s.bin", t ? "q3_k" : "q2_k");
-		raw = (unsigned char *)fx_read_file(data_path(fixture_dir(), name, path,
+		raw = (unsigned char *)fx_read_file(data_path(fixture_dir(), files[t], path,
 							      sizeof path), &len);
 		n = len / qt->block_bytes;
-		all = malloc(n * MP_QK_K * sizeof *all);
+		ck_assert_uint_gt(n, 0);
+		all = malloc(n * w * sizeof *all);
 		ck_assert_ptr_nonnull(all);
 		mp_dequant(qt, raw, all, n);
 		for (size_t b = 0; b < n; b++) {
 			mp_dequant(qt, raw + b * qt->block_bytes, one, 1);
-			ck_assert_msg(memcmp(one, all + b * MP_QK_K, sizeof one) == 0,
+			ck_assert_msg(memcmp(one, all + b * w, w * sizeof *one) == 0,
 				      "%s block %zu differs alone", types[t], b);
 		}
 		free(all);
@@ -189,7 +192,18 @@ START_TEST(test_unsupported_type)
 	ck_assert_int_eq(mp_dequant(NULL, raw, out, 1), -1);
 	ck_assert(out[0] == 1.0f); /* nothing written */
 	ck_assert(!mp_dequant_supported(mp_quant_by_name("Q4_0")));
+	ck_assert(!mp_dequant_supported(NULL));
 	ck_assert(mp_dequant_supported(mp_quant_by_name("Q3_K")));
+	ck_assert(mp_dequant_supported(mp_quant_by_name("MXFP4")));
+	/* the table answers by the type's id, for every id ggml knows */
+	for (uint32_t id = 0; id < MP_GGML_TYPE_COUNT; id++) {
+		const struct mp_codec *c = mp_codec(mp_ggml_type(id));
+
+		ck_assert_msg(!c == !(id == MP_GGML_Q2_K || id == MP_GGML_Q3_K ||
+				      id == MP_GGML_MXFP4), "type %u", id);
+		if (c)
+			ck_assert_ptr_eq(c->type, mp_ggml_type(id));
+	}
 }
 END_TEST
 
@@ -547,25 +561,25 @@ END_TEST
 static int decode_stdin(const char *type)
 {
 	const struct mp_quant_type *qt = mp_quant_by_name(type);
-	unsigned char raw[MP_Q3K_BYTES];
-	float v[MP_QK_K];
+	unsigned char raw[MP_CODEC_MAX_BLOCK_BYTES];
+	float v[MP_CODEC_MAX_BLOCK_WEIGHTS];
 
 	if (!mp_dequant_supported(qt)) {
-		fprintf(stderr, "check_dequant --decode: %s is not Q2_K or Q3_K\n", type);
+		fprintf(stderr, "check_dequant --decode: %s is not Q2_K, Q3_K or MXFP4\n", type);
 		return 2;
 	}
 	while (fread(raw, qt->block_bytes, 1, stdin) == 1) {
-		unsigned char out[4 * MP_QK_K];
+		unsigned char out[4 * MP_CODEC_MAX_BLOCK_WEIGHTS];
 
 		mp_dequant(qt, raw, v, 1);
-		for (int i = 0; i < MP_QK_K; i++) {
+		for (unsigned i = 0; i < qt->block_weights; i++) {
 			uint32_t u;
 
 			memcpy(&u, &v[i], 4);
 			for (int k = 0; k < 4; k++)
 				out[4 * i + k] = (unsigned char)(u >> (8 * k));
 		}
-		if (fwrite(out, sizeof out, 1, stdout) != 1)
+		if (fwrite(out, 4 * qt->block_weights, 1, stdout) != 1)
 			return 3;
 	}
 	return ferror(stdin) || fflush(stdout) ? 3 : 0;

@@ -22,6 +22,8 @@ static const uint32_t ids[] = {5, 17, 92};
 static struct mp_metrics_info info_of(void)
 {
 	return (struct mp_metrics_info){
+		.mountpoint = "/srv/k3",
+		.pack = "/data/k3.pack",
 		.verify = "index",
 		.validation_ok = true,
 		.state_changed_at = 1700000000.0,
@@ -48,10 +50,25 @@ static char *render(const struct mp_stats *s, const struct mp_metrics *m,
 	return buf;
 }
 
-/* The report has this exact line. */
-static void has_line(const char *text, const char *line)
+#define MOUNT_LABELS "mountpoint=\"/srv/k3\",pack=\"/data/k3.pack\""
+
+/* The report has this exact line, once the mount's labels are put in:
+ * "name 1" is "name{M} 1", "name{a=\"b\"} 1" is "name{M,a=\"b\"} 1". */
+static void has_line(const char *text, const char *bare)
 {
-	size_t n = strlen(line);
+	char line[512];
+	const char *brace = strchr(bare, '{'), *space = strchr(bare, ' ');
+	size_t n;
+
+	if (bare[0] == '#')
+		snprintf(line, sizeof line, "%s", bare);
+	else if (brace && brace < space)
+		snprintf(line, sizeof line, "%.*s{" MOUNT_LABELS ",%s", (int)(brace - bare), bare,
+			 brace + 1);
+	else
+		snprintf(line, sizeof line, "%.*s{" MOUNT_LABELS "}%s", (int)(space - bare), bare,
+			 space);
+	n = strlen(line);
 
 	for (const char *p = text; (p = strstr(p, line)); p++)
 		if ((p == text || p[-1] == '\n') && p[n] == '\n')
@@ -184,6 +201,9 @@ START_TEST(test_report_shape)
 		if (line[0] == '#')
 			continue;
 		ck_assert_int_eq(sscanf(line, "%127[^{ ]", name), 1);
+		/* every sample names its mount and pack first */
+		ck_assert_msg(strncmp(line + strlen(name), "{" MOUNT_LABELS,
+				      strlen("{" MOUNT_LABELS)) == 0, "unlabelled: %s", line);
 		ck_assert_msg(strcmp(name, family) == 0, "%s outside its family %s", name,
 			      family);
 		/* name{labels} value: two fields, no timestamp */
@@ -193,6 +213,48 @@ START_TEST(test_report_shape)
 	}
 	ck_assert_uint_gt(samples, 40);
 	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
+/* Paths as labels: escaped, cut with a hash that keeps long ones apart. */
+START_TEST(test_report_path_labels)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char longa[400], longb[400], *text, *text2;
+
+	memset(&m, 0, sizeof m);
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	info.mountpoint = "/srv/a \"b\" \\c\n\x01\xff";
+	text = render(&s, &m, &info);
+	ck_assert_ptr_nonnull(strstr(text, "{mountpoint=\"/srv/a \\\"b\\\" \\\\\\\\c\\\\x0a"
+				      "\\\\x01\\\\xff\",pack=\"/data/k3.pack\"} 1\n"));
+	free(text);
+	memset(longa, 'a', sizeof longa - 1);
+	longa[sizeof longa - 1] = '\0';
+	memcpy(longb, longa, sizeof longa);
+	longb[sizeof longb - 2] = 'b';
+	info.mountpoint = longa;
+	text = render(&s, &m, &info);
+	info.mountpoint = longb;
+	text2 = render(&s, &m, &info);
+	{
+		const char *a = strstr(text, "moepackfs_pack_changed{mountpoint=\"");
+		const char *b = strstr(text2, "moepackfs_pack_changed{mountpoint=\"");
+		const char *end = strchr(a + 35, '"');
+
+		ck_assert_ptr_nonnull(a);
+		ck_assert_ptr_nonnull(b);
+		/* cut to MP_METRICS_LABEL_MAX, "..." and a hash: the two differ */
+		ck_assert_uint_eq((size_t)(end - (a + 35)), MP_METRICS_LABEL_MAX);
+		ck_assert(memcmp(a + 35 + MP_METRICS_LABEL_MAX - 19, "...", 3) == 0);
+		ck_assert(strncmp(a, b, MP_METRICS_LABEL_MAX + 35) != 0);
+	}
+	free(text);
+	free(text2);
 	mp_stats_free(&s);
 }
 END_TEST
@@ -283,6 +345,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_report_counts);
 	tcase_add_test(tc, test_report_seal);
 	tcase_add_test(tc, test_report_shape);
+	tcase_add_test(tc, test_report_path_labels);
 	tcase_add_test(tc, test_report_too_small);
 	tcase_add_test(tc, test_sharded_counts_are_exact);
 	tcase_add_test(tc, test_expert_reads);

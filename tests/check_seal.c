@@ -416,6 +416,7 @@ START_TEST(test_read_write)
 		struct stat st;
 
 		fx_path(&f, "target", target, sizeof target);
+		/* where the old scheme (.NAME.tmp-PID-N) would have written */
 		snprintf(planted, sizeof planted, "%s/.x.seal.tmp-%ld-0", f.dir, (long)getpid());
 		ck_assert_int_eq(symlink(target, planted), 0);
 		ck_assert_int_eq(mp_seal_write(s, path, &err), MP_OK);

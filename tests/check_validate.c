@@ -29,6 +29,7 @@
 #include "base/jsonstr.h"
 #include "pack/index.h"
 #include "pack/manifest.h"
+#include "pack/manifestpath.h"
 #include "pack/pack.h"
 
 /* The demo pack most tests start from: 92 layers x 2 experts, alignment
@@ -1181,7 +1182,7 @@ START_TEST(test_path_surrogate_escapes)
 	move_pack_to_latin1_dir(&f, pack, sizeof pack);
 	o = (struct mp_open_opts){.manifest_path = f.manifest};
 	ck_assert_int_eq(mp_pack_open(&p, pack, &o, &err), MP_OK);
-	ck_assert_str_eq(p->m.pack_path, pack);
+	ck_assert_str_eq(p->kimi->pack_path, pack);
 	mp_pack_close(p);
 	fx_cleanup(&f);
 }
@@ -2206,7 +2207,7 @@ START_TEST(test_accept_default)
 	fx_setup(&f, NULL); /* with real payload bytes */
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
 	ck_assert_uint_eq(p->file_size, fx_file_size(f.pack));
-	ck_assert_uint_eq(p->m.num_hidden_layers, 93);
+	ck_assert_uint_eq(p->m.model_layers, 93);
 	ck_assert_uint_eq(p->m.num_experts, EXPERTS);
 	ck_assert_uint_eq(p->m.top_k, 16);
 	ck_assert_uint_eq(p->m.layer_count, 92);
@@ -2720,7 +2721,7 @@ START_TEST(test_config_recorded_value_with_and_without)
 	fx_fix(&f, FX_FIX_INDEX);
 	fx_write_file(cfg, "abd", 3);
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
-	ck_assert_str_eq(p->m.config_sha256, SHA256_ABC);
+	ck_assert_str_eq(p->kimi->config_sha256, SHA256_ABC);
 	mp_pack_close(p);
 	EXPECT_OPEN(&f, &o, MP_E_CONFIG_DIGEST, SHA256_ABC);
 	fx_cleanup(&f);
@@ -2990,6 +2991,156 @@ static TCase *accepted_tcase(void)
 	return tc;
 }
 
+/* ---- mp_manifest_path_span ---------------------------------------------- */
+
+/* The span of expert_pack.path in text, as the bytes it covers. */
+static char *span_text(const char *text, enum mp_err want)
+{
+	struct mp_text_span sp = {0, 0};
+	struct mp_error err = {0};
+	enum mp_err rc = mp_manifest_path_span(text, strlen(text), "m.json", &sp, &err);
+
+	ck_assert_msg(rc == want, "%s: %s (%d, want %d)", text, err.msg, rc, want);
+	if (rc)
+		return NULL;
+	ck_assert_uint_le(sp.end, strlen(text));
+	return strndup(text + sp.start, sp.end - sp.start);
+}
+
+START_TEST(test_path_span_finds_the_member)
+{
+	static const struct { const char *text, *want; } cases[] = {
+		{"{\"expert_pack\":{\"path\":\"/a.pack\"}}", "\"/a.pack\""},
+		{" \n{ \"expert_pack\" : { \"size\" : 1 , \"path\"\t:\r\"x\" } } \n", "\"x\""},
+		/* names are compared decoded */
+		{"{\"expert_pack\":{\"p\\u0061th\":\"/u\"}}", "\"/u\""},
+		{"{\"\\u0065xpert_pack\":{\"path\":\"/e\"}}", "\"/e\""},
+		/* decoys: another object's path, a path inside a string, nesting */
+		{"{\"a\":{\"expert_pack\":{\"path\":\"/no\"}},\"expert_pack\":{\"x\":"
+		 "{\"path\":\"/no\"},\"s\":\"\\\"}{\\\"path\\\":\",\"path\":\"/yes\",\"l\":[1,{\"path\":2}]}}",
+		 "\"/yes\""},
+		/* escapes inside the value are the value's */
+		{"{\"expert_pack\":{\"path\":\"/a\\\"b\\\\c\\udcff\"}}", "\"/a\\\"b\\\\c\\udcff\""},
+		/* paths, pathx: other names */
+		{"{\"expert_pack\":{\"paths\":1,\"pat\":2,\"path\":\"p\"}}", "\"p\""},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		char *got = span_text(cases[i].text, MP_OK);
+
+		ck_assert_str_eq(got, cases[i].want);
+		free(got);
+	}
+}
+END_TEST
+
+START_TEST(test_path_span_refusals)
+{
+	static const struct { const char *text; enum mp_err want; } cases[] = {
+		{"{}", MP_E_MANIFEST_MISSING},
+		{"{\"expert_pack\":{}}", MP_E_MANIFEST_MISSING},
+		{"{\"expert_pack\":{\"paths\":\"x\"}}", MP_E_MANIFEST_MISSING},
+		{"{\"expert_pack\":[]}", MP_E_MANIFEST_TYPE},
+		{"{\"expert_pack\":{\"path\":1}}", MP_E_MANIFEST_TYPE},
+		{"{\"expert_pack\":{\"path\":null}}", MP_E_MANIFEST_TYPE},
+		{"[]", MP_E_MANIFEST_TYPE},
+		{"", MP_E_MANIFEST_TYPE},
+		{"{\"expert_pack\":{\"path\":\"a\",\"p\\u0061th\":\"b\"}}", MP_E_MANIFEST_JSON},
+		{"{\"expert_pack\":{\"path\":\"a\"},\"expert_pack\":{}}", MP_E_MANIFEST_JSON},
+		{"{\"expert_pack\":{\"path\":\"a\"}} x", MP_E_MANIFEST_JSON},
+		{"{\"expert_pack\":{\"path\":\"a\"}}}", MP_E_MANIFEST_JSON},
+		{"{\"expert_pack\" {\"path\":\"a\"}}", MP_E_MANIFEST_JSON},
+		{"{\"expert_pack\":{\"path\":\"a\" \"b\":1}}", MP_E_MANIFEST_JSON},
+		{"{\"x\":,\"expert_pack\":{\"path\":\"a\"}}", MP_E_MANIFEST_JSON},
+		{"{\"x\":]}", MP_E_MANIFEST_JSON},
+		{"{1:2}", MP_E_MANIFEST_JSON},
+	};
+
+	for (size_t i = 0; i < sizeof cases / sizeof cases[0]; i++)
+		free(span_text(cases[i].text, cases[i].want));
+}
+END_TEST
+
+/* Every prefix of a manifest (a truncated file): refused, never read past. */
+START_TEST(test_path_span_truncated)
+{
+	struct fx f;
+	size_t len, last;
+	char *raw;
+
+	fx_setup(&f, NULL);
+	raw = fx_read_file(f.manifest, &len);
+	last = (size_t)(strrchr(raw, '}') - raw); /* the top level's end */
+	for (size_t n = 0; n < len; n++) {
+		/* a copy of exactly n bytes: ASan sees any read past them */
+		char *cut = malloc(n ? n : 1);
+		struct mp_text_span sp;
+		struct mp_error err = {0};
+
+		memcpy(cut, raw, n);
+		/* only a prefix that holds the closing brace is whole */
+		if (n <= last)
+			ck_assert_int_ne(mp_manifest_path_span(cut, n, "m", &sp, &err), MP_OK);
+		else
+			ck_assert_int_eq(mp_manifest_path_span(cut, n, "m", &sp, &err), MP_OK);
+		free(cut);
+	}
+	free(raw);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* Splicing changes the path's bytes and nothing else; the digest without
+ * the path does not see it, and sees any other byte. */
+START_TEST(test_path_splice_and_digest)
+{
+	struct fx f;
+	struct mp_text_span sp, sp2;
+	struct mp_error err = {0};
+	unsigned char d1[MP_SHA256_LEN], d2[MP_SHA256_LEN], d3[MP_SHA256_LEN];
+	size_t len, out_len;
+	char *raw, *out, *quoted;
+	json_t *root;
+
+	fx_setup(&f, NULL);
+	raw = fx_read_file(f.manifest, &len);
+	ck_assert_int_eq(mp_manifest_path_span(raw, len, "m", &sp, &err), MP_OK);
+	ck_assert_int_eq(mp_manifest_splice_path(raw, len, &sp, "/new/\"q\"\xff.pack", &out,
+						 &out_len, &err), MP_OK);
+	ck_assert_uint_eq(out_len, strlen(out));
+	ck_assert_int_eq(memcmp(out, raw, sp.start), 0);
+	ck_assert_int_eq(mp_manifest_path_span(out, out_len, "m", &sp2, &err), MP_OK);
+	ck_assert_uint_eq(sp2.start, sp.start);
+	ck_assert_uint_eq(out_len - sp2.end, len - sp.end);
+	ck_assert_int_eq(memcmp(out + sp2.end, raw + sp.end, len - sp.end), 0);
+	quoted = strndup(out + sp2.start, sp2.end - sp2.start);
+	ck_assert_str_eq(quoted, "\"/new/\\\"q\\\"\\udcff.pack\"");
+	free(quoted);
+	ck_assert_int_eq(mp_manifest_parse(out, out_len, "m", &root, &err), MP_OK);
+	json_decref(root);
+	ck_assert_int_eq(mp_manifest_sha256_without_path(raw, len, &sp, d1, &err), MP_OK);
+	ck_assert_int_eq(mp_manifest_sha256_without_path(out, out_len, &sp2, d2, &err), MP_OK);
+	ck_assert_mem_eq(d1, d2, MP_SHA256_LEN);
+	out[sp2.end + 3] ^= 1;
+	ck_assert_int_eq(mp_manifest_sha256_without_path(out, out_len, &sp2, d3, &err), MP_OK);
+	ck_assert_mem_ne(d1, d3, MP_SHA256_LEN);
+	free(out);
+	free(raw);
+	fx_cleanup(&f);
+}
+END_TEST
+
+static TCase *path_span_tcase(void)
+{
+	TCase *tc = tcase_create("path_span");
+
+	tcase_add_test(tc, test_path_span_finds_the_member);
+	tcase_add_test(tc, test_path_span_refusals);
+	tcase_add_test(tc, test_path_span_truncated);
+	tcase_add_test(tc, test_path_splice_and_digest);
+	return tc;
+}
+
 static TCase *with_path_tcase(void)
 {
 	TCase *tc = tcase_create("with_path");
@@ -3033,6 +3184,7 @@ static Suite *validate_suite(void)
 	suite_add_tcase(s, entries_tcase());
 	suite_add_tcase(s, accepted_tcase());
 	suite_add_tcase(s, with_path_tcase());
+	suite_add_tcase(s, path_span_tcase());
 	suite_add_tcase(s, config_tcase());
 	suite_add_tcase(s, codec_tcase());
 	return s;

@@ -322,15 +322,22 @@ START_TEST(test_write_atomic_private)
 
 	unlink(path);
 	ck_assert_int_eq(symlink(victim, path), 0);
-	snprintf(planted, sizeof planted, "%s/.m.prom.tmp-%ld-0", dir, (long)getpid());
-	ck_assert_int_eq(symlink(victim, planted), 0);
+	/* every name a predictable scheme (.NAME.tmp-PID-N, N < 1000) would
+	 * try, taken by someone else in advance: the write still happens */
+	for (int n = 0; n < 1000; n++) {
+		snprintf(planted, sizeof planted, "%s/.m.prom.tmp-%ld-%d", dir, (long)getpid(), n);
+		ck_assert_int_eq(symlink(victim, planted), 0);
+	}
 	ck_assert_int_eq(mp_output_write_atomic(path, MP_TMP_PRIVATE, MP_E_PACK_IO, "c 3\n", 4,
 						&err), MP_OK);
 	ck_assert_str_eq(read_text(victim), "keep");
 	ck_assert_int_eq(lstat(path, &st), 0);
 	ck_assert(S_ISREG(st.st_mode));
-	ck_assert_int_eq(lstat(planted, &st), 0); /* someone else's: left alone */
-	unlink(planted);
+	for (int n = 0; n < 1000; n++) {
+		snprintf(planted, sizeof planted, "%s/.m.prom.tmp-%ld-%d", dir, (long)getpid(), n);
+		ck_assert_int_eq(lstat(planted, &st), 0); /* someone else's: left alone */
+		unlink(planted);
+	}
 
 	/* a directory at the name: refused at the rename, the temporary gone */
 	unlink(path);

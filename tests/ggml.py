@@ -1,7 +1,7 @@
 """ggml.py - ggml itself, for the tests' cross-checks (standard library only).
 
-The tests compare moepack with ggml's own code: its Q2_K/Q3_K quantizer
-and dequantizer, and gguf_init_from_file().  ggml is libggml-base.so from
+The tests compare moepack with ggml's own code: its Q2_K/Q3_K/MXFP4
+quantizer and dequantizer, and gguf_init_from_file().  ggml is libggml-base.so from
 the prebuilt npm package @node-llama-cpp/linux-x64 (version 3.21.1: ggml
 0.23.0), loaded with ctypes; only that library is used (it needs libc,
 libm, libstdc++, libgcc_s), so the results are ggml's portable reference
@@ -30,9 +30,11 @@ import sys
 
 PACKAGE = "@node-llama-cpp/linux-x64@3.21.1"
 
-# enum ggml_type values, checked against ggml_type_name() when loading
-TYPES = {"Q2_K": (10, "q2_K", 84), "Q3_K": (11, "q3_K", 110)}
-QK_K = 256
+# enum ggml_type values: (id, ggml's name, bytes, weights per block),
+# checked against ggml_type_name(), ggml_type_size() and ggml_blck_size()
+# when loading
+TYPES = {"Q2_K": (10, "q2_K", 84, 256), "Q3_K": (11, "q3_K", 110, 256),
+         "MXFP4": (39, "mxfp4", 17, 32)}
 
 
 class Unusable(Exception):
@@ -91,6 +93,7 @@ class Ggml:
                                                   c.c_int64, c.c_int64, c.c_void_p]),
             "dequantize_row_q2_K": (None, [c.c_void_p, c.c_void_p, c.c_int64]),
             "dequantize_row_q3_K": (None, [c.c_void_p, c.c_void_p, c.c_int64]),
+            "dequantize_row_mxfp4": (None, [c.c_void_p, c.c_void_p, c.c_int64]),
             "gguf_init_from_file": (c.c_void_p, [c.c_char_p, GGUFInitParams]),
             "gguf_free": (None, [c.c_void_p]),
             "gguf_get_n_tensors": (c.c_int64, [c.c_void_p]),
@@ -106,21 +109,22 @@ class Ggml:
         self.version = lib.ggml_version().decode()
         self.commit = lib.ggml_commit().decode()
         # the enum values and block sizes this file assumes must be ggml's
-        for t, (tid, name, size) in TYPES.items():
+        for t, (tid, name, size, weights) in TYPES.items():
             got = (lib.ggml_type_name(tid), lib.ggml_blck_size(tid), lib.ggml_type_size(tid))
-            if got != (name.encode(), QK_K, size):
+            if got != (name.encode(), weights, size):
                 raise Unusable("ggml %s: type %d is %r, expected %s (%d, %d bytes)"
-                               % (self.version, tid, got, name, QK_K, size))
+                               % (self.version, tid, got, name, weights, size))
 
     def quantize(self, t, floats, nrows):
-        """floats (array('f'), nrows rows of a multiple of 256) -> blocks,
-        through ggml_quantize_chunk(), as llama-quantize calls it."""
-        tid, _, size = TYPES[t]
+        """floats (array('f'), nrows rows of a multiple of the block) ->
+        blocks, through ggml_quantize_chunk(), as llama-quantize calls it."""
+        tid, _, size, weights = TYPES[t]
         n = len(floats)
         per_row = n // nrows
-        if per_row * nrows != n or per_row % QK_K:
-            raise ValueError("%d floats are not %d rows of a multiple of %d" % (n, nrows, QK_K))
-        out = ctypes.create_string_buffer(n // QK_K * size)
+        if per_row * nrows != n or per_row % weights:
+            raise ValueError("%d floats are not %d rows of a multiple of %d"
+                             % (n, nrows, weights))
+        out = ctypes.create_string_buffer(n // weights * size)
         got = self.lib.ggml_quantize_chunk(tid, floats.buffer_info()[0], out, 0, nrows,
                                            per_row, None)
         if got != len(out):
@@ -129,11 +133,11 @@ class Ggml:
 
     def dequantize(self, t, blocks):
         """Block bytes -> array('f') through ggml's dequantize_row_*()."""
-        _, name, size = TYPES[t]
+        _, name, size, weights = TYPES[t]
         blocks = bytes(blocks)
         if len(blocks) % size:
             raise ValueError("%d bytes are not whole %s blocks" % (len(blocks), t))
-        n = len(blocks) // size * QK_K
+        n = len(blocks) // size * weights
         src = ctypes.create_string_buffer(blocks, len(blocks))
         out = array.array("f", bytes(4 * n))
         getattr(self.lib, "dequantize_row_" + name)(src, out.buffer_info()[0], n)

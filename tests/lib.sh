@@ -252,6 +252,26 @@ require_program() {
 	done
 }
 
+# copy_sources DIR: copy the source tree into DIR (which must exist): what
+# git tracks plus new files it does not ignore, or, outside a checkout (a
+# release tarball unpacked inside one, as distcheck does, is not one), the
+# whole tree but its build directories.  Never a build artefact of the
+# checkout.  Returns non-zero when the copy failed.
+copy_sources() {
+	if [ "$(git -C "$top_srcdir" rev-parse --show-toplevel 2>/dev/null)" = \
+		"$(cd "$top_srcdir" && pwd -P)" ]; then
+		(cd "$top_srcdir" && git ls-files -co --exclude-standard -z |
+			xargs -0 tar -cf - --no-recursion) | tar -C "$1" -xf -
+	else
+		# build/ and build-*/ are build directories; build-aux/ is not
+		(cd "$top_srcdir" && tar -cf - --exclude=./build --exclude='./build-*' \
+			--exclude=./autom4te.cache .) | tar -C "$1" -xf - &&
+			if [ -d "$top_srcdir/build-aux" ]; then
+				(cd "$top_srcdir" && tar -cf - ./build-aux) | tar -C "$1" -xf -
+			fi
+	fi && chmod -R u+w "$1"
+}
+
 # finish: list the failed checks (if any) and print the summary line; exit
 # 1 if any check failed, 0 if all passed, 99 if no check ran at all.
 finish() {
@@ -268,4 +288,18 @@ finish() {
 	[ "$tests_failed" -eq 0 ] || exit 1
 	[ "$tests_passed" -gt 0 ] || exit 99
 	exit 0
+}
+
+# metrics_unlabel: a metrics report with the labels every sample carries
+# (mountpoint and pack) taken off, so that series read as moepackfs(1)
+# names them: 'name{role="up"} 5', 'name 1'.
+metrics_unlabel() {
+	sed -E 's/([{,])mountpoint="[^"]*"/\1/; s/([{,])pack="[^"]*"/\1/; s/\{,+/{/; s/,,+/,/;
+		s/,\}/}/; s/\{\} / /'
+}
+
+# metric FILE SERIES: the value of SERIES ('name{labels}' as
+# metrics_unlabel writes it) in the metrics report FILE; nothing if absent.
+metric() {
+	metrics_unlabel <"$1" | awk -v k="$2" '$1 == k { print $2; exit }'
 }

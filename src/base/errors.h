@@ -154,7 +154,76 @@ enum mp_err_class {
 	  "pack bytes differ from their sealed digest")                        \
 	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID,                       \
 	  "pack signature is missing or does not verify")                      \
-	X(MP_E_KEY, "key", MP_CLASS_USAGE, "unusable key file")
+	X(MP_E_KEY, "key", MP_CLASS_USAGE, "unusable key file")                \
+	/* SGLang's expert pack (pack/expertpack.h), in its validator's order */ \
+	X(MP_E_EP_HEADER_TRUNCATED, "ep_header_truncated", MP_CLASS_INVALID,   \
+	  "expert-pack header is truncated")                                   \
+	X(MP_E_EP_STRUCT_SIZES, "ep_struct_sizes", MP_CLASS_INVALID,           \
+	  "expert-pack struct sizes do not match")                             \
+	X(MP_E_EP_COVERAGE, "ep_header_coverage", MP_CLASS_INVALID,            \
+	  "expert-pack header coverage is inconsistent")                       \
+	X(MP_E_EP_FLAGS, "ep_header_flags", MP_CLASS_INVALID,                  \
+	  "expert-pack is not identity triplet layout")                        \
+	X(MP_E_EP_DATA_START, "ep_data_start", MP_CLASS_INVALID,               \
+	  "expert-pack data offset is not aligned")                            \
+	X(MP_E_EP_ROLE_RANK, "ep_entry_role_rank", MP_CLASS_INVALID,           \
+	  "expert-pack index role or rank is invalid")                         \
+	X(MP_E_EP_TEXT, "ep_entry_text", MP_CLASS_INVALID,                     \
+	  "expert-pack index text is not UTF-8")                               \
+	X(MP_E_EXPECT_TOP_K, "expect_top_k", MP_CLASS_INVALID,                 \
+	  "top-k differs from the expected one")                               \
+	X(MP_E_EXPECT_DIGEST, "expect_digest", MP_CLASS_INVALID,               \
+	  "expert-pack digest does not match the configured one")              \
+	X(MP_E_EP_DUPLICATE, "ep_entry_duplicate", MP_CLASS_INVALID,           \
+	  "duplicate expert-pack entry")                                       \
+	X(MP_E_EP_DTYPE, "ep_entry_dtype", MP_CLASS_INVALID,                   \
+	  "unsupported expert dtype")                                          \
+	X(MP_E_EP_TRANSFORM, "ep_entry_transform", MP_CLASS_INVALID,           \
+	  "unsupported expert transform")                                      \
+	X(MP_E_EP_IDENTITY_SIZE, "ep_entry_identity_size", MP_CLASS_INVALID,   \
+	  "non-identity expert payload size")                                  \
+	X(MP_E_EP_ROLE_SIZE, "ep_role_size", MP_CLASS_INVALID,                 \
+	  "expert-pack roles are not fixed size")                              \
+	X(MP_E_EP_GENERATION, "ep_generation", MP_CLASS_INVALID,               \
+	  "mixed generation in expert object")                                 \
+	X(MP_E_EP_EMPTY, "ep_empty", MP_CLASS_INVALID, "expert-pack has no entries") \
+	X(MP_E_EP_STRIDE, "ep_object_stride", MP_CLASS_INVALID,                \
+	  "expert-pack object stride is smaller than its payload")             \
+	X(MP_E_EP_FILE_SIZE, "ep_file_size", MP_CLASS_INVALID,                 \
+	  "expert-pack file size does not match its index")                    \
+	X(MP_E_EP_MISSING, "ep_entry_missing", MP_CLASS_INVALID,               \
+	  "expert-pack index has no entry")                                    \
+	X(MP_E_EP_LAYOUT, "ep_object_layout", MP_CLASS_INVALID,                \
+	  "expert-pack object layout mismatch")                                \
+	X(MP_E_EP_HEADER_MANIFEST, "ep_header_manifest", MP_CLASS_INVALID,     \
+	  "pack header does not match manifest")                               \
+	X(MP_E_EP_TOP_K, "ep_top_k", MP_CLASS_INVALID,                         \
+	  "top-k is not between 1 and the expert count")                       \
+	X(MP_E_EP_TENSORS, "ep_tensor_coverage", MP_CLASS_INVALID,             \
+	  "manifest tensors do not match its coverage")                        \
+	X(MP_E_EP_OBJECT_ALIGN, "ep_object_alignment", MP_CLASS_INVALID,       \
+	  "expert object is not aligned")                                      \
+	X(MP_E_EP_SHAPE, "ep_entry_shape", MP_CLASS_INVALID, "invalid role shape") \
+	X(MP_E_EP_NAME, "ep_entry_name", MP_CLASS_INVALID,                     \
+	  "entry does not name its routed tensor")                             \
+	X(MP_E_EP_TENSOR, "ep_entry_tensor", MP_CLASS_INVALID,                 \
+	  "entry does not map to a routed tensor")                             \
+	X(MP_E_EP_CHECKSUM, "ep_entry_checksum", MP_CLASS_INVALID,             \
+	  "entry is not an auditable identity transform")                      \
+	X(MP_E_EP_SOURCE, "ep_entry_source", MP_CLASS_INVALID,                 \
+	  "entry source tensor does not match manifest")                       \
+	X(MP_E_EP_SLICE, "ep_entry_slice", MP_CLASS_INVALID,                   \
+	  "entry source slice is misplaced")                                   \
+	X(MP_E_EP_PAYLOAD_DIGEST, "ep_entry_digest", MP_CLASS_INVALID,         \
+	  "entry payload does not match its checksum")                         \
+	X(MP_E_EP_SOURCE_SIZE, "ep_source_size", MP_CLASS_INVALID,             \
+	  "source size does not match manifest")                               \
+	X(MP_E_EP_SOURCE_TENSOR, "ep_source_tensor", MP_CLASS_INVALID,         \
+	  "source tensor SHA-256 does not match manifest")                     \
+	X(MP_E_EP_SOURCE_DIGEST, "ep_source_digest", MP_CLASS_INVALID,         \
+	  "source SHA-256 does not match manifest")                            \
+	X(MP_E_EP_SOURCE_BYTES, "ep_source_bytes", MP_CLASS_INVALID,           \
+	  "source and pack bytes differ")
 
 enum mp_err {
 #define MP_ERR_ENUM(code, name, cls, summary) code,

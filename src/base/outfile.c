@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <signal.h>
@@ -14,7 +15,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 /* ---- names -------------------------------------------------------------- */
@@ -93,6 +96,8 @@ enum mp_err mp_output_sync_dir(const char *dir, struct mp_error *err)
  * tracked.
  */
 #define MAX_TEMPORARIES 3
+/* draws of a private temporary's name before giving up */
+#define PRIVATE_TRIES 16
 enum { SLOT_FREE, SLOT_CLAIMED, SLOT_LIVE };
 static char temporary_name[MAX_TEMPORARIES][PATH_MAX];
 static atomic_int temporary_slot[MAX_TEMPORARIES];
@@ -159,7 +164,25 @@ static enum mp_err open_sibling(struct mp_output_tmp *t, struct mp_error *err)
 	return create_tracked(t, err);
 }
 
-/* DIR/.BASE.tmp-PID-N for the first N no other run holds. */
+/* 64 bits nobody can guess: getrandom(2), or (never seen) time and address. */
+static uint64_t unpredictable(void)
+{
+	uint64_t v;
+	struct timespec ts;
+
+	if (getrandom(&v, sizeof v, GRND_NONBLOCK) == (ssize_t)sizeof v)
+		return v;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_nsec * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uintptr_t)&v ^
+	       (uint64_t)getpid() << 32;
+}
+
+/*
+ * DIR/.BASE.tmp-XXXXXXXXXXXXXXXX, 64 random bits: a name nobody can take
+ * in advance (a world-writable directory's other users included), and
+ * concurrent runs never meet.  A name that exists all the same is worth
+ * a few more draws, no more.
+ */
 static enum mp_err open_private(struct mp_output_tmp *t, const char *base,
 				struct mp_error *err)
 {
@@ -172,11 +195,9 @@ static enum mp_err open_private(struct mp_output_tmp *t, const char *base,
 	for (unsigned attempt = 0;; attempt++) {
 		enum mp_err code;
 
-		snprintf(t->tmp, len, "%s/.%s.tmp-%ld-%u", t->dir, base, (long)getpid(),
-			 attempt);
+		snprintf(t->tmp, len, "%s/.%s.tmp-%016" PRIx64, t->dir, base, unpredictable());
 		code = create_tracked(t, err);
-		/* only a name taken by another run is worth another attempt */
-		if (code == MP_OK || lstat(t->tmp, &st) != 0 || attempt == 999)
+		if (code == MP_OK || lstat(t->tmp, &st) != 0 || attempt == PRIVATE_TRIES - 1)
 			return code;
 	}
 }
@@ -266,9 +287,18 @@ enum mp_err mp_output_write_atomic(const char *path, enum mp_output_tmp_name nam
 				   enum mp_err code, const void *data, size_t len,
 				   struct mp_error *err)
 {
+	return mp_output_write_atomic_as(path, naming, code, data, len, NULL, err);
+}
+
+enum mp_err mp_output_write_atomic_as(const char *path, enum mp_output_tmp_name naming,
+				      enum mp_err code, const void *data, size_t len,
+				      struct stat *written, struct mp_error *err)
+{
 	struct mp_output_tmp t;
 	enum mp_err rc = mp_output_tmp_open(&t, path, naming, code, err);
 
+	if (!rc && written && fstat(t.fd, written) != 0)
+		rc = mp_fail(err, code, "cannot write %s: %s", t.shown, strerror(errno));
 	if (!rc)
 		rc = mp_output_tmp_write(&t, data, len, err);
 	if (!rc)

@@ -14,6 +14,7 @@
 #define MOEPACK_OUTFILE_H
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "base/errors.h"
 
@@ -40,7 +41,8 @@ enum mp_output_tmp_name {
 	/* PATH.tmp: the caller holds the name (build, under its lock), so a
 	 * leftover there is removed first */
 	MP_TMP_SIBLING,
-	/* DIR/.BASE.tmp-PID-N, the first N free: concurrent runs never meet */
+	/* DIR/.BASE.tmp-XXXXXXXXXXXXXXXX, 64 random bits: concurrent runs never
+	 * meet, and nobody can take the name in advance */
 	MP_TMP_PRIVATE,
 };
 
@@ -99,5 +101,13 @@ void mp_output_remove_temporaries(void);
 enum mp_err mp_output_write_atomic(const char *path, enum mp_output_tmp_name naming,
 				   enum mp_err code, const void *data, size_t len,
 				   struct mp_error *err);
+/*
+ * The same, with *written the fstat() of the file that became path: the
+ * caller can tell later whether path is still that file (and remove it
+ * only then).
+ */
+enum mp_err mp_output_write_atomic_as(const char *path, enum mp_output_tmp_name naming,
+				      enum mp_err code, const void *data, size_t len,
+				      struct stat *written, struct mp_error *err);
 
 #endif

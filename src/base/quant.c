@@ -17,7 +17,7 @@
  * of removed types have a block size of 0, as ggml refuses their tensors. */
 #define T(id, name, weights, bytes) [id] = {name, id, weights, bytes, false}
 #define PACKABLE(id, name, weights, bytes) [id] = {name, id, weights, bytes, true}
-static const struct mp_quant_type ggml_types[MP_GGML_TYPE_COUNT] = {
+const struct mp_quant_type mp_ggml_types[MP_GGML_TYPE_COUNT] = {
 	T(0, "F32", 1, 4),		T(1, "F16", 1, 2),
 	PACKABLE(2, "Q4_0", 32, 18),	PACKABLE(3, "Q4_1", 32, 20),
 	T(4, "Q4_2", 0, 0),		T(5, "Q4_3", 0, 0),
@@ -38,7 +38,7 @@ static const struct mp_quant_type ggml_types[MP_GGML_TYPE_COUNT] = {
 	T(32, "Q4_0_4_8", 0, 0),	T(33, "Q4_0_8_8", 0, 0),
 	T(34, "TQ1_0", 256, 54),	T(35, "TQ2_0", 256, 66),
 	T(36, "IQ4_NL_4_4", 0, 0),	T(37, "IQ4_NL_4_8", 0, 0),
-	T(38, "IQ4_NL_8_8", 0, 0),	T(39, "MXFP4", 32, 17),
+	T(38, "IQ4_NL_8_8", 0, 0),	PACKABLE(39, "MXFP4", MP_QK_MXFP4, MP_MXFP4_BYTES),
 	T(40, "NVFP4", 64, 36),		T(41, "Q1_0", 128, 18),
 	T(42, "Q2_0", 64, 18),
 };
@@ -47,7 +47,7 @@ static const struct mp_quant_type ggml_types[MP_GGML_TYPE_COUNT] = {
 
 const struct mp_quant_type *mp_ggml_type(uint32_t id)
 {
-	return id < MP_GGML_TYPE_COUNT ? &ggml_types[id] : NULL;
+	return id < MP_GGML_TYPE_COUNT ? &mp_ggml_types[id] : NULL;
 }
 
 const struct mp_quant_type *mp_quant_by_id(int id)
@@ -62,8 +62,8 @@ const struct mp_quant_type *mp_quant_by_name(const char *name)
 	if (!name)
 		return NULL;
 	for (size_t i = 0; i < MP_GGML_TYPE_COUNT; i++)
-		if (ggml_types[i].pack && strcmp(ggml_types[i].name, name) == 0)
-			return &ggml_types[i];
+		if (mp_ggml_types[i].pack && strcmp(mp_ggml_types[i].name, name) == 0)
+			return &mp_ggml_types[i];
 	return NULL;
 }
 
@@ -71,7 +71,7 @@ uint64_t mp_quant_bytes(const struct mp_quant_type *t, uint64_t weights)
 {
 	uint64_t bytes;
 
-	if (!t || weights % t->block_weights != 0)
+	if (!t || t->block_weights == 0 || weights % t->block_weights != 0)
 		return 0;
 	if (__builtin_mul_overflow(weights / t->block_weights,
 				   (uint64_t)t->block_bytes, &bytes))
@@ -119,6 +119,38 @@ static inline uint16_t demo_scale(uint64_t bits)
 	return (uint16_t)(((5 + (bits & 3)) << 10) | ((bits >> 2) & 0x3ff));
 }
 
+/* An E8M0 scale byte of 118 to 125: ggml's weights are code * 2^(e - 128),
+ * so at most 12 * 2^-3 = 1.5, and never below 2^-10 for a non-zero code. */
+static inline unsigned char demo_e8m0(uint64_t bits)
+{
+	return (unsigned char)(118 + (bits & 7));
+}
+
+/* One demo block of type t at b, from its own generator state. */
+static void fill_demo_block(const struct mp_quant_type *t, unsigned char *b, uint64_t state)
+{
+	uint64_t scale_bits;
+
+	(void)splitmix64_next(&state);
+	switch (t->id) {
+	case MP_GGML_Q2_K:
+		fill_random(b, MP_Q2K_D, &state);
+		scale_bits = splitmix64_next(&state);
+		mp_put_le16(b + MP_Q2K_D, demo_scale(scale_bits));
+		mp_put_le16(b + MP_Q2K_DMIN, demo_scale(scale_bits >> 16));
+		break;
+	case MP_GGML_Q3_K:
+		fill_random(b, MP_Q3K_D, &state);
+		scale_bits = splitmix64_next(&state);
+		mp_put_le16(b + MP_Q3K_D, demo_scale(scale_bits));
+		break;
+	default: /* MXFP4 */
+		fill_random(b + MP_MXFP4_QS, MP_MXFP4_BYTES - MP_MXFP4_QS, &state);
+		b[MP_MXFP4_E] = demo_e8m0(splitmix64_next(&state));
+		break;
+	}
+}
+
 int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 		       uint64_t stream_pos, void *buf, size_t nbytes)
 {
@@ -126,31 +158,15 @@ int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 	uint64_t block;
 	size_t bb;
 
-	if (!t || (t->id != MP_GGML_Q2_K && t->id != MP_GGML_Q3_K))
+	if (!t || (t->id != MP_GGML_Q2_K && t->id != MP_GGML_Q3_K && t->id != MP_GGML_MXFP4))
 		return -1;
 	bb = t->block_bytes;
 	if (nbytes % bb != 0 || stream_pos % bb != 0)
 		return -1;
 	block = stream_pos / bb;
-
-	for (size_t off = 0; off < nbytes; off += bb, block++) {
-		/* Seeding per block makes any block computable on its own. */
-		uint64_t state = seed ^ (block * 0xd1342543de82ef95ULL);
-		unsigned char *b = p + off;
-		uint64_t scale_bits;
-
-		(void)splitmix64_next(&state);
-		if (t->id == MP_GGML_Q2_K) {
-			fill_random(b, MP_Q2K_D, &state);
-			scale_bits = splitmix64_next(&state);
-			mp_put_le16(b + MP_Q2K_D, demo_scale(scale_bits));
-			mp_put_le16(b + MP_Q2K_DMIN, demo_scale(scale_bits >> 16));
-		} else {
-			fill_random(b, MP_Q3K_D, &state);
-			scale_bits = splitmix64_next(&state);
-			mp_put_le16(b + MP_Q3K_D, demo_scale(scale_bits));
-		}
-	}
+	/* Seeding per block makes any block computable on its own. */
+	for (size_t off = 0; off < nbytes; off += bb, block++)
+		fill_demo_block(t, p + off, seed ^ (block * 0xd1342543de82ef95ULL));
 	return 0;
 }
 

@@ -3,7 +3,9 @@
  * expert pack may hold.
  *
  * Type ids and block sizes follow ggml (ggml.h / ggml-quants.c): Q2_K and
- * Q3_K hold 256 weights per super-block, Q4_0 32, F32 one weight of 4 bytes.
+ * Q3_K hold 256 weights per super-block, Q4_0 and MXFP4 32, F32 one weight
+ * of 4 bytes.  A type's weights per block are its block_weights: code that
+ * handles blocks of any type asks the table, never MP_QK_K.
  */
 #ifndef MOEPACK_QUANT_H
 #define MOEPACK_QUANT_H
@@ -26,6 +28,7 @@ enum mp_ggml_type {
 	MP_GGML_Q5_K = 13,
 	MP_GGML_Q6_K = 14,
 	MP_GGML_Q8_K = 15,
+	MP_GGML_MXFP4 = 39,
 };
 
 /* Every type ggml 0.23.0 knows has an id below this (its GGML_TYPE_COUNT). */
@@ -38,6 +41,13 @@ struct mp_quant_type {
 	unsigned block_bytes;   /* bytes per block */
 	bool pack;              /* a quant type an expert pack may hold */
 };
+
+/*
+ * The table itself, indexed by GGML id, so that other tables can point at
+ * its entries in their initializers (payload/dequant.c does).  Read it
+ * through the functions below.
+ */
+extern const struct mp_quant_type mp_ggml_types[MP_GGML_TYPE_COUNT];
 
 /*
  * Any type ggml knows, by id: block geometry as ggml_blck_size() and
@@ -67,18 +77,28 @@ const struct mp_quant_type *mp_quant_by_name(const char *name);
 #define MP_Q3K_D 108      /* fp16 d */
 #define MP_Q3K_BYTES 110
 
+/* ggml's block_mxfp4: one E8M0 scale byte (a power of two, no sign, no
+ * mantissa) and 32 four-bit E2M1 codes, weight j in the low nibble of
+ * qs[j] and weight j + 16 in its high nibble. */
+#define MP_QK_MXFP4 32     /* weights per block */
+#define MP_MXFP4_E 0       /* the scale byte */
+#define MP_MXFP4_QS 1      /* 16 bytes of codes */
+#define MP_MXFP4_BYTES 17
+
 /*
  * Bytes that `weights` weights take in type t, or 0 when weights is not a
- * whole number of blocks or the product overflows.
+ * whole number of blocks, the product overflows or t has no blocks (a
+ * type ggml removed).
  */
 uint64_t mp_quant_bytes(const struct mp_quant_type *t, uint64_t weights);
 
 /*
  * Fill buf (nbytes, a whole number of blocks of type t) with well-formed
- * blocks: any quants, small finite positive fp16 scales.  Deterministic in
- * (seed, stream_pos): stream_pos is the byte position of buf inside a longer
- * stream, so a payload can be produced in pieces.  Returns 0, or -1 when
- * t is not Q2_K or Q3_K or nbytes is not whole blocks.
+ * blocks: any quants, small finite positive scales (fp16 for Q2_K and
+ * Q3_K, E8M0 for MXFP4).  Deterministic in (seed, stream_pos): stream_pos
+ * is the byte position of buf inside a longer stream, so a payload can be
+ * produced in pieces.  Returns 0, or -1 when t is not Q2_K, Q3_K or MXFP4
+ * or nbytes is not whole blocks.
  */
 int mp_quant_fill_demo(const struct mp_quant_type *t, uint64_t seed,
 		       uint64_t stream_pos, void *buf, size_t nbytes);

@@ -166,38 +166,57 @@ void cli_print_help(const struct cli_command *c)
 	fputs(c->epilogue, stdout);
 }
 
+/* A retired short letter of c's (cli_retired): a usage error that names
+ * the long option meant; false when optopt is no such letter. */
+static bool retired_letter(const struct cli_command *c, int letter)
+{
+	for (const struct cli_retired *r = c->retired; r && r->letter; r++) {
+		if (r->letter != letter)
+			continue;
+		cli_usage_error(c->name, "-%c is no longer short for --%s (in moepack, -%c is %s "
+				"only): write --%s", letter, r->name, letter, r->now, r->name);
+		return true;
+	}
+	return false;
+}
+
 /*
  * getopt_long() with moepack's messages instead of getopt's: returns the
  * option as getopt_long does, -1 at the end, or '?' after printing a usage
  * error for an unknown option or a missing argument.
  */
-static int next_option(const char *cmd, int argc, char **argv, const struct getopt_tables *t)
+static int next_option(const struct cli_command *c, int argc, char **argv,
+		       const struct getopt_tables *t)
 {
+	const char *cmd = c->name;
 	char spec[sizeof t->shortopts + 1];
-	int c;
+	int key;
 
 	/* A leading ':' makes getopt tell a missing argument (':') from an
 	 * unknown option ('?'), and keeps it quiet: we word both ourselves. */
 	snprintf(spec, sizeof spec, ":%s", t->shortopts);
 	opterr = 0;
-	c = getopt_long(argc, argv, spec, t->longopts, NULL);
-	if (c == ':') {
+	key = getopt_long(argc, argv, spec, t->longopts, NULL);
+	if (key == ':') {
 		cli_usage_error(cmd, "option '%s' requires an argument", argv[optind - 1]);
 		return '?';
 	}
-	if (c == '?') {
+	if (key == '?') {
 		const char *arg = argv[optind - 1];
+		bool letter = optopt > 0 && optopt < 0x100 && !strchr(t->shortopts, optopt);
 
-		if (optopt > 0 && optopt < 0x100 && !strchr(t->shortopts, optopt))
-			cli_usage_error(cmd, "invalid option -- '%c'", optopt);
-		else if (optopt && strncmp(arg, "--", 2) == 0 && strchr(arg, '='))
+		if (letter) {
+			if (!retired_letter(c, optopt))
+				cli_usage_error(cmd, "invalid option -- '%c'", optopt);
+		} else if (optopt && strncmp(arg, "--", 2) == 0 && strchr(arg, '=')) {
 			cli_usage_error(cmd, "option '%.*s' doesn't allow an argument",
 					(int)(strchr(arg, '=') - arg), arg);
-		else
+		} else {
 			cli_usage_error(cmd, "unrecognized option '%s'", arg);
+		}
 		return '?';
 	}
-	return c;
+	return key;
 }
 
 static const struct cli_option *find_option(const struct cli_command *c, int key)
@@ -385,7 +404,7 @@ enum cli_parse cli_parse_options(const struct cli_command *c, int argc, char **a
 	}
 	if ((p = check_negative_operand(c, argc, argv, &t)) != CLI_RUN)
 		return p;
-	while ((key = next_option(c->name, argc, argv, &t)) != -1) {
+	while ((key = next_option(c, argc, argv, &t)) != -1) {
 		const struct cli_option *o = find_option(c, key);
 
 		if (key == 'h') {
@@ -621,7 +640,7 @@ json_t *cli_json_result(enum mp_err code, const char *ok_msg, const char *err_ms
 	json_object_set_new(o, "ok", json_boolean(code == MP_OK));
 	json_object_set_new(o, "code", json_string(mp_err_name(code)));
 	json_object_set_new(o, "message", cli_json_text(code == MP_OK ? ok_msg : err_msg));
-	json_object_set_new(o, "pack", cli_json_text(pack));
+	json_object_set_new(o, "pack", pack ? cli_json_text(pack) : json_null());
 	return o;
 }
 

@@ -99,6 +99,18 @@ typedef enum cli_parse cli_option_fn(void *args, int key, const char *arg, const
 /* A command's body: argv[0] is its name; returns its exit status. */
 typedef int cli_run_fn(int argc, char **argv);
 
+/*
+ * A short letter a command no longer has, because it meant another long
+ * option than in the other commands: "-f" once was verify's --full and is
+ * --force everywhere else.  Given, it is a usage error that says which
+ * long option to write instead.
+ */
+struct cli_retired {
+	char letter;
+	const char *name; /* the long option it was short for */
+	const char *now;  /* what the letter is short for now ("--force") */
+};
+
 struct cli_command {
 	const char *name;
 	const char *summary;  /* its line in `moepack --help` */
@@ -120,6 +132,7 @@ struct cli_command {
 	 * NULL: none. */
 	const char *number_operands;
 	const struct cli_option *options; /* ends with {NULL}; -h, --help is added */
+	const struct cli_retired *retired; /* ends with {0}; may be NULL */
 	cli_option_fn *on_option;
 	cli_run_fn *run;
 };
@@ -270,7 +283,8 @@ int cli_shard_problems(const struct mp_shard_set *set, const char *name, bool pr
 json_t *cli_json_text(const char *s);
 
 /* A command's JSON result as it starts: {"ok", "code", "message": ok_msg
- * when code is MP_OK else err_msg, "pack"}; the caller adds the rest. */
+ * when code is MP_OK else err_msg, "pack" (null when pack is NULL)}; the
+ * caller adds the rest. */
 json_t *cli_json_result(enum mp_err code, const char *ok_msg, const char *err_msg,
 			const char *pack);
 

@@ -19,7 +19,6 @@ enum {
 	OPT_CHECK_ONLY,
 	OPT_RESUME,
 	OPT_MARGIN,
-	OPT_FORCE,
 };
 
 struct args {
@@ -53,7 +52,7 @@ const struct cli_option cli_build_options[] = {
 	CLI_OPT_U64("margin", OPT_MARGIN, "SIZE",
 		    "free space to keep beyond the pack (default 2G)", A, o.margin,
 		    CLI_NUM_SUFFIX, 0, UINT64_MAX),
-	CLI_OPT_TRUE("force", OPT_FORCE, "replace an existing file at PACK, the manifest or\n"
+	CLI_OPT_TRUE("force", 'f', "replace an existing file at PACK, the manifest or\n"
 		     "PACK.seal that is not a pack, manifest or seal", A, o.force),
 	CLI_OPT_JSON("print the summary as one JSON object", A, json),
 	CLI_OPT_QUIET("print nothing on success", A, quiet),
@@ -105,14 +104,67 @@ static enum cli_parse parse_args(int argc, char **argv, struct args *a)
 	return p == CLI_RUN ? check_args(argv[0], a) : p;
 }
 
+/* The set's kept problems as [{code, message}], for --json. */
+static json_t *problems_json(const struct mp_shard_set *set)
+{
+	json_t *list = json_array();
+	size_t kept = set ? cli_problems_kept(set) : 0;
+
+	for (size_t i = 0; i < kept; i++) {
+		json_t *p = json_object();
+
+		json_object_set_new(p, "code", json_string(mp_err_name(set->problems[i].code)));
+		json_object_set_new(p, "message", cli_json_text(set->problems[i].msg));
+		json_array_append_new(list, p);
+	}
+	return list;
+}
+
+/*
+ * A failed run: "moepack: FILE: message" on stderr, or with --json one
+ * object on stdout instead, as verify and check-gguf do:
+ * {"ok": false, "code", "message", "file" (the one at fault), "pack"
+ * (when known), "manifest": null, "valid": false, "problem_count",
+ * "problems"}.  Returns status.
+ */
+static int report_failure(const struct args *a, const char *file, const char *pack,
+			  const struct mp_error *err, int status)
+{
+	json_t *o;
+
+	if (!a->json)
+		return cli_report(file, err);
+	o = cli_json_result(err->code, "", err->msg, pack);
+	json_object_set_new(o, "file", cli_json_text(file));
+	json_object_set_new(o, "manifest", json_null());
+	json_object_set_new(o, "valid", json_false());
+	json_object_set_new(o, "problem_count", json_integer(0));
+	json_object_set_new(o, "problems", json_array());
+	cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	return status;
+}
+
 /* Each problem on its own line, "moepack: SET: ..." as check-gguf says
- * it; the status of the worst. */
-static int report_problems(const struct mp_shard_set *set, const char *gguf)
+ * it (with --json in one object, the first one's code and message at its
+ * head); the status of the worst. */
+static int report_problems(const struct args *a, const struct mp_shard_set *set)
 {
 	char name[CLI_TEXT_MAX], shown[CLI_TEXT_MAX];
+	int status;
+	json_t *o;
 
-	mp_shards_name(set, gguf, name, sizeof name);
-	return cli_shard_problems(set, cli_text(shown, name), true);
+	mp_shards_name(set, a->gguf, name, sizeof name);
+	status = cli_shard_problems(set, cli_text(shown, name), !a->json);
+	if (!a->json || !set->nproblems)
+		return status;
+	o = cli_json_result(set->problems[0].code, "", set->problems[0].msg, a->o.out);
+	json_object_set_new(o, "file", cli_json_text(name));
+	json_object_set_new(o, "manifest", json_null());
+	json_object_set_new(o, "valid", json_false());
+	json_object_set_new(o, "problem_count", json_integer((json_int_t)set->nproblems));
+	json_object_set_new(o, "problems", problems_json(set));
+	cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	return status;
 }
 
 /* A first signal stops the copy at an object boundary, durable for
@@ -125,9 +177,10 @@ static void on_signal(int sig)
 static int print_summary_json(const struct args *a, const struct mp_shard_set *set,
 			      const struct mp_gguf_build_result *r)
 {
-	json_t *o = json_object();
+	json_t *o = cli_json_result(MP_OK, a->o.check_only ? "valid" : "built", "",
+				    r->pack_path);
 
-	json_object_set_new(o, "pack", cli_json_text(r->pack_path));
+	json_object_set_new(o, "file", cli_json_text(r->pack_path));
 	json_object_set_new(o, "manifest", a->o.check_only ? json_null()
 							   : cli_json_text(r->manifest_path));
 	json_object_set_new(o, "valid", json_true());
@@ -150,6 +203,8 @@ static int print_summary_json(const struct args *a, const struct mp_shard_set *s
 	json_object_set_new(o, "index_sha256", json_string(r->index_sha256));
 	json_object_set_new(o, "inventory_sha256", json_string(r->inventory_sha256));
 	json_object_set_new(o, "sha256", r->sha256[0] ? json_string(r->sha256) : json_null());
+	json_object_set_new(o, "problem_count", json_integer(0));
+	json_object_set_new(o, "problems", json_array());
 	return cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO : CLI_EXIT_OK;
 }
 
@@ -228,17 +283,17 @@ struct inputs {
 	struct mp_model_config cfg;
 };
 
-static int open_inputs(const char *cmd, const struct args *a, struct inputs *in)
+static int open_inputs(const struct args *a, struct inputs *in)
 {
 	struct mp_error err = {0};
 	enum mp_err rc = mp_shards_open(a->gguf, &in->set, &err);
 
 	if (!in->set)
-		return cli_report(a->gguf, &err);
+		return report_failure(a, a->gguf, a->o.out, &err, cli_exit_status(rc));
 	in->ex = calloc(1, sizeof *in->ex);
 	if (!in->ex) {
-		fprintf(stderr, "moepack %s: out of memory\n", cmd);
-		return CLI_EXIT_IO;
+		mp_fail(&err, MP_E_NOMEM, "out of memory");
+		return report_failure(a, a->gguf, a->o.out, &err, CLI_EXIT_IO);
 	}
 	if (!rc)
 		rc = mp_shards_experts(in->set, a->o.kimi, in->ex);
@@ -246,9 +301,10 @@ static int open_inputs(const char *cmd, const struct args *a, struct inputs *in)
 		rc = mp_model_config_check(a->o.config_path, in->set, a->o.kimi, in->ex,
 					   &in->cfg, &err);
 		if (rc && !in->set->nproblems)
-			return cli_report(a->o.config_path, &err);
+			return report_failure(a, a->o.config_path, a->o.out, &err,
+					      cli_exit_status(rc));
 	}
-	return rc ? report_problems(in->set, a->gguf) : CLI_EXIT_OK;
+	return rc ? report_problems(a, in->set) : CLI_EXIT_OK;
 }
 
 static void close_inputs(struct inputs *in)
@@ -262,15 +318,16 @@ static void close_inputs(struct inputs *in)
 static int build_failed(const struct args *a, struct inputs *in, enum mp_err rc,
 			struct mp_gguf_build_result *res, const struct mp_error *err)
 {
-	int sig = mp_gguf_build_interrupted(), status;
+	int sig = mp_gguf_build_interrupted(), status = cli_exit_status(rc);
 	char name[CLI_TEXT_MAX];
 
 	if (!res->pack_path)
 		mp_shards_name(in->set, a->gguf, name, sizeof name);
-	status = cli_report(res->pack_path ? res->pack_path : name, err);
 	/* like the reference: a pack that cannot be read is not valid */
 	if (a->o.check_only && rc == MP_E_PACK_IO)
 		status = CLI_EXIT_INVALID;
+	report_failure(a, res->pack_path ? res->pack_path : name,
+		       res->pack_path ? res->pack_path : a->o.out, err, status);
 	if (rc == MP_E_INTERRUPTED && sig) {
 		mp_gguf_build_result_free(res);
 		close_inputs(in);
@@ -287,7 +344,6 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	struct progress_bar bar;
 	struct mp_error err = {0};
 	enum mp_err rc;
-	int status;
 
 	cli_catch_signals(on_signal);
 	progress_bar_init(&bar, stderr, "build", !a->quiet && !a->json);
@@ -300,8 +356,8 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	/* a resume that could not trust PACK.partial says why, in one line */
 	if (res->notice[0] && !a->quiet && !a->json)
 		fprintf(stderr, "moepack %s: %s\n", cmd, res->notice);
-	status = print_summary(a, in->set, res);
-	return status ? status : cli_finish_stdout(cmd);
+	/* stdout is flushed and checked once, by cli_build_run() */
+	return print_summary(a, in->set, res);
 }
 
 int cli_build_run(int argc, char **argv)
@@ -315,10 +371,10 @@ int cli_build_run(int argc, char **argv)
 
 	if (p != CLI_RUN)
 		return cli_parse_status(p, cmd);
-	status = open_inputs(cmd, &a, &in);
+	status = open_inputs(&a, &in);
 	if (!status)
 		status = build(cmd, &a, &in, &res);
 	mp_gguf_build_result_free(&res);
 	close_inputs(&in);
-	return status;
+	return cli_finish(cmd, status);
 }

@@ -20,10 +20,10 @@ struct check_args {
 	bool set, json, kimi;
 };
 
-enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY };
+enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY, OPT_SET };
 
 const struct cli_option cli_check_gguf_options[] = {
-	CLI_OPT_TRUE("set", 's', "check an unsplit FILE.gguf as a set of one", struct check_args,
+	CLI_OPT_TRUE("set", OPT_SET, "check an unsplit FILE.gguf as a set of one", struct check_args,
 		     set),
 	CLI_OPT_FALSE("any-geometry", OPT_ANY_GEOMETRY, "any expert count and sizes, not "
 		      "Kimi-K3's", struct check_args, kimi),

@@ -32,17 +32,13 @@ struct stats {
  * totals with Chan et al.'s pairwise update: no catastrophic cancellation,
  * even for 11 million values of one sign.
  */
-static void stats_add_block(struct stats *st, const float *v, const uint16_t *scales,
-			    unsigned nscales)
+static void stats_add_block(struct stats *st, const float *v, unsigned nweights)
 {
 	double sum = 0, mean, m2 = 0, delta, n;
 	uint64_t k = 0;
 	bool zero = true;
 
-	for (unsigned i = 0; i < nscales; i++)
-		if ((scales[i] & 0x7c00) == 0x7c00)
-			st->nonfinite_scales++;
-	for (int i = 0; i < MP_QK_K; i++) {
+	for (unsigned i = 0; i < nweights; i++) {
 		double x = v[i];
 
 		if (v[i] != 0.0f)
@@ -64,13 +60,13 @@ static void stats_add_block(struct stats *st, const float *v, const uint16_t *sc
 		sum += x;
 		k++;
 	}
-	st->values += MP_QK_K;
+	st->values += nweights;
 	st->blocks++;
 	st->zero_blocks += zero;
 	if (k == 0)
 		return;
 	mean = sum / (double)k;
-	for (int i = 0; i < MP_QK_K; i++)
+	for (unsigned i = 0; i < nweights; i++)
 		if (isfinite(v[i]))
 			m2 += ((double)v[i] - mean) * ((double)v[i] - mean);
 	n = (double)st->finite + (double)k;
@@ -255,20 +251,22 @@ struct step {
 	uint64_t row_len, col;
 };
 
+/* The type's own judgement of its scales (an fp16 Inf or NaN for the
+ * k-quants, an E8M0 byte that overflows a weight for MXFP4), as the
+ * payload scan counts them. */
 static void stats_step(struct step *s)
 {
-	for (size_t i = 0; i < s->n; i++) {
-		uint16_t sc[2];
-		unsigned ns;
+	struct mp_scale_tally t = {.all_zero = true};
 
-		mp_block_scales(s->qt, s->raw + i * s->qt->block_bytes, sc, &ns);
-		stats_add_block(&s->st, s->v + i * MP_QK_K, sc, ns);
-	}
+	mp_codec(s->qt)->check_scales(s->raw, s->n, &t);
+	s->st.nonfinite_scales += t.nonfinite;
+	for (size_t i = 0; i < s->n; i++)
+		stats_add_block(&s->st, s->v + i * s->qt->block_weights, s->qt->block_weights);
 }
 
 static int f32_step(struct dump *d, struct step *s)
 {
-	size_t nv = s->n * MP_QK_K;
+	size_t nv = s->n * s->qt->block_weights;
 
 	mp_f32_encode(s->out, s->v, nv);
 	if (fwrite(s->out, 4, nv, stdout) == nv)
@@ -277,11 +275,11 @@ static int f32_step(struct dump *d, struct step *s)
 	return CLI_EXIT_IO;
 }
 
-/* A row can end inside a step: the row length is a multiple of 256, not of
- * the step. */
+/* A row can end inside a step: the row length is a multiple of the block,
+ * not of the step. */
 static int text_step(struct dump *d, struct step *s)
 {
-	for (size_t i = 0; i < s->n * MP_QK_K; i++) {
+	for (size_t i = 0; i < s->n * s->qt->block_weights; i++) {
 		if (printf("%s%.9g", s->col ? " " : "", (double)s->v[i]) < 0) {
 			d->write_errno = errno;
 			return CLI_EXIT_IO;
@@ -317,9 +315,9 @@ static int decode(struct dump *d)
 	long layer_index = mp_pack_layer_index(d->pack, d->layer_id);
 	int rc = CLI_EXIT_OK;
 
-	s.raw = malloc((size_t)STEP_BLOCKS * MP_Q3K_BYTES);
-	s.v = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
-	s.out = malloc(sizeof(float) * STEP_BLOCKS * MP_QK_K);
+	s.raw = malloc((size_t)STEP_BLOCKS * MP_CODEC_MAX_BLOCK_BYTES);
+	s.v = malloc(sizeof(float) * STEP_BLOCKS * MP_CODEC_MAX_BLOCK_WEIGHTS);
+	s.out = malloc(sizeof(float) * STEP_BLOCKS * MP_CODEC_MAX_BLOCK_WEIGHTS);
 	mp_pack_role_range(d->pack, mp_pack_object(d->pack, (uint64_t)layer_index, d->expert),
 			   d->role, &offset, &nbytes);
 	mp_role_rows(ri, &s.row_len, &rows);

@@ -32,29 +32,48 @@ static void format_shape(char *buf, size_t len, const struct mp_role_info *ri)
 		snprintf(buf + used, len - used, "]");
 }
 
+/* The format's own facts, the head or the tail ones, as text lines. */
+static void print_facts(const struct mp_pack *p, bool tail)
+{
+	struct mp_pack_fact f[MP_PACK_FACTS_MAX];
+	unsigned n = p->format->facts(p, f);
+	char shown[CLI_TEXT_MAX];
+
+	for (unsigned i = 0; i < n; i++) {
+		if (f[i].tail != tail)
+			continue;
+		if (f[i].number)
+			printf("%-17s %llu\n", f[i].label, (unsigned long long)f[i].u64);
+		else
+			printf("%-17s %s\n", f[i].label,
+			       f[i].text[0] ? cli_text(shown, f[i].text) : "(none)");
+	}
+}
+
 static void print_text(const struct mp_pack *p)
 {
-	const struct mp_manifest *m = &p->m;
+	const struct mp_model *m = &p->m;
 	char size[32], shape[96], shown[CLI_TEXT_MAX];
 
 	printf("pack              %s\n", cli_text(shown, p->path));
 	if (strcmp(p->path, p->real_path) != 0)
 		printf("real path         %s\n", cli_text(shown, p->real_path));
 	printf("manifest          %s\n", cli_text(shown, p->manifest_path));
-	printf("format            %s\n", MP_FORMAT);
-	printf("hidden layers     %llu\n", (unsigned long long)m->num_hidden_layers);
+	print_facts(p, false);
 	printf("MoE layers        %zu (%u..%u)\n", m->layer_count, m->layer_ids[0],
 	       m->layer_ids[m->layer_count - 1]);
 	printf("experts           %llu per layer, top-k %llu\n",
 	       (unsigned long long)m->num_experts, (unsigned long long)m->top_k);
 	printf("roles             %-5s %-5s %3s %13s %13s  %s\n", "name", "dtype", "id",
 	       "expert_bytes", "role_offset", "logical_shape");
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+	/* as they lie in an object */
+	for (int i = 0; i < MP_ROLE_COUNT; i++) {
+		enum mp_role r = m->order[i];
 		const struct mp_role_info *ri = &m->roles[r];
 
 		format_shape(shape, sizeof shape, ri);
 		printf("                  %-5s %-5s %3d %13llu %13llu  %s\n",
-		       mp_role_name((enum mp_role)r), ri->dtype, ri->dtype_id,
+		       mp_role_name(r), ri->dtype, ri->dtype_id,
 		       (unsigned long long)ri->expert_bytes,
 		       (unsigned long long)ri->role_offset, shape);
 	}
@@ -67,9 +86,7 @@ static void print_text(const struct mp_pack *p)
 	printf("index entries     %llu\n", (unsigned long long)p->index_count);
 	printf("index sha256      %s\n", m->index_sha256);
 	printf("full sha256       %s\n", m->sha256[0] ? m->sha256 : "(none)");
-	printf("config sha256     %s\n", m->config_sha256);
-	printf("inventory sha256  %s\n",
-	       m->inventory_sha256[0] ? m->inventory_sha256 : "(none)");
+	print_facts(p, true);
 	printf("file size         %llu (%s)\n", (unsigned long long)p->file_size,
 	       format_bytes(size, sizeof size, p->file_size));
 }
@@ -101,9 +118,22 @@ static json_t *digest_or_null(const char *hex)
 	return hex[0] ? json_string(hex) : json_null();
 }
 
+/* The format's own facts, the head or the tail ones, into o. */
+static void json_facts(json_t *o, const struct mp_pack *p, bool tail)
+{
+	struct mp_pack_fact f[MP_PACK_FACTS_MAX];
+	unsigned n = p->format->facts(p, f);
+
+	for (unsigned i = 0; i < n; i++)
+		if (f[i].tail == tail)
+			json_object_set_new(o, f[i].key, f[i].number ? u64(f[i].u64)
+					    : f[i].text[0] ? cli_json_text(f[i].text)
+							   : json_null());
+}
+
 static int print_json(const struct mp_pack *p)
 {
-	const struct mp_manifest *m = &p->m;
+	const struct mp_model *m = &p->m;
 	json_t *o = json_object();
 	json_t *roles = json_object();
 	json_t *layers = json_object();
@@ -118,8 +148,7 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(o, "pack", cli_json_text(p->path));
 	json_object_set_new(o, "real_path", cli_json_text(p->real_path));
 	json_object_set_new(o, "manifest", cli_json_text(p->manifest_path));
-	json_object_set_new(o, "format", json_string(MP_FORMAT));
-	json_object_set_new(o, "num_hidden_layers", u64(m->num_hidden_layers));
+	json_facts(o, p, false);
 	json_object_set_new(o, "moe_layers", layers);
 	json_object_set_new(o, "num_experts", u64(m->num_experts));
 	json_object_set_new(o, "top_k", u64(m->top_k));
@@ -132,8 +161,7 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(o, "index_count", u64(p->index_count));
 	json_object_set_new(o, "index_sha256", json_string(m->index_sha256));
 	json_object_set_new(o, "sha256", digest_or_null(m->sha256));
-	json_object_set_new(o, "config_sha256", digest_or_null(m->config_sha256));
-	json_object_set_new(o, "inventory_sha256", digest_or_null(m->inventory_sha256));
+	json_facts(o, p, true);
 	json_object_set_new(o, "size", u64(p->file_size));
 	json_object_set_new(o, "warnings", cli_warnings_json(p));
 	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO

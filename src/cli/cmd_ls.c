@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/jsonstr.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 
@@ -69,23 +70,25 @@ static void print_entry(struct out *o, const struct mp_pack *p, uint64_t layer_i
 			uint64_t expert, enum mp_role role, bool json, bool first)
 {
 	unsigned long long layer = p->m.layer_ids[layer_index];
-	uint64_t offset, nbytes;
-	char name[MP_ENTRY_NAME_LEN];
+	uint64_t offset, nbytes, object = mp_pack_object(p, layer_index, expert);
+	char name[MP_PACK_TENSOR_NAME_MAX], shown[CLI_TEXT_MAX], *quoted = NULL;
 
-	mp_pack_role_range(p, mp_pack_object(p, layer_index, expert), role, &offset, &nbytes);
-	/* Names are made here from numbers and role names: nothing to escape
-	 * for JSON. */
-	mp_tensor_name(name, sizeof name, layer, role);
-	if (json)
-		out_printf(o, "%s\n  {\"name\": \"%s\", \"layer\": %llu, \"expert\": %llu, "
+	mp_pack_role_range(p, object, role, &offset, &nbytes);
+	/* a format's index may hold any bytes in a name: escaped either way */
+	mp_pack_tensor_name(p, object, role, name, sizeof name);
+	if (json && (quoted = mp_json_quote(name, strlen(name), NULL)) != NULL)
+		out_printf(o, "%s\n  {\"name\": %s, \"layer\": %llu, \"expert\": %llu, "
 			   "\"role\": \"%s\", \"offset\": %llu, \"nbytes\": %llu}",
-			   first ? "" : ",", name, layer, (unsigned long long)expert,
+			   first ? "" : ",", quoted, layer, (unsigned long long)expert,
 			   mp_role_name(role), (unsigned long long)offset,
 			   (unsigned long long)nbytes);
+	else if (json)
+		o->error = ENOMEM;
 	else
-		out_printf(o, "%-28s %3llu %5llu %-4s %15llu %12llu\n", name, layer,
-			   (unsigned long long)expert, mp_role_name(role),
+		out_printf(o, "%-28s %3llu %5llu %-4s %15llu %12llu\n", cli_text(shown, name),
+			   layer, (unsigned long long)expert, mp_role_name(role),
 			   (unsigned long long)offset, (unsigned long long)nbytes);
+	free(quoted);
 }
 
 /* Returns the errno of a failed write, or 0. */
@@ -100,8 +103,9 @@ static int list(const struct mp_pack *p, const struct selection *s, bool json)
 		out_printf(&o, "[");
 	for (uint64_t l = s->layer_first; l < s->layer_end && !o.error; l++)
 		for (uint64_t e = s->expert_first; e < s->expert_end; e++)
-			for (int r = 0; r < MP_ROLE_COUNT; r++) {
-				print_entry(&o, p, l, e, (enum mp_role)r, json, first);
+			for (int i = 0; i < MP_ROLE_COUNT; i++) {
+				/* in the order the roles lie in the object */
+				print_entry(&o, p, l, e, p->m.order[i], json, first);
 				first = false;
 			}
 	if (json)

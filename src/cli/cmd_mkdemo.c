@@ -18,7 +18,15 @@ struct mkdemo_args {
 	const char *gguf;
 };
 
-enum { OPT_HIDDEN = CLI_LONG_ONLY, OPT_INTER, OPT_GAP, OPT_SPARSE, OPT_FULL_SHA256, OPT_GGUF };
+enum {
+	OPT_HIDDEN = CLI_LONG_ONLY,
+	OPT_INTER,
+	OPT_GAP,
+	OPT_SPARSE,
+	OPT_FULL_SHA256,
+	OPT_GGUF,
+	OPT_SEED,
+};
 
 /* 0 means "default" to mp_demo_resolve, so an explicit 0 is refused where
  * it would silently mean that. */
@@ -39,7 +47,7 @@ const struct cli_option cli_mkdemo_options[] = {
 		    A, o.alignment, CLI_NUM_SUFFIX, 1, UINT64_MAX),
 	CLI_OPT_U64("gap", OPT_GAP, "N", "padding after each object, rounded up to the\n"
 		    "alignment (default 0)", A, o.gap, CLI_NUM_SUFFIX, 0, UINT64_MAX),
-	CLI_OPT_U64("seed", 's', "N", "payload seed (default 0)", A, o.seed, 0, 0, UINT64_MAX),
+	CLI_OPT_U64("seed", OPT_SEED, "N", "payload seed (default 0)", A, o.seed, 0, 0, UINT64_MAX),
 	CLI_OPT_TRUE("sparse", OPT_SPARSE, "leave the payloads as a hole (fast, any size)", A,
 		     o.sparse),
 	CLI_OPT_TRUE("full-sha256", OPT_FULL_SHA256,

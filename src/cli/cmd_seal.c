@@ -13,6 +13,7 @@
 #include "pack/digest.h"
 #include "pack/progress.h"
 #include "seal/seal.h"
+#include "seal/sealsample.h"
 #include "seal/sign.h"
 
 const char seal_unanchored_note[] =
@@ -70,7 +71,8 @@ static void seal_json(const char *pack_path, const char *seal_path, const struct
 		mp_sha256_hex(s->seal_digest, hex);
 		json_object_set_new(o, "seal_sha256", json_string(hex));
 		mp_sha256_hex(s->pack_sha256, hex);
-		json_object_set_new(o, "pack_sha256", json_string(hex));
+		json_object_set_new(o, "pack_sha256", mp_seal_has_pack_sha256(s)
+							      ? json_string(hex) : json_null());
 		json_object_set_new(o, "chunk_size", json_integer((json_int_t)s->chunk_size));
 		json_object_set_new(o, "chunk_count", json_integer((json_int_t)s->chunk_count));
 		json_object_set_new(o, "anchored", json_boolean(!mp_seal_unanchored(s)));
@@ -115,7 +117,7 @@ static enum mp_err chunk_size(struct sealing *g, uint64_t *size)
 	if (*size)
 		return MP_OK;
 	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		rb[r] = g->pack->m.roles[r].expert_bytes;
+		rb[r] = g->pack->m.roles[g->pack->m.order[r]].expert_bytes;
 	*size = mp_seal_pick_chunk_size(g->pack->file_size, g->pack->object_count,
 					g->pack->object_offset, rb);
 	if (!*size)
@@ -158,8 +160,10 @@ static enum mp_err hash_pack(struct sealing *g)
 	enum mp_err rc;
 
 	progress_bar_init(&bar, stderr, "seal", !g->a->quiet && !g->a->json);
+	/* an unanchored seal records no whole-file digest, as build's */
 	rc = mp_seal_hash_file(g->pack->fd, g->pack_path, &g->l, (unsigned)g->a->jobs,
-			       progress_bar_update, &bar, g->s.digests, g->s.pack_sha256, &g->err);
+			       progress_bar_update, &bar, g->s.digests,
+			       g->a->unanchored ? NULL : g->s.pack_sha256, &g->err);
 	progress_bar_finish(&bar);
 	if (rc != MP_OK || g->a->unanchored)
 		return rc;
@@ -268,6 +272,8 @@ enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
 			     " does not fit the pack", (*seal)->chunk_size);
 	if (rc == MP_OK)
 		rc = mp_seal_bind(*seal, pack, l, err);
+	if (rc == MP_OK)
+		rc = mp_seal_sample(*seal, l, pack, pack->fd, err);
 	if (rc != MP_OK) {
 		mp_seal_free(*seal);
 		*seal = NULL;
@@ -287,6 +293,42 @@ struct signing {
 	struct mp_error err;
 };
 
+/*
+ * A signature vouches for what it names, so nothing is signed that this
+ * run did not check byte for byte: every chunk against the seal, and the
+ * whole file's SHA-256 (computed in the same read) against the one the
+ * seal records, which an anchored seal shares with the manifest (an
+ * unanchored one records none: its chunks are every byte).
+ */
+static enum mp_err prove_seal(struct signing *g)
+{
+	unsigned char (*digests)[MP_SHA256_LEN] = malloc(g->l.chunk_count * MP_SHA256_LEN);
+	unsigned char whole[MP_SHA256_LEN];
+	bool has_whole = mp_seal_has_pack_sha256(g->seal);
+	struct progress_bar bar;
+	enum mp_err rc;
+
+	if (!digests)
+		return mp_fail(&g->err, MP_E_NOMEM, "out of memory checking %s", g->pack_path);
+	progress_bar_init(&bar, stderr, "check", !g->a->quiet && !g->a->json);
+	rc = mp_seal_hash_file(g->pack->fd, g->pack_path, &g->l, 0, progress_bar_update, &bar,
+			       digests, has_whole ? whole : NULL, &g->err);
+	progress_bar_finish(&bar);
+	for (uint64_t c = 0; rc == MP_OK && c < g->l.chunk_count; c++)
+		if (!mp_seal_digest_ok(g->seal, c, digests[c])) {
+			char what[256];
+
+			mp_seal_chunk_describe(g->pack, &g->l, c, what, sizeof what);
+			rc = mp_fail(&g->err, MP_E_SEAL_CHUNK, "pack bytes differ from their "
+				     "sealed digest: chunk %" PRIu64 " (%s); not signed", c, what);
+		}
+	if (rc == MP_OK && has_whole && memcmp(whole, g->seal->pack_sha256, MP_SHA256_LEN) != 0)
+		rc = mp_fail(&g->err, MP_E_SEAL_MISMATCH, "seal is not this pack's: its "
+			     "pack_sha256 is not the file's SHA-256; not signed");
+	free(digests);
+	return rc;
+}
+
 static enum mp_err sign_pack(struct signing *g)
 {
 	unsigned char fp[MP_SHA256_LEN];
@@ -294,6 +336,8 @@ static enum mp_err sign_pack(struct signing *g)
 
 	if (rc == MP_OK)
 		rc = cli_load_seal(g->pack, &g->seal, &g->l, &g->err);
+	if (rc == MP_OK)
+		rc = prove_seal(g);
 	if (rc == MP_OK)
 		rc = mp_key_fingerprint(g->a->key, true, fp, &g->err);
 	if (rc == MP_OK)

@@ -11,6 +11,24 @@
 #include "cli/commands.h"
 #include "writer/ggufwrite.h" /* MP_GGUF_DEMO_PREFIX, in mkdemo's --help */
 
+/*
+ * Short letters mean one long option in every command (tests/cli-table.test
+ * checks it): -f is --force and -s is --seal wherever they exist.  The
+ * letters that meant something else before 0.2.0 say what to write now.
+ */
+static const struct cli_retired verify_retired[] = {
+	{'f', "full", "--force"},
+	{0, NULL, NULL},
+};
+static const struct cli_retired mkdemo_retired[] = {
+	{'s', "seed", "--seal"},
+	{0, NULL, NULL},
+};
+static const struct cli_retired check_gguf_retired[] = {
+	{'s', "set", "--seal"},
+	{0, NULL, NULL},
+};
+
 const struct cli_command cli_verify_command = {
 	.name = "verify",
 	.summary = "check a pack and its manifest as the loader does",
@@ -25,6 +43,7 @@ const struct cli_command cli_verify_command = {
 		    "2 usage error (including --full when the manifest has no\n"
 		    "expert_pack.sha256), 3 a file cannot be read.\n",
 	.options = cli_verify_options,
+	.retired = verify_retired,
 	.on_option = cli_verify_on_option,
 	.run = cli_verify_run,
 };
@@ -117,6 +136,7 @@ const struct cli_command cli_mkdemo_command = {
 		    "Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n",
 	.extra_hint = " (the pack is given with --out)",
 	.options = cli_mkdemo_options,
+	.retired = mkdemo_retired,
 	.run = cli_mkdemo_run,
 };
 
@@ -145,6 +165,7 @@ const struct cli_command cli_check_gguf_command = {
 		    "Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
 		    "GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n",
 	.options = cli_check_gguf_options,
+	.retired = check_gguf_retired,
 	.run = cli_check_gguf_run,
 };
 
@@ -188,7 +209,9 @@ const struct cli_command cli_seal_command = {
 	.operands = "PACK",
 	.about = "Validate PACK, hash every chunk of it on all cores together with the\n"
 		 "SHA-256 of the whole file, and write PACK.seal (see moepack-pack(5)).\n"
-		 "The whole-file SHA-256 must equal the manifest's expert_pack.sha256.\n",
+		 "The whole-file SHA-256 must equal the manifest's expert_pack.sha256;\n"
+		 "an --unanchored seal records none, as build's seal without\n"
+		 "--full-sha256 (the same bytes give the same seal).\n",
 	.epilogue = "\n"
 		    "Exit status: 0 sealed, 1 invalid pack (or its SHA-256 differs from the\n"
 		    "manifest's), 2 usage error (including a manifest without expert_pack.sha256\n"
@@ -203,10 +226,10 @@ const struct cli_command cli_sign_command = {
 	.operands = "PACK",
 	.usage = "moepack sign --key=KEY.pem [OPTIONS] PACK",
 	.about = "Sign a sealed PACK with an Ed25519 private key: write the statement\n"
-		 "PACK.statement (the pack's size and SHA-256, index, seal and manifest\n"
-		 "digests, and the key's fingerprint) and its signature PACK.sig.\n"
-		 "The seal must be valid for the pack; its chunks are not re-read here\n"
-		 "(run 'moepack verify --seal' for that).\n",
+		 "PACK.statement (the pack's size and SHA-256, index and seal digests,\n"
+		 "the manifest's digest without the pack's path, which relocate\n"
+		 "rewrites, and the key's fingerprint) and its signature PACK.sig.\n"
+		 "Every chunk is checked against the seal first.\n",
 	.epilogue = "\n"
 		    "Check a signature with stock OpenSSL:\n"
 		    "  openssl pkeyutl -verify -pubin -inkey PUB.pem -rawin \\\n"
@@ -216,6 +239,27 @@ const struct cli_command cli_sign_command = {
 		    "key, 3 a file cannot be read or written.\n",
 	.options = cli_sign_options,
 	.run = cli_sign_run,
+};
+
+const struct cli_command cli_relocate_command = {
+	.name = "relocate",
+	.summary = "point a moved or copied pack's manifest at the pack",
+	.operands = "PACK",
+	.about = "Rewrite the pack's path in PACK's manifest (expert_pack.path, or\n"
+		 "pack_path for SGLANG-EXPERTPACK-v1) to PACK's absolute path\n"
+		 "(realpath), after the pack and its manifest were moved or copied.\n"
+		 "Only the bytes of that JSON string change, so a signature (a v2\n"
+		 "PACK.statement) still verifies.  The pack is validated with the new\n"
+		 "manifest as 'moepack verify' does before anything is written; the\n"
+		 "manifest is then replaced atomically (a temporary beside it, synced,\n"
+		 "renamed; never written through a symbolic link) and the pack validated\n"
+		 "again.  A manifest that already names the pack is left as it is.\n",
+	.epilogue = "\n"
+		    "Exit status: 0 relocated (or already right), 1 the pack or manifest is\n"
+		    "invalid, 2 usage error (the manifest is the pack, a file beside it or a\n"
+		    "symbolic link), 3 a file cannot be read or written.\n",
+	.options = cli_relocate_options,
+	.run = cli_relocate_run,
 };
 
 const struct cli_command *const cli_commands[] = {
@@ -230,6 +274,7 @@ const struct cli_command *const cli_commands[] = {
 	&cli_top_command,
 	&cli_seal_command,
 	&cli_sign_command,
+	&cli_relocate_command,
 };
 
 const size_t cli_command_count = sizeof cli_commands / sizeof cli_commands[0];

@@ -65,12 +65,14 @@
 #include <stdbool.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <limits.h> /* IOV_MAX */
 #include <linux/limits.h> /* XATTR_SIZE_MAX */
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
+#include <sys/vfs.h>
 #include <syslog.h>
 #include <unistd.h>
 
@@ -97,10 +99,27 @@ static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, stru
 	return false;
 }
 
+static bool snap_refresh(struct mp_fs *fs, struct mp_error *err);
+
+/* The current snapshot's time and sizes; one is rendered if there is none. */
+static void snapshot_view(struct mp_fs *fs, struct mp_attr_snapshot *v)
+{
+	struct mp_error err = {0};
+
+	mp_snap_slot_lengths(&fs->snaps, &v->status_len, &v->metrics_len);
+	if (v->status_len == 0 && snap_refresh(fs, &err))
+		mp_snap_slot_lengths(&fs->snaps, &v->status_len, &v->metrics_len);
+	v->ns = mp_snap_slot_ns(&fs->snaps);
+}
+
 /* The attributes of an inode; false when it is none of the tree's. */
 static bool stat_of(struct mp_fs *fs, fuse_ino_t ino, struct stat *st)
 {
-	return mp_attr_stat(&fs->attr, &fs->tree, fs->pack, ino, mp_snap_slot_ns(&fs->snaps), st);
+	struct mp_attr_snapshot v = {0};
+
+	if (mp_attr_is_snapshot(&fs->tree, ino))
+		snapshot_view(fs, &v);
+	return mp_attr_stat(&fs->attr, &fs->tree, fs->pack, ino, &v, st);
 }
 
 /* Everything is immutable but the snapshots, whose attributes say when they changed. */
@@ -172,6 +191,16 @@ static void fs_init(void *userdata, struct fuse_conn_info *conn)
 	if (fs->readahead)
 		conn->max_readahead = fs->readahead;
 	conn->time_gran = 1;
+	/*
+	 * The pieces of an O_DIRECT read and read-ahead are background
+	 * requests, of which the kernel keeps 12 in flight by default: as
+	 * many as the threads that serve them, so none waits in the kernel
+	 * while a thread is free.
+	 */
+	if (fs->max_background > conn->max_background) {
+		conn->max_background = fs->max_background;
+		conn->congestion_threshold = fs->max_background * 3 / 4;
+	}
 }
 
 /* ---- names ------------------------------------------------------------- */
@@ -466,9 +495,9 @@ static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t 
 		return;
 	}
 	if (metrics)
-		reply_memory(req, snap->metrics, MP_METRICS_FILE_SIZE, size, off);
+		reply_memory(req, snap->metrics, snap->metrics_len, size, off);
 	else
-		reply_memory(req, snap->text, MP_STATUS_FILE_SIZE, size, off);
+		reply_memory(req, snap->text, snap->text_len, size, off);
 	mp_snap_put(snap);
 }
 
@@ -558,32 +587,47 @@ static void report_bad_chunk(struct mp_fs *fs, uint64_t chunk)
 		 ch.offset, ch.offset + ch.len - 1);
 }
 
-/*
- * -o verify=seal: the chunks of [pos, pos + size) that are not known good
- * are hashed now, and the bytes served are the ones hashed (sealcheck.h).
- * False when every chunk is good: the caller splices from the pack as
- * without a seal.  True when answered here (bytes or EIO).
- */
-static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+/* Reply with bytes in pieces; past what writev takes at once, one copy. */
+static void reply_iov(fuse_req_t req, struct mp_fs *fs, const struct iovec *iov,
+		      unsigned n, size_t size)
 {
-	unsigned char *buf;
+	char *flat;
+	size_t at = 0;
+
+	mp_stats_count_reply(&fs->stats, false);
+	if (n < IOV_MAX) {
+		fuse_reply_iov(req, iov, (int)n);
+		return;
+	}
+	flat = malloc(size);
+	if (!flat) {
+		reply_read_error(req, fs, ENOMEM);
+		return;
+	}
+	for (unsigned i = 0; i < n; i++) {
+		memcpy(flat + at, iov[i].iov_base, iov[i].iov_len);
+		at += iov[i].iov_len;
+	}
+	fuse_reply_buf(req, flat, at);
+	free(flat);
+}
+
+/*
+ * -o verify=seal: the chunks of [pos, pos + size) are read from storage
+ * and hashed now (or taken from requests that just did), and the reply is
+ * those very bytes (sealcheck.h).  Answered here, bytes or EIO.
+ */
+static void reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size,
+			 enum mp_fill_mode mode)
+{
+	struct mp_sealfill f;
 	uint64_t bad = 0;
 	bool found;
 
-	if (mp_sealcheck_all_good(fs->seal, pos, size))
-		return false;
-	buf = malloc(size);
-	if (!buf) {
-		reply_read_error(req, fs, ENOMEM);
-		return true;
-	}
-	switch (mp_sealcheck_read(fs->seal, pos, size, buf, &bad, &found)) {
-	case MP_SEALREAD_GOOD:
-		free(buf);
-		return false;
+	switch (mp_sealcheck_fill(fs->seal, pos, size, mode, &f, &bad, &found)) {
 	case MP_SEALREAD_FILLED:
-		mp_stats_count_reply(&fs->stats, false);
-		fuse_reply_buf(req, (const char *)buf, size);
+		reply_iov(req, fs, f.iov, f.niov, size);
+		mp_sealcheck_release(fs->seal, &f);
 		break;
 	case MP_SEALREAD_BAD:
 		if (found)
@@ -591,22 +635,71 @@ static bool reply_sealed(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t 
 		reply_read_error(req, fs, EIO);
 		break;
 	case MP_SEALREAD_IO:
-		reply_read_error(req, fs, EIO);
+		reply_read_error(req, fs, errno == ENOMEM ? ENOMEM : EIO);
 		break;
 	}
-	free(buf);
-	return true;
+}
+
+/*
+ * No seal, a direct or uncached read: from storage into a buffer of ours
+ * and the reply from it (storage.h), so that an O_DIRECT reader's bytes
+ * pass no page cache and a buffered reader's land in FUSE's alone.
+ */
+static void reply_stored(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size,
+			 enum mp_fill_mode mode)
+{
+	unsigned char *buf = mp_bufpool_get(fs->reqbufs);
+	const unsigned char *data;
+
+	if (!buf) {
+		reply_read_error(req, fs, ENOMEM);
+		return;
+	}
+	if (mp_storage_read(fs->storage, mode, pos, size, buf, &data) != 0) {
+		reply_read_error(req, fs, EIO);
+	} else {
+		mp_stats_count_reply(&fs->stats, false);
+		fuse_reply_buf(req, (const char *)data, size);
+	}
+	mp_bufpool_put(fs->reqbufs, buf);
+}
+
+/* Splice from the pack's page cache: the buffered way (see the top). */
+static void reply_spliced(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t size)
+{
+	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+
+	if (size < SPLICE_MIN || !fs->status.splice_write) {
+		reply_copy(req, fs, pos, size);
+		return;
+	}
+	mp_stats_count_reply(&fs->stats, true);
+	bv.buf[0].size = size;
+	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
+	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].pos = (off_t)pos;
+	/* Errors reading the pack come back as an error reply (EIO). */
+	fuse_reply_data(req, &bv, 0);
+	atomic_fetch_add_explicit(&fs->storage->bytes[MP_FILL_BUFFERED], size,
+				  memory_order_relaxed);
+}
+
+/* How a read is to come from storage: O_DIRECT stays direct. */
+static enum mp_fill_mode fill_mode(const struct mp_fs *fs, const struct fuse_file_info *fi)
+{
+	return mp_storage_mode(fs->storage, fi && (fi->flags & O_DIRECT));
 }
 
 /*
  * Reply with bytes [off, off + size) of a file that is the pack range
- * [start, start + len), by splice from the pack's fd (see the top of this
- * file).
+ * [start, start + len): checked against the seal, read into a buffer
+ * (direct or uncached) or spliced, as fill_mode() and -o verify say.
  */
 static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
-			     uint64_t start, uint64_t len, size_t size, off_t off)
+			     uint64_t start, uint64_t len, size_t size, off_t off,
+			     const struct fuse_file_info *fi)
 {
-	struct fuse_bufvec bv = FUSE_BUFVEC_INIT(0);
+	enum mp_fill_mode mode = fill_mode(fs, fi);
 	uint64_t pos;
 
 	if (!clip_read(req, len, &size, off))
@@ -623,58 +716,61 @@ static void reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_n
 	else
 		mp_stats_count_object(&fs->stats, n->object, size);
 
-	/* first, so the chunks after these are hashed while these are */
-	if (fs->seal)
-		mp_sealcheck_ahead_hint(fs->seal, pos, size);
-	if (fs->seal && reply_sealed(req, fs, pos, size)) {
-		read_end(fs);
-		return;
+	if (fs->seal) {
+		/* first, so the chunks after these are checked while these are */
+		if (mode != MP_FILL_DIRECT)
+			mp_sealcheck_ahead_hint(fs->seal, pos, size, start + len, mode);
+		reply_sealed(req, fs, pos, size, mode);
+	} else if (mode == MP_FILL_BUFFERED ||
+		   mp_storage_span(pos, size) > fs->reqbufs->size) {
+		reply_spliced(req, fs, pos, size);
+	} else {
+		reply_stored(req, fs, pos, size, mode);
 	}
-	if (size < SPLICE_MIN || !fs->status.splice_write) {
-		reply_copy(req, fs, pos, size);
-		read_end(fs);
-		return;
-	}
-	mp_stats_count_reply(&fs->stats, true);
-	bv.buf[0].size = size;
-	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = fs->pack->fd;
-	bv.buf[0].pos = (off_t)pos;
-	/* Errors reading the pack come back as an error reply (EIO). */
-	fuse_reply_data(req, &bv, 0);
 	read_end(fs);
+}
+
+/* The pieces of a fill, one after the other, into dst. */
+static void copy_fill(const struct mp_sealfill *f, unsigned char *dst)
+{
+	for (unsigned i = 0; i < f->niov; i++) {
+		memcpy(dst, f->iov[i].iov_base, f->iov[i].iov_len);
+		dst += f->iov[i].iov_len;
+	}
 }
 
 /*
  * The quantized bytes of window w into raw: under a seal the checked ones,
- * as for any read.  False when the request is answered already (EIO).
+ * as for any read; else an uncached read.  False when the request is
+ * answered already (EIO).
  */
 static bool f32_fill(fuse_req_t req, struct mp_fs *fs, const struct mp_f32_window *w,
 		     unsigned char *raw)
 {
-	size_t done = 0;
+	enum mp_fill_mode mode = mp_storage_mode(fs->storage, false);
+	const unsigned char *data;
+	struct mp_sealfill f;
 	uint64_t bad = 0;
-	bool found;
+	bool found, ok = true;
 
 	if (fs->seal) {
-		switch (mp_sealcheck_read(fs->seal, w->pos, w->raw_len, raw, &bad, &found)) {
-		case MP_SEALREAD_GOOD:
-			break;
+		switch (mp_sealcheck_fill(fs->seal, w->pos, w->raw_len, mode, &f, &bad, &found)) {
 		case MP_SEALREAD_FILLED:
-			done = w->raw_len;
+			copy_fill(&f, raw);
+			mp_sealcheck_release(fs->seal, &f);
 			break;
 		case MP_SEALREAD_BAD:
 			if (found)
 				report_bad_chunk(fs, bad);
 			/* fall through */
 		default:
-			reply_read_error(req, fs, EIO);
-			return false;
+			ok = false;
 		}
+	} else {
+		ok = mp_storage_read(fs->storage, mode, w->pos, w->raw_len, raw, &data) == 0;
 	}
-	done = mp_f32_read_raw(fs->pack->fd, w, raw, done);
 	/* a change that raced the read: its bytes may be the new ones */
-	if (done < w->raw_len || !pack_still_valid(fs, w->pos + w->raw_len)) {
+	if (!ok || !pack_still_valid(fs, w->pos + w->raw_len)) {
 		reply_read_error(req, fs, EIO);
 		return false;
 	}
@@ -752,11 +848,13 @@ static void count_read(struct mp_fs *fs, const struct mp_node *n, size_t size, o
 		       const struct fuse_file_info *fi)
 {
 	enum mp_metrics_file kind = metrics_kind(n->kind);
+	struct mp_node_sizes sizes = {.client_manifest = fs->attr.client_manifest_len};
 	uint64_t len, bytes = 0;
 
 	if (kind == MP_MF_COUNT || off < 0)
 		return;
-	len = mp_node_size(fs->pack, n, fs->attr.client_manifest_len);
+	mp_snap_slot_lengths(&fs->snaps, &sizes.status, &sizes.metrics);
+	len = mp_node_size(fs->pack, n, &sizes);
 	if ((uint64_t)off < len)
 		bytes = size < len - (uint64_t)off ? size : len - (uint64_t)off;
 	mp_metrics_count_read(&fs->metrics, kind, n->role,
@@ -787,12 +885,12 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		reply_status(req, fs, n.kind == MP_NODE_METRICS, size, off);
 		return;
 	case MP_NODE_PACK:
-		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off);
+		reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off, fi);
 		return;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
 		mp_node_payload_range(fs->pack, &n, &start, &len);
-		reply_pack_range(req, fs, &n, start, len, size, off);
+		reply_pack_range(req, fs, &n, start, len, size, off, fi);
 		return;
 	case MP_NODE_F32:
 		reply_f32(req, fs, &n, size, off);
@@ -823,12 +921,28 @@ static void reply_xattr_bytes(fuse_req_t req, const char *value, size_t len,
  * the counters (no snapshot; nothing kept).  At most XATTR_SIZE_MAX bytes:
  * a layer with more experts than that holds answers E2BIG.
  */
+/* Whether the requester may read what status.json says (attr.h). */
+static bool may_read_status(fuse_req_t req, const struct mp_fs *fs)
+{
+	const struct fuse_ctx *ctx = fuse_req_ctx(req);
+	gid_t groups[64];
+	int n = fuse_req_getgroups(req, 64, groups);
+
+	return mp_attr_may_read_status(&fs->attr, ctx->uid, ctx->gid, groups,
+				       n < 0 ? 0 : n > 64 ? 64 : n);
+}
+
 static void reply_expert_reads(fuse_req_t req, struct mp_fs *fs, const struct mp_node *n,
 			       size_t size)
 {
 	size_t cap = (size_t)fs->stats.num_experts * 21 + 1, len;
 	char *buf;
 
+	/* the per-expert counts of status.json: the same readers only */
+	if (!may_read_status(req, fs)) {
+		fuse_reply_err(req, EACCES);
+		return;
+	}
 	if (cap > XATTR_SIZE_MAX + 1)
 		cap = XATTR_SIZE_MAX + 1;
 	buf = malloc(cap);
@@ -853,7 +967,7 @@ static void fs_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
 
 	if (!node_or_reply(req, fs, ino, &n))
 		return;
-	id = mp_xattr_find(n.kind, name);
+	id = mp_xattr_find(fs->pack, n.kind, name);
 	if (id == MP_XA_COUNT)
 		fuse_reply_err(req, ENODATA);
 	else if (id == MP_XA_EXPERT_READS)
@@ -870,7 +984,7 @@ static void fs_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
 	struct mp_node n;
 
 	if (node_or_reply(req, fs, ino, &n))
-		reply_xattr_bytes(req, names, mp_xattr_list(n.kind, names), size);
+		reply_xattr_bytes(req, names, mp_xattr_list(fs->pack, n.kind, names), size);
 }
 
 /* ---- everything that would write ---------------------------------------- */
@@ -1005,8 +1119,8 @@ static bool init_wake(pthread_cond_t *wake)
 
 bool mp_fs_setup(struct mp_fs *fs, const struct mp_pack_id *id)
 {
+	/* fs->lease is the pack's open's (mp_fs_lease_take), before this */
 	atomic_init(&fs->inflight, 0);
-	atomic_init(&fs->lease, MP_LEASE_NONE);
 	atomic_init(&fs->lease_stop, false);
 	fs->lease_thread_on = false;
 	atomic_init(&fs->stop, false);
@@ -1127,6 +1241,7 @@ static void snap_publish(struct mp_fs *fs)
 bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 {
 	struct mp_status_snap *snap;
+	struct stat st;
 	enum mp_err rc;
 
 	if (!snap_refresh(fs, err)) {
@@ -1135,11 +1250,25 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 		return false;
 	}
 	snap = mp_snap_slot_get(&fs->snaps);
-	rc = mp_output_write_atomic(fs->metrics_file, MP_TMP_PRIVATE, MP_E_PACK_IO, snap->metrics,
-				    snap->metrics_len, err);
+	rc = mp_output_write_atomic_as(fs->metrics_file, MP_TMP_PRIVATE, MP_E_PACK_IO,
+				       snap->metrics, snap->metrics_len, &st, err);
 	mp_snap_put(snap);
+	if (rc == MP_OK) {
+		fs->metrics_written_dev = st.st_dev;
+		fs->metrics_written_ino = st.st_ino;
+	}
 	atomic_fetch_add(rc == MP_OK ? &fs->metrics_writes : &fs->metrics_write_errors, 1);
 	return rc == MP_OK;
+}
+
+void mp_fs_metrics_remove(struct mp_fs *fs)
+{
+	struct stat st;
+
+	/* ours only: the file the last write made, not one put there since */
+	if (fs->metrics_file && fs->metrics_written_ino && lstat(fs->metrics_file, &st) == 0 &&
+	    st.st_dev == fs->metrics_written_dev && st.st_ino == fs->metrics_written_ino)
+		unlink(fs->metrics_file);
 }
 
 /*
@@ -1256,13 +1385,22 @@ void mp_fs_block_signals(void)
 	pthread_sigmask(SIG_BLOCK, &set, NULL);
 }
 
-int mp_fs_lease_take(struct mp_fs *fs, bool off)
+int mp_fs_lease_take(struct mp_fs *fs, int fd, bool off)
 {
-	int fd = fs->pack->fd;
+	char fsname[64];
+	struct statfs sfs;
 
 	if (off) {
 		snprintf(fs->lease_reason, sizeof fs->lease_reason,
 			 "disabled by -o nolease");
+		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
+		return MP_LEASE_FALLBACK;
+	}
+	if (fstatfs(fd, &sfs) == 0 &&
+	    !mp_lease_fs_sees_writers((long)sfs.f_type, fsname, sizeof fsname)) {
+		snprintf(fs->lease_reason, sizeof fs->lease_reason,
+			 "no read lease on the pack: a lease on %s does not see every "
+			 "writer", fsname);
 		atomic_store(&fs->lease, MP_LEASE_FALLBACK);
 		return MP_LEASE_FALLBACK;
 	}
@@ -1282,6 +1420,19 @@ int mp_fs_lease_take(struct mp_fs *fs, bool off)
 	}
 	atomic_store(&fs->lease, MP_LEASE_HELD);
 	return MP_LEASE_HELD;
+}
+
+bool mp_fs_lease_intact(const struct mp_fs *fs, int fd)
+{
+	/* a lease being broken reads as what it is broken to: F_UNLCK */
+	return atomic_load(&fs->lease) != MP_LEASE_HELD || fcntl(fd, F_GETLEASE) == F_RDLCK;
+}
+
+void mp_fs_lease_release(struct mp_fs *fs, int fd)
+{
+	if (atomic_load(&fs->lease) == MP_LEASE_HELD)
+		fcntl(fd, F_SETLEASE, F_UNLCK);
+	atomic_store(&fs->lease, MP_LEASE_NONE);
 }
 
 /*

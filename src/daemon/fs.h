@@ -29,7 +29,9 @@
 #include "namespace/metrics.h"
 #include "namespace/packstate.h"
 #include "namespace/snapshot.h"
+#include "base/bufpool.h"
 #include "pack/pack.h"
+#include "pack/storage.h"
 #include "seal/sealcheck.h"
 #include "namespace/stats.h"
 #include "namespace/tree.h"
@@ -46,12 +48,15 @@ struct mp_fs {
 	const char *metrics_file;      /* -o metrics_file, or NULL */
 	unsigned metrics_interval;     /* its rewrite period, seconds */
 	atomic_ullong metrics_writes, metrics_write_errors;
+	dev_t metrics_written_dev;     /* the file the last write made (0: none) */
+	ino_t metrics_written_ino;
 	const char *client_manifest;   /* <pack>.manifest.json's bytes (attr: its size) */
 
 	struct mp_attr_facts attr;     /* owner, mode, times of every node */
 	double timeout;                /* entry and attribute validity, s */
 
 	unsigned max_request;          /* largest read request, bytes */
+	unsigned max_background;       /* requests in flight the kernel may send */
 	unsigned readahead;            /* max_readahead for init, 0: leave */
 	unsigned max_read;             /* -o max_read=N as given, 0: none */
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
@@ -76,7 +81,10 @@ struct mp_fs {
 	bool lease_thread_on;
 	atomic_bool lease_stop;
 
-	/* -o verify=seal: every chunk checked on its first read (NULL: off). */
+	/* How pack bytes are read from storage, and the buffers they land in. */
+	struct mp_storage *storage;
+	struct mp_bufpool *reqbufs;    /* max_request plus two pages each */
+	/* -o verify=seal: every fill checked (NULL: off). */
 	struct mp_sealcheck *seal;
 	struct mp_snap_slot snaps;     /* the current status.json and metrics */
 
@@ -115,6 +123,13 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
  * metrics_file) atomically.  False with *err set when it cannot be written.
  */
 bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err);
+/*
+ * On a clean unmount: remove fs->metrics_file if it is still the file the
+ * last write made, so that no report of a mount that is gone stays behind
+ * to look like a daemon that stopped writing.  Call once the watcher has
+ * stopped.
+ */
+void mp_fs_metrics_remove(struct mp_fs *fs);
 
 /*
  * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
@@ -128,13 +143,24 @@ int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
 void mp_fs_watch_stop(struct mp_fs *fs);
 
 /*
- * Take a read lease on the pack before mounting: MP_LEASE_HELD; or
- * -1 with errno EAGAIN when the pack is open for writing (the mount is
- * refused); or MP_LEASE_FALLBACK with fs->lease_reason filled.  `off`:
- * leases are disabled (-o nolease).  The lease signal must be blocked in
- * every thread (mp_fs_block_signals, first thing in main).
+ * Take a read lease on the pack open as fd, first thing after opening it
+ * (before its identity is taken and before validation reads it):
+ * MP_LEASE_HELD; or -1 with errno EAGAIN when the pack is open for writing
+ * (the mount is refused); or MP_LEASE_FALLBACK with fs->lease_reason
+ * filled, also where the file system's leases do not see every writer
+ * (mp_lease_fs_sees_writers).  `off`: leases are disabled (-o nolease).
+ * The lease signal must be blocked in every thread (mp_fs_block_signals,
+ * first thing in main).
  */
-int mp_fs_lease_take(struct mp_fs *fs, bool off);
+int mp_fs_lease_take(struct mp_fs *fs, int fd, bool off);
+/*
+ * Whether a lease taken by mp_fs_lease_take is still unbroken: false once
+ * a writer asked for the pack (the break waits for the lease's holder).
+ * True when there is no lease to keep.
+ */
+bool mp_fs_lease_intact(const struct mp_fs *fs, int fd);
+/* Give the lease back (a mount that is refused after taking it). */
+void mp_fs_lease_release(struct mp_fs *fs, int fd);
 void mp_fs_block_signals(void);
 /*
  * After daemonizing (the lease belongs to the process that set it): make

@@ -30,12 +30,16 @@
 #include <fuse_opt.h>
 
 #include "pack/manifest.h"
+#include "seal/entryseal.h"
 #include "seal/seal.h"
+#include "seal/sealsample.h"
 #include "seal/sign.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
 #include "payload/scanreport.h"
 #include "namespace/mountinfo.h"
+#include "namespace/sharedmaps.h"
+#include "base/outfile.h"
 #include "base/text.h"
 
 #define PROG "moepackfs"
@@ -48,6 +52,25 @@ enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 #define HOTTEST_EXPERTS 16
 #define MAX_REQUEST (1u << 20)
 #define MIN_REQUEST (128u << 10)
+/*
+ * Threads serving requests unless -o max_threads says otherwise.  The
+ * loader reads 16 objects at once, and the kernel cuts each O_DIRECT read
+ * of one into 12 requests that it sends together: 192 in flight, each a
+ * read from storage that waits for the device.  With fewer threads the
+ * device sees fewer reads at once and the mount falls behind a native
+ * reader (moepackfs(1), PERFORMANCE, has the figures).
+ */
+#define DEFAULT_THREADS 192u
+/* -o seal_cache_mb at most 64 GiB */
+#define SEAL_CACHE_MB_MAX 65536u
+/*
+ * status.json and metrics say who reads which expert and where the pack
+ * lives: under allow_other, only the owner and group read them unless
+ * -o status_mode says otherwise.
+ */
+#define STATUS_MODE 0440
+/* the request buffers kept for reuse at most (the rest are freed) */
+#define REQUEST_BUFFERS_KEPT 32
 /* -o readahead_kb at most 1 GiB: the kernel's window, in KiB */
 #define READAHEAD_KB_MAX (1u << 20)
 /* -o metrics_file's period: node_exporter is scraped every 15 s or more */
@@ -59,19 +82,31 @@ static const char usage_text[] =
 	"\n"
 	"Pack options (-o NAME=VALUE):\n"
 	"  -o manifest=FILE        the manifest (default: PACK.manifest.json)\n"
-	"  -o expect_layers=N      require model.num_hidden_layers to be N\n"
-	"  -o expect_experts=N     require model.num_experts to be N\n"
-	"  -o config=FILE          require model.config_sha256 to be FILE's SHA-256\n"
-	"  -o verify=MODE          index (default), full (also expert_pack.sha256),\n"
-	"                          payload (the payload scan of `moepack verify\n"
-	"                          --payload`) or full+payload (both, one read)\n"
-	"  -o verify=seal          check every chunk against PACK.seal on its first\n"
-	"                          read (see moepackfs(1))\n"
+	"  -o expect_layers=N      require the pack's layer count to be N\n"
+	"  -o expect_experts=N     require its experts per layer to be N\n"
+	"  -o config=FILE          require its config SHA-256 to be FILE's\n"
+	"  -o expect_top_k=N, -o expect_source_sha256=HEX,\n"
+	"  -o expect_model_identity_sha256=HEX, -o expect_config_sha256=HEX\n"
+	"                          SGLANG-EXPERTPACK-v1: the loader's expectations\n"
+	"  -o source=GGUF          SGLANG-EXPERTPACK-v1: check the pack against its\n"
+	"                          source (sizes, digests, 96 sampled slices)\n"
+	"  -o verify=MODE          index (the default without PACK.seal), full (also\n"
+	"                          the whole-file SHA-256), payload (the scan of\n"
+	"                          `moepack verify --payload`) or full+payload\n"
+	"  -o verify=seal          check every read from storage against PACK.seal\n"
+	"                          (the default when PACK.seal exists; full+seal also\n"
+	"                          checks the whole-file SHA-256; see moepackfs(1))\n"
+	"  -o verify=entries       check every read from storage against the SHA-256\n"
+	"                          the index records for each role (SGLANG-EXPERTPACK-v1;\n"
+	"                          its default without PACK.seal; also full+entries)\n"
 	"  -o seal=FILE            the seal (default: PACK.seal); implies verify=seal\n"
-	"  -o seal_ahead=N         with verify=seal, hash up to N chunks past each\n"
-	"                          read on another thread (default 16; 0: off)\n"
+	"  -o seal_ahead=N         with verify=seal, check up to N chunks ahead of a\n"
+	"                          sequential reader (default 16; 0: off)\n"
+	"  -o seal_cache_mb=N      with verify=seal, keep up to N MiB of checked\n"
+	"                          chunks for the requests that share them (default 64)\n"
 	"  -o trust=PUB.pem[:...]  require PACK.sig by one of these Ed25519 keys\n"
-	"                          over this pack and seal (implies verify=seal)\n"
+	"                          over this pack and seal (implies verify=seal;\n"
+	"                          ':' or an escaped '\\,' separates them)\n"
 	"  -o dequant              add up.f32, gate.f32 and down.f32 (float32,\n"
 	"                          decoded on read) beside each expert's roles\n"
 	"  -o nolease              take no read lease on the pack: writers are not\n"
@@ -82,6 +117,8 @@ static const char usage_text[] =
 	"                          largest read request, 1008 KiB; 0: kernel default)\n"
 	"  -o uid=N, -o gid=N      owner of every file (default: the caller)\n"
 	"  -o umask=M              permission bits to remove from 0555/0444\n"
+	"  -o status_mode=M        who reads status.json, metrics and the read\n"
+	"                          counts of layers (default 0440: owner and group)\n"
 	"  -o metrics_file=PATH    also write the metrics to PATH (absolute),\n"
 	"                          atomically, for node_exporter's textfile collector\n"
 	"  -o metrics_interval=S   rewrite it every S seconds (default 15)\n"
@@ -91,9 +128,13 @@ static const char usage_text[] =
 	"  -d, -o debug            log every request (implies -f)\n"
 	"  -s                      single-threaded\n"
 	"  -o allow_other          let other users in (see fuse(8))\n"
-	"  -o max_threads=N        threads serving requests (default 10)\n"
+	"  -o auto_unmount         unmount when the daemon dies (by fusermount3)\n"
+	"  -o max_threads=N        threads serving requests (default 192)\n"
+	"  -o max_idle_threads=N   idle threads kept at most\n"
 	"  -o clone_fd             one /dev/fuse descriptor per thread\n"
 	"  -o max_read=N           largest read request in bytes\n"
+	"  -o fsname=NAME, -o subtype=NAME\n"
+	"                          as in fuse(8) (default: moepackfs:PACK, moepackfs)\n"
 	"  -h, --help              show this help and exit\n"
 	"  -V, --version           show the version and exit\n"
 	"\n"
@@ -111,14 +152,22 @@ struct options {
 	char *mountpoint;         /* as given, for the checks before libfuse's */
 	uint64_t expect_layers;
 	uint64_t expect_experts;
+	uint64_t expect_top_k;
+	char *expect_source, *expect_identity, *expect_config; /* hex digests */
+	char *source;             /* -o source=GGUF */
 	bool full;
 	bool payload;             /* -o verify=payload: the scan before mounting */
 	bool dequant;             /* -o dequant: the .f32 files */
 	bool nolease;             /* -o nolease: no read lease, the stat checks */
 	bool seal;                /* -o verify=seal (or -o trust=) */
+	bool entries;             /* -o verify=entries: the index's role digests */
 	char *seal_path;          /* -o seal=PATH */
+	bool verify_given;        /* -o verify=, -o seal= or -o trust= */
 	bool seal_ahead_given;
 	uint64_t seal_ahead;      /* -o seal_ahead=N chunks */
+	bool seal_cache_given;
+	uint64_t seal_cache_mb;   /* -o seal_cache_mb=N */
+	bool max_threads_given;   /* -o max_threads=N (libfuse's) */
 	char *trust;              /* -o trust=PUB.pem[:PUB2.pem...] */
 	bool readahead_given;
 	unsigned readahead_kb;
@@ -126,6 +175,8 @@ struct options {
 	uid_t uid;
 	gid_t gid;
 	mode_t umask;
+	bool status_mode_given;
+	mode_t status_mode;       /* -o status_mode=: status.json, metrics */
 	unsigned max_read;
 	bool has_fsname, has_subtype;
 	bool show_help, show_version, list_options;
@@ -136,6 +187,11 @@ enum {
 	KEY_MANIFEST,
 	KEY_EXPECT_LAYERS,
 	KEY_EXPECT_EXPERTS,
+	KEY_EXPECT_TOP_K,
+	KEY_EXPECT_SOURCE,
+	KEY_EXPECT_IDENTITY,
+	KEY_EXPECT_CONFIG,
+	KEY_SOURCE,
 	KEY_CONFIG,
 	KEY_VERIFY,
 	KEY_DEQUANT,
@@ -147,10 +203,13 @@ enum {
 	KEY_UID,
 	KEY_GID,
 	KEY_UMASK,
+	KEY_STATUS_MODE,
 	KEY_MAX_READ,
 	KEY_METRICS_FILE,
 	KEY_METRICS_INTERVAL,
 	KEY_SEAL_AHEAD,
+	KEY_SEAL_CACHE,
+	KEY_MAX_THREADS,
 	KEY_FSNAME,
 	KEY_SUBTYPE,
 	KEY_HELP,
@@ -166,18 +225,25 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
 	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
 	FUSE_OPT_KEY("expect_experts=", KEY_EXPECT_EXPERTS),
+	FUSE_OPT_KEY("expect_top_k=", KEY_EXPECT_TOP_K),
+	FUSE_OPT_KEY("expect_source_sha256=", KEY_EXPECT_SOURCE),
+	FUSE_OPT_KEY("expect_model_identity_sha256=", KEY_EXPECT_IDENTITY),
+	FUSE_OPT_KEY("expect_config_sha256=", KEY_EXPECT_CONFIG),
+	FUSE_OPT_KEY("source=", KEY_SOURCE),
 	FUSE_OPT_KEY("config=", KEY_CONFIG),
 	FUSE_OPT_KEY("verify=", KEY_VERIFY),
 	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
 	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
 	FUSE_OPT_KEY("seal=", KEY_SEAL),
 	FUSE_OPT_KEY("seal_ahead=", KEY_SEAL_AHEAD),
+	FUSE_OPT_KEY("seal_cache_mb=", KEY_SEAL_CACHE),
 	FUSE_OPT_KEY("trust=", KEY_TRUST),
 	FUSE_OPT_KEY("client_root=", KEY_CLIENT_ROOT),
 	FUSE_OPT_KEY("readahead_kb=", KEY_READAHEAD),
 	FUSE_OPT_KEY("uid=", KEY_UID),
 	FUSE_OPT_KEY("gid=", KEY_GID),
 	FUSE_OPT_KEY("umask=", KEY_UMASK),
+	FUSE_OPT_KEY("status_mode=", KEY_STATUS_MODE),
 	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
 	FUSE_OPT_KEY("metrics_file=", KEY_METRICS_FILE),
 	FUSE_OPT_KEY("metrics_interval=", KEY_METRICS_INTERVAL),
@@ -194,7 +260,8 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("-s", KEY_FUSE),
 	FUSE_OPT_KEY("debug", KEY_FUSE),
 	FUSE_OPT_KEY("allow_other", KEY_FUSE),
-	FUSE_OPT_KEY("max_threads=", KEY_FUSE),
+	FUSE_OPT_KEY("auto_unmount", KEY_FUSE),
+	FUSE_OPT_KEY("max_threads=", KEY_MAX_THREADS),
 	FUSE_OPT_KEY("max_idle_threads=", KEY_FUSE),
 	FUSE_OPT_KEY("clone_fd", KEY_FUSE),
 	/*
@@ -286,31 +353,38 @@ static int replace_string(struct options *o, char **slot, const char *value)
 /* -o verify=MODE; "+", not ",": a comma would end the -o option. */
 static const struct {
 	const char *name;
-	bool full, payload, seal;
+	bool full, payload, seal, entries;
 } verify_modes[] = {
-	{"index", false, false, false},
-	{"full", true, false, false},
-	{"payload", false, true, false},
-	{"full+payload", true, true, false},
-	{"payload+full", true, true, false},
-	{"seal", false, false, true},
+	{"index", false, false, false, false},
+	{"full", true, false, false, false},
+	{"payload", false, true, false, false},
+	{"full+payload", true, true, false, false},
+	{"payload+full", true, true, false, false},
+	{"seal", false, false, true, false},
+	{"full+seal", true, false, true, false},
+	{"seal+full", true, false, true, false},
+	{"entries", false, false, false, true},
+	{"full+entries", true, false, false, true},
+	{"entries+full", true, false, false, true},
 };
 
 #define VERIFY_MODES (sizeof verify_modes / sizeof verify_modes[0])
 
 static void verify_option(struct options *o, const char *value)
 {
+	o->verify_given = true;
 	for (size_t i = 0; i < VERIFY_MODES; i++) {
 		if (strcmp(value, verify_modes[i].name) == 0) {
 			o->full = verify_modes[i].full;
 			o->payload = verify_modes[i].payload;
+			o->entries = verify_modes[i].entries;
 			/* -o trust= and -o seal= keep the seal whatever comes after */
 			o->seal = verify_modes[i].seal || (o->seal && (o->trust || o->seal_path));
 			return;
 		}
 	}
 	usage_error(o, "invalid value '%s' for -o verify (index, full, "
-		    "payload, full+payload or seal)", value);
+		    "payload, full+payload, seal, full+seal, entries or full+entries)", value);
 }
 
 /* The options with a number; returns what fuse_opt wants: 1 keeps the
@@ -325,6 +399,9 @@ static int numeric_option(struct options *o, const char *arg, int key)
 		return 0;
 	case KEY_EXPECT_EXPERTS:
 		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_experts);
+		return 0;
+	case KEY_EXPECT_TOP_K:
+		number_option(o, arg, 10, 1, UINT64_MAX, &o->expect_top_k);
 		return 0;
 	case KEY_READAHEAD:
 		number_option(o, arg, 10, 0, READAHEAD_KB_MAX, &v);
@@ -345,12 +422,24 @@ static int numeric_option(struct options *o, const char *arg, int key)
 		number_option(o, arg, 8, 0, 0777, &v);
 		o->umask = (mode_t)v;
 		return 0;
+	case KEY_STATUS_MODE:
+		number_option(o, arg, 8, 0, 0444, &v);
+		if (v & ~0444ull)
+			usage_error(o, "invalid value '%s' for -o status_mode (read bits "
+				    "only: 0444, 0440, 0400 ...)", value_of(arg));
+		o->status_mode = (mode_t)v;
+		o->status_mode_given = true;
+		return 0;
 	case KEY_METRICS_INTERVAL:
 		number_option(o, arg, 10, 1, 86400, &o->metrics_interval);
 		return 0;
 	case KEY_SEAL_AHEAD:
 		number_option(o, arg, 10, 0, MP_SEALCHECK_AHEAD_MAX, &o->seal_ahead);
 		o->seal_ahead_given = true;
+		return 0;
+	case KEY_SEAL_CACHE:
+		number_option(o, arg, 10, 0, SEAL_CACHE_MB_MAX, &o->seal_cache_mb);
+		o->seal_cache_given = true;
 		return 0;
 	default: /* KEY_MAX_READ */
 		/* libfuse needs it too; init must repeat it (fs.c) */
@@ -418,6 +507,7 @@ static int seal_option(struct options *o, const char *arg, int key)
 {
 	/* naming a seal asks for it to be used; a signature covers the seal's digest */
 	o->seal = true;
+	o->verify_given = true;
 	return replace_string(o, key == KEY_SEAL ? &o->seal_path : &o->trust, value_of(arg));
 }
 
@@ -465,6 +555,14 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return replace_string(o, &o->manifest, value_of(arg));
 	case KEY_CONFIG:
 		return replace_string(o, &o->config, value_of(arg));
+	case KEY_SOURCE:
+		return replace_string(o, &o->source, value_of(arg));
+	case KEY_EXPECT_SOURCE:
+		return replace_string(o, &o->expect_source, value_of(arg));
+	case KEY_EXPECT_IDENTITY:
+		return replace_string(o, &o->expect_identity, value_of(arg));
+	case KEY_EXPECT_CONFIG:
+		return replace_string(o, &o->expect_config, value_of(arg));
 	case KEY_CLIENT_ROOT:
 	case KEY_METRICS_FILE:
 		return path_option(o, arg, key);
@@ -476,14 +574,20 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 		return seal_option(o, arg, key);
 	case KEY_EXPECT_LAYERS:
 	case KEY_EXPECT_EXPERTS:
+	case KEY_EXPECT_TOP_K:
 	case KEY_READAHEAD:
 	case KEY_UID:
 	case KEY_GID:
 	case KEY_UMASK:
+	case KEY_STATUS_MODE:
 	case KEY_MAX_READ:
 	case KEY_METRICS_INTERVAL:
 	case KEY_SEAL_AHEAD:
+	case KEY_SEAL_CACHE:
 		return numeric_option(o, arg, key);
+	case KEY_MAX_THREADS:
+		o->max_threads_given = true;
+		return 1;
 	}
 	return flag_option(o, key);
 }
@@ -556,8 +660,14 @@ struct daemon {
 	char *client_path;
 	char *manifest_real;
 	char *pack_real;
+	char *trust_keys;          /* -o trust='s list as given, for check_metrics_file */
 	bool stats_ok;
 	bool fs_ok;
+	/* how pack bytes are read, and the buffers requests read them into */
+	struct mp_storage storage;
+	bool storage_ok;
+	struct mp_bufpool reqbufs;
+	bool reqbufs_ok;
 	/* -o verify=seal */
 	struct mp_seal *seal;
 	struct mp_seal_layout layout;
@@ -566,6 +676,8 @@ struct daemon {
 	bool check_ok;
 	struct mp_status_seal status_seal;
 	char seal_hex[MP_SHA256_HEX];
+	bool seal_by_default;     /* PACK.seal found, nothing asked for */
+	char verify_note[MP_MSG_MAX + 1100]; /* the line saying which, once mounted */
 };
 
 /*
@@ -594,10 +706,15 @@ static void setup_readahead(struct daemon *d)
 		len = snprintf(text, sizeof text, "%u\n", d->opt.readahead_kb);
 		n = fd < 0 ? -1 : write(fd, text, (size_t)len);
 		if (n != len) {
+			bool denied = n < 0 && (errno == EACCES || errno == EPERM);
+
 			snprintf(why, sizeof why, "cannot set the read-ahead window to %u "
 				 "KiB: %s: %s", d->opt.readahead_kb, path,
 				 n < 0 ? strerror(errno) : "short write");
-			fprintf(stderr, PROG ": warning: %s\n", why);
+			/* a mount by another user than root always lands here */
+			fprintf(stderr, PROG ": warning: %s (%s-o readahead_kb=0 keeps the "
+				"kernel's window and silences this)\n", why,
+				denied ? "only root may set it; " : "");
 			mp_fs_warn(&d->fs, "%s", why);
 		}
 		if (fd >= 0)
@@ -683,6 +800,22 @@ static int lock_mountpoint(const char *m)
 }
 
 /*
+ * The mount point is not a directory.  When PACK is one, the two were
+ * given the wrong way round: say so, with the order meant.
+ */
+static int not_a_directory(const struct daemon *d, const char *shown)
+{
+	char pack[1024];
+	struct stat st;
+
+	if (!d->opt.pack || stat(d->opt.pack, &st) != 0 || !S_ISDIR(st.st_mode))
+		return usage_failure("mount point %s is not a directory", shown);
+	mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
+	return usage_failure("mount point %s is not a directory, and PACK %s is one: PACK "
+			     "comes first (" PROG " [OPTIONS] %s %s)", shown, pack, shown, pack);
+}
+
+/*
  * The mount point, before libfuse sees it and before a long validation:
  * a directory, not already a moepackfs mount, not a dead FUSE mount.  A
  * usage error (exit 2) with the way out in the message.
@@ -709,10 +842,13 @@ static int check_mountpoint(struct daemon *d)
 				"`fusermount3 -u %s`\n", shown, strerror(ENOTCONN), shown);
 			return EXIT_USAGE;
 		}
+		if (errno == ENOENT)
+			return usage_failure("mount point %s: %s (create it first: mkdir -p %s)",
+					     shown, strerror(ENOENT), shown);
 		return usage_failure("mount point %s: %s", shown, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode))
-		return usage_failure("mount point %s is not a directory", shown);
+		return not_a_directory(d, shown);
 	real = realpath(m, NULL);
 	if (real && already_mounted(real, m)) {
 		free(real);
@@ -785,9 +921,14 @@ static void daemon_free(struct daemon *d)
 	free(d->client_path);
 	free(d->manifest_real);
 	free(d->pack_real);
+	free(d->trust_keys);
 	free(d->opt.pack);
 	free(d->opt.manifest);
 	free(d->opt.config);
+	free(d->opt.source);
+	free(d->opt.expect_source);
+	free(d->opt.expect_identity);
+	free(d->opt.expect_config);
 	free(d->opt.client_root);
 	free(d->opt.metrics_file);
 	free(d->opt.mountpoint);
@@ -800,8 +941,22 @@ static void daemon_free(struct daemon *d)
 	mp_seal_free(d->seal);
 	free(d->opt.seal_path);
 	free(d->opt.trust);
+	if (d->reqbufs_ok)
+		mp_bufpool_destroy(&d->reqbufs);
+	if (d->storage_ok)
+		mp_storage_close(&d->storage);
 	mp_pack_close(d->pack);
 	free(d->cmd.mountpoint);
+}
+
+/* One line for a failure of the pack: "moepackfs: PACK: message", escaped. */
+static int pack_failure(const struct daemon *d, enum mp_err rc, const struct mp_error *err)
+{
+	char shown[1024];
+
+	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+	fprintf(stderr, PROG ": %s: %s\n", shown, err->msg);
+	return mp_err_exit_status(rc);
 }
 
 struct first_problem {
@@ -848,8 +1003,7 @@ static int scan_payload(struct daemon *d)
 		}
 	}
 	if (rc != MP_OK) {
-		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return mp_err_exit_status(rc);
+		return pack_failure(d, rc, &err);
 	}
 	problems = mp_scan_problem_total(&sum);
 	d->fs.scan = (struct mp_metrics_scan){
@@ -874,7 +1028,137 @@ static int scan_payload(struct daemon *d)
 	return 0;
 }
 
+/*
+ * The pack's open (mp_open_opts.opened): the read lease first, so that the
+ * identity the mount watches and every byte validated come with it held.
+ * A pack open for writing somewhere is refused.
+ */
+static enum mp_err lease_on_open(int fd, void *arg, struct mp_error *err)
+{
+	struct daemon *d = arg;
+
+	if (mp_fs_lease_take(&d->fs, fd, d->opt.nolease) < 0)
+		return mp_fail(err, MP_E_PACK_IO, "the pack is open for writing (no read "
+			       "lease can be taken); not mounted: close the writer first");
+	return MP_OK;
+}
+
+/*
+ * Where no lease can be had, the stat checks of every read remain: say
+ * so, and refuse a pack that a process maps shared and writable, whose
+ * stores those checks would not see (sharedmaps.h).
+ */
+static int check_without_lease(struct daemon *d)
+{
+	char shown[1024];
+	struct stat st;
+	pid_t pid;
+
+	if (atomic_load(&d->fs.lease) != MP_LEASE_FALLBACK)
+		return 0;
+	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+	if (fstat(d->pack->fd, &st) == 0 &&
+	    (pid = mp_maps_find_shared_writer("/proc", st.st_dev, (uint64_t)st.st_ino)) != 0) {
+		fprintf(stderr, PROG ": %s: process %ld maps the pack shared and writable, and "
+			"without a read lease its stores would go unseen; not mounted\n", shown,
+			(long)pid);
+		return EXIT_IO;
+	}
+	if (!d->opt.nolease)
+		fprintf(stderr, PROG ": warning: %s: %s; a change is found by checking its "
+			"size and times instead (see moepackfs(1))\n", shown, d->fs.lease_reason);
+	return 0;
+}
+
+/*
+ * Just before mounting: a writer that came while the pack was validated
+ * waits for the lease; the mount is refused, and the lease given back.
+ */
+static int lease_still_held(struct daemon *d)
+{
+	char shown[1024];
+
+	if (mp_fs_lease_intact(&d->fs, d->pack->fd))
+		return 0;
+	mp_fs_lease_release(&d->fs, d->pack->fd);
+	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
+	fprintf(stderr, PROG ": %s: the pack was opened for writing while it was being "
+		"validated; not mounted\n", shown);
+	return EXIT_IO;
+}
+
 static int open_seal(struct daemon *d);
+static int open_entries(struct daemon *d);
+static enum mp_err start_check(struct daemon *d, struct mp_error *err);
+
+/* PACK.seal (or -o seal=): a malloc'd path, NULL when out of memory. */
+static char *seal_path_of(const struct daemon *d)
+{
+	char *path;
+
+	if (d->opt.seal_path)
+		return strdup(d->opt.seal_path);
+	path = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
+	if (path)
+		sprintf(path, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
+	return path;
+}
+
+/*
+ * Nothing asked for: verify=seal when PACK.seal is beside the pack, else
+ * verify=entries when the pack's index records each role's SHA-256, else
+ * verify=index; d->verify_note says which and why, for the one line
+ * printed once mounted (a refusal stays one line).  Nonzero: a seal
+ * option given for a mount that will check nothing.
+ */
+static int choose_verify(struct daemon *d)
+{
+	char *path = seal_path_of(d), shown[1024];
+	struct stat st;
+
+	d->opt.seal = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
+	d->opt.entries = !d->opt.seal && mp_entry_seal_possible(d->pack);
+	d->seal_by_default = d->opt.seal;
+	mp_text_escape(shown, sizeof shown, path ? path : "", path ? strlen(path) : 0, 0);
+	if (d->opt.seal)
+		snprintf(d->verify_note, sizeof d->verify_note, "%s found: mounted with -o "
+			 "verify=seal, every read from storage checked against it (-o "
+			 "verify=index mounts without it)", shown);
+	else if (d->opt.entries)
+		snprintf(d->verify_note, sizeof d->verify_note, "mounted with -o "
+			 "verify=entries: every read from storage checked against the "
+			 "SHA-256 the index records for its role (-o verify=index mounts "
+			 "without)");
+	else
+		snprintf(d->verify_note, sizeof d->verify_note, "no seal (%s): mounted with "
+			 "-o verify=index, payload bytes served unchecked ('moepack seal' "
+			 "makes one, and then every read is checked)", shown);
+	free(path);
+	if (!d->opt.seal && !d->opt.entries &&
+	    (d->opt.seal_ahead_given || d->opt.seal_cache_given)) {
+		fprintf(stderr, PROG ": -o %s needs -o verify=seal, and there is no seal\n",
+			d->opt.seal_ahead_given ? "seal_ahead" : "seal_cache_mb");
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
+/* What the storage could not do, once on stderr and in status.json. */
+static void report_storage(struct daemon *d)
+{
+	const struct mp_storage *st = &d->storage;
+
+	if (st->direct_fd < 0) {
+		fprintf(stderr, PROG ": warning: O_DIRECT reads through the mount are served "
+			"buffered: %s\n", st->direct_why);
+		mp_fs_warn(&d->fs, "O_DIRECT reads through the mount are served buffered: %s",
+			   st->direct_why);
+	}
+	if (!st->uncached) {
+		fprintf(stderr, PROG ": warning: %s\n", st->uncached_why);
+		mp_fs_warn(&d->fs, "%s", st->uncached_why);
+	}
+}
 
 /* Validate exactly as `moepack verify` does and report the same way. */
 static int open_pack(struct daemon *d)
@@ -883,9 +1167,16 @@ static int open_pack(struct daemon *d)
 		.manifest_path = d->opt.manifest,
 		.expect_layers = d->opt.expect_layers,
 		.expect_experts = d->opt.expect_experts,
+		.expect_top_k = d->opt.expect_top_k,
+		.expect_source_sha256 = d->opt.expect_source,
+		.expect_model_identity_sha256 = d->opt.expect_identity,
+		.expect_config_sha256 = d->opt.expect_config,
+		.source_path = d->opt.source,
 		.config_path = d->opt.config,
 		/* with the payload scan, the digest rides on its read */
 		.full = d->opt.full && !d->opt.payload,
+		.opened = lease_on_open,
+		.opened_arg = d,
 	};
 	struct progress_bar bar;
 	struct mp_error err = {0};
@@ -897,17 +1188,27 @@ static int open_pack(struct daemon *d)
 	rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
 	progress_bar_finish(&bar);
 	if (rc != MP_OK) {
-		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return mp_err_exit_status(rc);
+		return pack_failure(d, rc, &err);
 	}
 	print_pack_warnings(stderr, PROG, d->pack);
+	if (check_without_lease(d) != 0)
+		return EXIT_IO;
 	if (d->opt.payload) {
 		int status = scan_payload(d);
 
 		if (status != 0)
 			return status;
 	}
-	return d->opt.seal ? open_seal(d) : 0;
+	if (!d->opt.verify_given && choose_verify(d) != 0)
+		return EXIT_USAGE;
+	if (mp_storage_open(&d->storage, d->pack->fd, d->pack->file_size,
+			    d->pack->m.alignment, &err) != MP_OK) {
+		fprintf(stderr, PROG ": %s\n", err.msg);
+		return EXIT_IO;
+	}
+	d->storage_ok = true;
+	report_storage(d);
+	return d->opt.seal ? open_seal(d) : d->opt.entries ? open_entries(d) : 0;
 }
 
 /*
@@ -919,18 +1220,13 @@ static int open_pack(struct daemon *d)
 static int open_seal(struct daemon *d)
 {
 	struct mp_error err = {0};
-	const char *path = d->opt.seal_path;
-	char *own = NULL;
+	char *own = seal_path_of(d);
+	const char *path = own;
 	enum mp_err rc;
 
-	if (!path) {
-		own = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
-		if (!own) {
-			fprintf(stderr, PROG ": out of memory\n");
-			return EXIT_IO;
-		}
-		sprintf(own, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
-		path = own;
+	if (!own) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
 	}
 	rc = mp_seal_read(&d->seal, path, &err);
 	if (rc == MP_OK) {
@@ -939,34 +1235,29 @@ static int open_seal(struct daemon *d)
 	}
 	if (rc == MP_OK)
 		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
+	if (rc == MP_OK)
+		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->fd, &err);
 	if (rc == MP_OK && d->opt.trust) {
 		const char *keys[MP_MAX_TRUSTED_KEYS];
-		size_t n = 0;
+		int n = mp_trust_list_split(d->opt.trust, keys);
 
-		for (char *save = NULL, *k = strtok_r(d->opt.trust, ":", &save); k;
-		     k = strtok_r(NULL, ":", &save)) {
-			if (n == MP_MAX_TRUSTED_KEYS) {
-				free(own);
-				return usage_failure("-o trust: more than %d keys",
-						     MP_MAX_TRUSTED_KEYS);
-			}
-			keys[n++] = k;
-		}
-		if (n == 0) {
+		if (n <= 0) {
 			free(own);
-			return usage_failure("-o trust: no key file given");
+			return n < 0 ? usage_failure("-o trust: more than %d keys",
+						     MP_MAX_TRUSTED_KEYS)
+				     : usage_failure("-o trust: no key file given");
 		}
-		rc = mp_trust_check(d->pack, d->seal, keys, n, &err);
+		rc = mp_trust_check(d->pack, d->seal, keys, (size_t)n, &err);
 	}
-	if (rc == MP_OK) {
-		rc = mp_sealcheck_init(&d->check, d->seal, &d->layout, d->pack->fd, &err);
-		d->check_ok = rc == MP_OK;
-	}
+	if (rc == MP_OK)
+		rc = start_check(d, &err);
 	if (rc != MP_OK) {
 		char shown[1024];
 
 		mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
-		fprintf(stderr, PROG ": %s: %s; not mounted\n", shown, err.msg);
+		fprintf(stderr, PROG ": %s: %s; not mounted%s\n", shown, err.msg,
+			d->seal_by_default ? " (the seal beside the pack is used unless "
+			"-o verify=index is given)" : "");
 		free(own);
 		return mp_err_exit_status(rc);
 	}
@@ -974,6 +1265,35 @@ static int open_seal(struct daemon *d)
 	if (mp_seal_unanchored(d->seal))
 		fprintf(stderr, PROG ": warning: the seal is unanchored: it proves the "
 			"pack's bytes unchanged since sealing, not where they came from\n");
+	return 0;
+}
+
+/* The chunk states of every fill's check, with the seal d->seal holds. */
+static enum mp_err start_check(struct daemon *d, struct mp_error *err)
+{
+	enum mp_err rc = mp_sealcheck_init(&d->check, d->seal, &d->layout, &d->storage,
+					   (size_t)(d->opt.seal_cache_given ? d->opt.seal_cache_mb
+						   : MP_SEALCHECK_CACHE_DEFAULT >> 20) << 20, err);
+
+	d->check_ok = rc == MP_OK;
+	return rc;
+}
+
+/*
+ * -o verify=entries: the seal the index already is (entryseal.h): hashing
+ * only the head and any padding between objects, then the same check of
+ * every fill as verify=seal.
+ */
+static int open_entries(struct daemon *d)
+{
+	struct mp_error err = {0};
+	enum mp_err rc = mp_entry_seal_make(&d->seal, &d->layout, d->pack, &err);
+
+	d->layout_ok = rc == MP_OK;
+	if (rc == MP_OK)
+		rc = start_check(d, &err);
+	if (rc != MP_OK)
+		return pack_failure(d, rc, &err);
 	return 0;
 }
 
@@ -995,15 +1315,78 @@ static bool path_within(const char *path, const char *dir)
 }
 
 /*
- * -o metrics_file: its directory must exist and lie outside the mount
- * point (the daemon would wait for its own answer), and the file must not
- * be the pack or its manifest, which the rename would replace.
+ * Whether the metrics file's name is one of the mount's inputs (the name
+ * itself, or the file behind it): the rename would replace it.  Its name
+ * (for the message) in *what, or NULL.
+ */
+static bool names_an_input(struct daemon *d, const char *path, const char **what)
+{
+	struct stat self, behind;
+	bool have_self = lstat(path, &self) == 0, have_behind = stat(path, &behind) == 0;
+	char *seal = seal_path_of(d);
+	char *statement = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
+	char *sig = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
+	const char *inputs[4 + MP_MAX_TRUSTED_KEYS] = {
+		d->pack->real_path, d->pack->manifest_path, d->opt.config, seal,
+	};
+	const char *names[4] = {"the pack", "its manifest", "the config file", "the seal"};
+	size_t n = 4;
+	bool clash = false;
+
+	char *keys = d->trust_keys ? strdup(d->trust_keys) : NULL, *save = NULL;
+
+	*what = NULL;
+	for (char *k = keys ? strtok_r(keys, ":", &save) : NULL;
+	     k && n < sizeof inputs / sizeof inputs[0]; k = strtok_r(NULL, ":", &save))
+		inputs[n++] = k;
+	for (size_t i = 0; !clash && i < n; i++)
+		if (inputs[i] && ((have_self && same_file(&self, inputs[i])) ||
+				  (have_behind && same_file(&behind, inputs[i])))) {
+			clash = true;
+			*what = i < 4 ? names[i] : "a trusted key";
+		}
+	if (!clash && ((have_self && (same_file(&self, statement) || same_file(&self, sig))) ||
+		       (have_behind && (same_file(&behind, statement) || same_file(&behind, sig))))) {
+		clash = true;
+		*what = "the pack's signed statement or signature";
+	}
+	free(keys);
+	free(seal);
+	free(statement);
+	free(sig);
+	return clash;
+}
+
+/*
+ * A directory where another user could replace the metrics file, or take
+ * its name: writable by others and not sticky, or sticky with the file
+ * there owned by someone else.  The reason in *why, or NULL.
+ */
+static bool unsafe_metrics_dir(const char *real_dir, const char *path, const char **why)
+{
+	struct stat dir, file;
+
+	*why = NULL;
+	if (stat(real_dir, &dir) != 0 || !(dir.st_mode & S_IWOTH))
+		return false;
+	if (!(dir.st_mode & S_ISVTX))
+		*why = "its directory is writable by every user and not sticky: anyone could "
+		       "replace the file";
+	else if (lstat(path, &file) == 0 && file.st_uid != geteuid())
+		*why = "it belongs to another user, in a directory every user may write to";
+	return *why != NULL;
+}
+
+/*
+ * -o metrics_file: its directory must exist, lie outside the mount point
+ * (the daemon would wait for its own answer) and not let other users
+ * replace the file, and the file must not be one of the mount's inputs,
+ * which the rename would replace.
  */
 static int check_metrics_file(struct daemon *d)
 {
-	const char *path = d->opt.metrics_file;
+	const char *path = d->opt.metrics_file, *what;
 	char shown[1024], *dir = strdup(path), *real_dir = NULL, *real_mnt = NULL, *slash;
-	struct stat st;
 	int status = 0, dir_errno;
 
 	if (!dir) {
@@ -1026,10 +1409,11 @@ static int check_metrics_file(struct daemon *d)
 	else if (real_mnt && path_within(real_dir, real_mnt))
 		status = usage_failure("-o metrics_file=%s is inside the mount point; "
 				       "write it elsewhere", shown);
-	else if (stat(path, &st) == 0 &&
-		 (same_file(&st, d->pack->real_path) || same_file(&st, d->pack->manifest_path)))
-		status = usage_failure("-o metrics_file=%s is the pack or its manifest, "
-				       "which it would replace", shown);
+	else if (names_an_input(d, path, &what))
+		status = usage_failure("-o metrics_file=%s is %s, which it would replace", shown,
+				       what);
+	else if (unsafe_metrics_dir(real_dir, path, &what))
+		status = usage_failure("-o metrics_file=%s: %s", shown, what);
 	free(dir);
 	free(real_dir);
 	free(real_mnt);
@@ -1053,8 +1437,7 @@ static int prepare_tree(struct daemon *d)
 		d->stats_ok = rc == MP_OK;
 	}
 	if (rc != MP_OK) {
-		fprintf(stderr, PROG ": %s: %s\n", d->opt.pack, err.msg);
-		return mp_err_exit_status(rc);
+		return pack_failure(d, rc, &err);
 	}
 	return 0;
 }
@@ -1078,9 +1461,8 @@ static int prepare_client_manifest(struct daemon *d)
 	}
 	sprintf(d->client_path, "%.*s/%s", (int)(root_len == 1 ? 0 : root_len), root,
 		fs->tree.pack_name);
-	rc = mp_manifest_with_path(pack->manifest_raw, pack->manifest_len,
-				   d->client_path, &d->client_manifest,
-				   &fs->attr.client_manifest_len, &err);
+	rc = mp_pack_manifest_with_path(pack, d->client_path, &d->client_manifest,
+					&fs->attr.client_manifest_len, &err);
 	if (rc != MP_OK) {
 		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
 		return mp_err_exit_status(rc);
@@ -1095,8 +1477,9 @@ static int prepare_attributes(struct daemon *d)
 	struct mp_fs *fs = &d->fs;
 	const struct mp_pack *pack = d->pack;
 	/*
-	 * The identity taken when the pack was opened, before validation read
-	 * it: a change during a long verify=full shows at once after mounting.
+	 * The identity taken once the pack was opened and its lease held,
+	 * before validation read it: a change during a long verify=full shows
+	 * at once after mounting.
 	 */
 	struct mp_pack_id id = {
 		.size = pack->file_size,
@@ -1108,6 +1491,7 @@ static int prepare_attributes(struct daemon *d)
 	fs->attr.uid = d->opt.uid_given ? d->opt.uid : getuid();
 	fs->attr.gid = d->opt.gid_given ? d->opt.gid : getgid();
 	fs->attr.umask = d->opt.umask;
+	fs->attr.status_mode = d->opt.status_mode_given ? d->opt.status_mode : STATUS_MODE;
 	fs->attr.blksize = mp_attr_blksize(pack->m.alignment);
 	fs->attr.mtime = pack->file_mtime;
 	if (!mp_fs_setup(fs, &id)) {
@@ -1120,12 +1504,13 @@ static int prepare_attributes(struct daemon *d)
 	return 0;
 }
 
-/* Largest request, max_read and the read-ahead window. */
-static void prepare_io_sizes(struct daemon *d)
+/* Largest request, max_read, the read-ahead window, the request buffers. */
+static int prepare_io_sizes(struct daemon *d)
 {
 	struct mp_fs *fs = &d->fs;
 
 	fs->max_request = splice_request_size();
+	fs->max_background = d->opt.max_threads_given ? d->cmd.max_threads : DEFAULT_THREADS;
 	fs->max_read = d->opt.max_read;
 	/* the kernel sends no more than max_read either */
 	if (fs->max_read && fs->max_read < fs->max_request)
@@ -1133,6 +1518,16 @@ static void prepare_io_sizes(struct daemon *d)
 	if (!d->opt.readahead_given)
 		d->opt.readahead_kb = fs->max_request / 1024;
 	fs->readahead = d->opt.readahead_kb * 1024u;
+	/* a direct read is rounded out to a page at each end */
+	if (!mp_bufpool_init(&d->reqbufs, fs->max_request + 2 * MP_BUF_ALIGN,
+			     REQUEST_BUFFERS_KEPT)) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	d->reqbufs_ok = true;
+	fs->reqbufs = &d->reqbufs;
+	fs->storage = &d->storage;
+	return 0;
 }
 
 /* The fixed facts of status.json. */
@@ -1148,7 +1543,8 @@ static void prepare_status(struct daemon *d)
 		.manifest_path = d->manifest_real ? d->manifest_real
 						  : pack->manifest_path,
 		.mountpoint = d->cmd.mountpoint,
-		.verify = d->opt.seal ? "seal"
+		.verify = d->opt.seal ? (pack->full_checked ? "full+seal" : "seal")
+			  : d->opt.entries ? (pack->full_checked ? "full+entries" : "entries")
 			  : d->opt.payload ? (pack->full_checked ? "full+payload" : "payload")
 					   : (pack->full_checked ? "full" : "index"),
 		.full_digest_checked = pack->full_checked,
@@ -1162,6 +1558,9 @@ static void prepare_status(struct daemon *d)
 		.warnings = pack->warnings,
 		.hottest = HOTTEST_EXPERTS,
 		.max_request = fs->max_request,
+		.max_threads = d->opt.max_threads_given ? d->cmd.max_threads : DEFAULT_THREADS,
+		.max_background = fs->max_background,
+		.storage = &d->storage,
 		.readahead_kb = -1, /* read back once mounted */
 	};
 	clock_gettime(CLOCK_MONOTONIC, &fs->started);
@@ -1175,13 +1574,19 @@ static void prepare_status(struct daemon *d)
 		*ss = (struct mp_status_seal){
 			.chunk_size = d->seal->chunk_size,
 			.chunk_count = d->seal->chunk_count,
-			.seal_digest = d->seal_hex,
-			.anchored = !mp_seal_unanchored(d->seal),
+			/* verify=entries: no seal file, the index's digests */
+			.seal_digest = d->opt.entries ? NULL : d->seal_hex,
+			.from_index = d->opt.entries,
+			/* a claim is only reported as such once proven here */
+			.anchored = !mp_seal_unanchored(d->seal) &&
+				    (d->opt.trust || pack->full_checked),
+			.anchored_claim = !mp_seal_unanchored(d->seal),
 			.trusted = d->opt.trust != NULL,
 			.checked = &d->check.count.checked,
 			.checked_ahead = &d->check.count.checked_ahead,
 			.failed = &d->check.count.failed,
 			.bytes_hashed = &d->check.count.bytes_hashed,
+			.bytes_served = &d->check.count.bytes_served,
 		};
 		fs->status.seal = ss;
 		fs->seal = &d->check;
@@ -1199,9 +1604,10 @@ static int prepare_fs(struct daemon *d)
 		status = prepare_attributes(d);
 	if (status != 0)
 		return status;
-	prepare_io_sizes(d);
-	prepare_status(d);
-	return 0;
+	status = prepare_io_sizes(d);
+	if (status == 0)
+		prepare_status(d);
+	return status;
 }
 
 /* The mount options moepackfs always wants, after the user's. */
@@ -1230,7 +1636,8 @@ static int run_loop(struct daemon *d, struct fuse_session *se)
 	if (!cfg)
 		return -ENOMEM;
 	fuse_loop_cfg_set_clone_fd(cfg, (unsigned)d->cmd.clone_fd);
-	fuse_loop_cfg_set_max_threads(cfg, d->cmd.max_threads);
+	fuse_loop_cfg_set_max_threads(cfg, d->opt.max_threads_given ? d->cmd.max_threads
+								   : DEFAULT_THREADS);
 	if (d->cmd.max_idle_threads != UINT_MAX)
 		fuse_loop_cfg_set_idle_threads(cfg, d->cmd.max_idle_threads);
 	rc = fuse_session_loop_mt(se, cfg);
@@ -1244,7 +1651,7 @@ static int run_loop(struct daemon *d, struct fuse_session *se)
  * line, "TEMPLATE KIND [VALUE...]": KIND is pack (moepackfs's own), fuse
  * (handed to libfuse), program (-h, -V) or ignored (mount(8)'s, dropped).
  */
-static int list_options(void)
+static void list_options(void)
 {
 	for (const struct fuse_opt *spec = option_spec; spec->templ; spec++) {
 		const char *kind = "pack";
@@ -1253,6 +1660,7 @@ static int list_options(void)
 		case KEY_LIST_OPTIONS:
 			continue;
 		case KEY_FUSE:
+		case KEY_MAX_THREADS:
 		case KEY_MAX_READ:
 		case KEY_FSNAME:
 		case KEY_SUBTYPE:
@@ -1271,7 +1679,24 @@ static int list_options(void)
 			printf(" %s", verify_modes[i].name);
 		putchar('\n');
 	}
-	return fflush(stdout) != 0 || ferror(stdout);
+}
+
+/*
+ * What --help, --version and --list-options printed reached stdout: -1
+ * (all said), or EXIT_IO after "moepackfs: write error: ..." (none for a
+ * reader that went away, EPIPE), as moepack's commands do.
+ */
+static int stdout_done(void)
+{
+	int e;
+
+	errno = 0;
+	if (fflush(stdout) == 0 && !ferror(stdout))
+		return -1;
+	e = errno;
+	if (e != EPIPE)
+		fprintf(stderr, PROG ": write error: %s\n", e ? strerror(e) : "unknown error");
+	return EXIT_IO;
 }
 
 /* Options and operands; -1 when --help or --version said all there is. */
@@ -1283,18 +1708,26 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 		return usage_failure("cannot parse the options");
 	if (d->opt.show_help) {
 		fputs(usage_text, stdout);
-		return -1;
+		return stdout_done();
 	}
 	if (d->opt.show_version) {
 		printf(PROG " %s (libfuse %s)\n", PACKAGE_VERSION, fuse_pkgversion());
-		return -1;
+		return stdout_done();
 	}
-	if (d->opt.list_options)
-		return list_options() ? EXIT_IO : -1;
+	if (d->opt.list_options) {
+		list_options();
+		return stdout_done();
+	}
 	if (d->opt.error[0])
 		return usage_failure("%s", d->opt.error);
-	if (d->opt.seal_ahead_given && !d->opt.seal)
-		return usage_failure("-o seal_ahead needs -o verify=seal");
+	if (d->opt.entries && d->opt.seal)
+		return usage_failure("-o verify=entries checks against the pack's index: "
+				     "-o %s needs -o verify=seal",
+				     d->opt.trust ? "trust" : "seal");
+	if (d->opt.seal_ahead_given && d->opt.verify_given && !d->opt.seal && !d->opt.entries)
+		return usage_failure("-o seal_ahead needs -o verify=seal or verify=entries");
+	if (d->opt.seal_cache_given && d->opt.verify_given && !d->opt.seal && !d->opt.entries)
+		return usage_failure("-o seal_cache_mb needs -o verify=seal or verify=entries");
 	status = check_mountpoint(d);
 	if (status != 0)
 		return status;
@@ -1323,33 +1756,12 @@ static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_ses
 		fprintf(stderr, PROG ": valid -o options:");
 		for (const struct fuse_opt *o = option_spec; o->templ[0] != '-'; o++)
 			fprintf(stderr, "%s %s", o == option_spec ? "" : ",", o->templ);
-		fprintf(stderr, "; libfuse's allow_other, allow_root, auto_unmount, "
-			"default_permissions, max_threads=, clone_fd, debug; and mount(8)'s "
-			"generic ones (ro, defaults, nofail, x-*...)\n");
+		/* only what --help and moepackfs(1) document */
+		fprintf(stderr, "; libfuse's allow_other, auto_unmount, max_threads=, "
+			"max_idle_threads=, clone_fd, debug; and mount(8)'s generic ones (ro, "
+			"defaults, nofail, x-*...)\n");
 		return usage_failure("invalid FUSE options");
 	}
-	return 0;
-}
-
-/*
- * The read lease (fs.c): a pack open for writing somewhere is refused;
- * where no lease can be had, the stat checks of every read remain.
- */
-static int take_lease(struct daemon *d)
-{
-	char shown[1024];
-	int rc = mp_fs_lease_take(&d->fs, d->opt.nolease);
-
-	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
-	if (rc < 0) {
-		fprintf(stderr, PROG ": %s: the pack is open for writing (no read lease "
-			"can be taken); not mounted: close the writer first\n", shown);
-		return EXIT_IO;
-	}
-	if (rc == MP_LEASE_FALLBACK && !d->opt.nolease)
-		fprintf(stderr, PROG ": warning: %s: %s; a change is found by checking "
-			"its size and times instead (see moepackfs(1))\n", shown,
-			d->fs.lease_reason);
 	return 0;
 }
 
@@ -1393,17 +1805,18 @@ static int first_metrics_file(struct daemon *d)
 	return EXIT_IO;
 }
 
-/* -o verify=seal: the threads that hash chunks ahead of the reads. */
-static int start_seal_ahead(struct daemon *d)
+/* -o verify=seal: the workers that share a request's loads and check ahead. */
+static int start_seal_workers(struct daemon *d)
 {
 	struct mp_error err = {0};
 	unsigned ahead = d->opt.seal_ahead_given ? (unsigned)d->opt.seal_ahead
 						 : MP_SEALCHECK_AHEAD_DEFAULT;
 	long cpus = sysconf(_SC_NPROCESSORS_ONLN);
-	/* one a core, up to 4: each hashes about 1.4 GB/s */
-	unsigned threads = cpus < 1 ? 1 : cpus > 4 ? 4 : (unsigned)cpus;
+	/* one a core: each hashes 1.4-1.8 GB/s */
+	unsigned threads = cpus < 1 ? 1 : cpus > MP_SEALCHECK_THREADS_MAX
+					? MP_SEALCHECK_THREADS_MAX : (unsigned)cpus;
 
-	if (!d->check_ok || mp_sealcheck_ahead_start(&d->check, ahead, threads, &err) == MP_OK)
+	if (!d->check_ok || mp_sealcheck_start(&d->check, threads, ahead, &err) == MP_OK)
 		return 0;
 	fprintf(stderr, PROG ": %s\n", err.msg);
 	return EXIT_IO;
@@ -1418,12 +1831,12 @@ static int run_with_lease(struct daemon *d, struct fuse_session *se)
 		fprintf(stderr, PROG ": cannot start the lease thread\n");
 		return EXIT_IO;
 	}
-	status = start_seal_ahead(d);
+	status = start_seal_workers(d);
 	if (status == 0) {
 		if (run_loop(d, se) < 0)
 			status = EXIT_IO;
 		if (d->check_ok)
-			mp_sealcheck_ahead_stop(&d->check);
+			mp_sealcheck_stop(&d->check);
 	}
 	mp_fs_lease_stop(&d->fs);
 	return status;
@@ -1448,7 +1861,7 @@ static int run_daemon(struct daemon *d, struct fuse_session *se)
 /* Mount, serve until unmounted or signalled, unmount. */
 static int serve(struct daemon *d, struct fuse_session *se)
 {
-	int status = take_lease(d);
+	int status = lease_still_held(d);
 
 	if (status != 0)
 		return status;
@@ -1456,11 +1869,14 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		return EXIT_IO;
 	status = mount_locked(d, se);
 	if (status == 0) {
+		if (d->verify_note[0])
+			fprintf(stderr, PROG ": %s\n", d->verify_note);
 		setup_readahead(d);
 		status = first_metrics_file(d);
 		if (status == 0)
 			status = run_daemon(d, se);
 		fuse_session_unmount(se);
+		mp_fs_metrics_remove(&d->fs);
 	}
 	fuse_remove_signal_handlers(se);
 	return status;
@@ -1478,6 +1894,8 @@ int main(int argc, char **argv)
 	/* before any thread: only the lease thread takes the lease's signal */
 	mp_fs_block_signals();
 	status = parse_command_line(&d, &args);
+	if (status == 0 && d.opt.trust && !(d.trust_keys = strdup(d.opt.trust)))
+		status = EXIT_IO;
 	if (status == 0)
 		status = new_session(&d, &args, &se);
 	if (status == 0)

@@ -40,9 +40,14 @@ static void snapshot_ctime(struct stat *st, long long ns)
 }
 
 bool mp_attr_stat(const struct mp_attr_facts *a, const struct mp_tree *tree,
-		  const struct mp_pack *pack, uint64_t ino, long long snapshot_ns,
-		  struct stat *st)
+		  const struct mp_pack *pack, uint64_t ino,
+		  const struct mp_attr_snapshot *snap, struct stat *st)
 {
+	struct mp_node_sizes sizes = {
+		.client_manifest = a->client_manifest_len,
+		.status = snap->status_len,
+		.metrics = snap->metrics_len,
+	};
 	struct mp_node n;
 	uint64_t size;
 
@@ -52,12 +57,14 @@ bool mp_attr_stat(const struct mp_attr_facts *a, const struct mp_tree *tree,
 	st->st_ino = ino;
 	if (mp_node_is_dir(n.kind))
 		st->st_mode = S_IFDIR | (0555 & ~a->umask);
+	else if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS)
+		st->st_mode = S_IFREG | (a->status_mode & 0444 & ~a->umask);
 	else
 		st->st_mode = S_IFREG | (0444 & ~a->umask);
 	st->st_nlink = mp_tree_nlink(tree, ino);
 	st->st_uid = a->uid;
 	st->st_gid = a->gid;
-	size = mp_node_size(pack, &n, a->client_manifest_len);
+	size = mp_node_size(pack, &n, &sizes);
 	st->st_size = (off_t)size;
 	st->st_blksize = a->blksize;
 	st->st_blocks = (blkcnt_t)((size + 511) / 512);
@@ -65,8 +72,25 @@ bool mp_attr_stat(const struct mp_attr_facts *a, const struct mp_tree *tree,
 	st->st_mtim = a->mtime;
 	st->st_ctim = a->mtime;
 	if (n.kind == MP_NODE_STATUS || n.kind == MP_NODE_METRICS)
-		snapshot_ctime(st, snapshot_ns);
+		snapshot_ctime(st, snap->ns);
 	return true;
+}
+
+bool mp_attr_may_read_status(const struct mp_attr_facts *a, uid_t uid, gid_t gid,
+			     const gid_t *groups, int ngroups)
+{
+	mode_t m = a->status_mode & ~a->umask;
+	bool in_group = gid == a->gid;
+
+	if (uid == 0)
+		return true;
+	if (uid == a->uid)
+		return (m & 0400) != 0;
+	for (int i = 0; !in_group && i < ngroups; i++)
+		in_group = groups[i] == a->gid;
+	if (in_group)
+		return (m & 0040) != 0;
+	return (m & 0004) != 0;
 }
 
 void mp_attr_statvfs(const struct mp_attr_facts *a, const struct mp_tree *tree,

@@ -27,6 +27,15 @@ struct mp_attr_facts {
 	blksize_t blksize;             /* st_blksize: the pack's alignment */
 	struct timespec mtime;         /* the pack's mtime, for every node */
 	size_t client_manifest_len;    /* <pack>.manifest.json's size */
+	/* status.json and metrics (with the expert_reads attribute): who may
+	 * read what they say of the mount's readers, before the umask */
+	mode_t status_mode;
+};
+
+/* The snapshot status.json and metrics serve now: its time and sizes. */
+struct mp_attr_snapshot {
+	long long ns;                  /* CLOCK_REALTIME ns, 0: none yet */
+	uint64_t status_len, metrics_len;
 };
 
 /*
@@ -38,12 +47,21 @@ blksize_t mp_attr_blksize(uint64_t alignment);
 /*
  * Fill *st for inode `ino`; false when it is no node of the tree.  Every
  * time is the pack's mtime, but the ctime of status.json and metrics is
- * `snapshot_ns` (CLOCK_REALTIME ns of the snapshot they serve) when it is
- * above 0, so that NFS servers see them change.
+ * the snapshot's (when above 0), so that NFS servers see them change, and
+ * their sizes are the snapshot's.
  */
 bool mp_attr_stat(const struct mp_attr_facts *a, const struct mp_tree *tree,
-		  const struct mp_pack *pack, uint64_t ino, long long snapshot_ns,
-		  struct stat *st);
+		  const struct mp_pack *pack, uint64_t ino,
+		  const struct mp_attr_snapshot *snap, struct stat *st);
+
+/*
+ * Whether a reader with this uid, primary gid and supplementary groups
+ * may read status.json and metrics, and the layers' expert_reads
+ * attribute, which says the same: root always, else by status_mode as
+ * the kernel would check it (owner, group, others).
+ */
+bool mp_attr_may_read_status(const struct mp_attr_facts *a, uid_t uid, gid_t gid,
+			     const gid_t *groups, int ngroups);
 
 /* True for the files whose contents are a snapshot (status.json, metrics). */
 bool mp_attr_is_snapshot(const struct mp_tree *tree, uint64_t ino);

@@ -11,6 +11,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "base/text.h"
+#include "pack/digest.h"
+
 static const char *const file_names[MP_MF_COUNT] = {
 	[MP_MF_ROLE] = "role",
 	[MP_MF_OBJECT] = "object",
@@ -105,6 +108,7 @@ struct out {
 	char *buf;
 	size_t cap, len;
 	bool full;
+	const char *mount;    /* mountpoint="...",pack="...": on every sample */
 };
 
 static void emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -133,7 +137,7 @@ static void family(struct out *o, const char *name, const char *type, const char
 
 static void sample(struct out *o, const char *name, uint64_t v)
 {
-	emit(o, "%s %" PRIu64 "\n", name, v);
+	emit(o, "%s{%s} %" PRIu64 "\n", name, o->mount, v);
 }
 
 /* A family of one sample without labels. */
@@ -146,7 +150,7 @@ static void series(struct out *o, const char *name, const char *type, const char
 
 static void sample_f(struct out *o, const char *name, double v)
 {
-	emit(o, "%s %.3f\n", name, v);
+	emit(o, "%s{%s} %.3f\n", name, o->mount, v);
 }
 
 /* A label value: \, " and newline escaped as the format wants. */
@@ -168,13 +172,47 @@ static void label_value(char *dst, size_t cap, const char *s)
 	dst[j] = '\0';
 }
 
+/*
+ * A path as a label value: escaped as every path we print (control bytes
+ * and bytes that are not UTF-8 as \xNN, which a label must not hold raw),
+ * then as a label value; one longer than MP_METRICS_LABEL_MAX is cut and
+ * ends in "..." and 16 hex digits of its SHA-256, so that two long paths
+ * that share a beginning still label two mounts apart.
+ */
+static void path_label(char *dst, size_t cap, const char *path)
+{
+	char shown[4 * MP_METRICS_LABEL_MAX + 64];
+	size_t n = path ? strlen(path) : 0;
+
+	mp_text_escape(shown, sizeof shown, path ? path : "", n, 0);
+	if (strlen(shown) > MP_METRICS_LABEL_MAX) {
+		unsigned char d[MP_SHA256_LEN];
+		char hex[MP_SHA256_HEX];
+
+		mp_sha256_buf(path, n, d);
+		mp_sha256_hex(d, hex);
+		snprintf(shown + MP_METRICS_LABEL_MAX - 19, 20, "...%.16s", hex);
+	}
+	label_value(dst, cap, shown);
+}
+
+/* The labels of every sample: which mount, of which pack. */
+static void mount_labels(char *buf, size_t cap, const struct mp_metrics_info *info)
+{
+	char mnt[2 * MP_METRICS_LABEL_MAX + 8], pack[2 * MP_METRICS_LABEL_MAX + 8];
+
+	path_label(mnt, sizeof mnt, info->mountpoint);
+	path_label(pack, sizeof pack, info->pack);
+	snprintf(buf, cap, "mountpoint=\"%s\",pack=\"%s\"", mnt, pack);
+}
+
 static void sample_l(struct out *o, const char *name, const char *label,
 		     const char *value, uint64_t v)
 {
 	char esc[128];
 
 	label_value(esc, sizeof esc, value);
-	emit(o, "%s{%s=\"%s\"} %" PRIu64 "\n", name, label, esc, v);
+	emit(o, "%s{%s,%s=\"%s\"} %" PRIu64 "\n", name, o->mount, label, esc, v);
 }
 
 static void render_state(struct out *o, const struct mp_metrics_info *info)
@@ -185,8 +223,8 @@ static void render_state(struct out *o, const struct mp_metrics_info *info)
 	family(o, "moepackfs_info", "gauge",
 	       "Constant 1; labels: the package version, the -o verify mode and "
 	       "whether -o dequant is on.");
-	emit(o, "moepackfs_info{version=\"%s\",verify=\"%s\",dequant=\"%s\"} 1\n",
-	     PACKAGE_VERSION, verify, info->dequant ? "true" : "false");
+	emit(o, "moepackfs_info{%s,version=\"%s\",verify=\"%s\",dequant=\"%s\"} 1\n",
+	     o->mount, PACKAGE_VERSION, verify, info->dequant ? "true" : "false");
 	series(o, "moepackfs_validation_ok", "gauge",
 	       "1 while the validation the mount was made on holds for the bytes "
 	       "served, 0 once it failed.",
@@ -219,15 +257,15 @@ static void render_reads(struct out *o, const struct mp_metrics *m)
 	       "read-ahead, mmap faults).");
 	for (unsigned k = 0; k < MP_MF_COUNT; k++)
 		for (int d = 0; d < 2; d++)
-			emit(o, "moepackfs_reads_total{file=\"%s\",mode=\"%s\"} %" PRIu64
-			     "\n", file_names[k], mode[d], mp_metrics_reads(m, k, d));
+			emit(o, "moepackfs_reads_total{%s,file=\"%s\",mode=\"%s\"} %" PRIu64
+			     "\n", o->mount, file_names[k], mode[d], mp_metrics_reads(m, k, d));
 	family(o, "moepackfs_read_bytes_total", "counter",
 	       "Bytes asked for by read requests (the part inside the file), by "
 	       "kind of file and by mode.");
 	for (unsigned k = 0; k < MP_MF_COUNT; k++)
 		for (int d = 0; d < 2; d++)
-			emit(o, "moepackfs_read_bytes_total{file=\"%s\",mode=\"%s\"} %" PRIu64
-			     "\n", file_names[k], mode[d], mp_metrics_bytes(m, k, d));
+			emit(o, "moepackfs_read_bytes_total{%s,file=\"%s\",mode=\"%s\"} %" PRIu64
+			     "\n", o->mount, file_names[k], mode[d], mp_metrics_bytes(m, k, d));
 	family(o, "moepackfs_role_reads_total", "counter",
 	       "Read requests of role files (up, gate, down), by role.");
 	for (unsigned r = 0; r < MP_ROLE_COUNT; r++)
@@ -246,14 +284,14 @@ static void render_layers(struct out *o, const struct mp_stats *stats,
 	family(o, "moepackfs_layer_reads_total", "counter",
 	       "Read requests of role, object and .f32 files, by layer id.");
 	for (uint64_t i = 0; i < stats->layer_count; i++)
-		emit(o, "moepackfs_layer_reads_total{layer=\"%" PRIu32 "\"} %" PRIu64 "\n",
-		     info->layer_ids[i], load(&stats->layer_reads[i]));
+		emit(o, "moepackfs_layer_reads_total{%s,layer=\"%" PRIu32 "\"} %" PRIu64 "\n",
+		     o->mount, info->layer_ids[i], load(&stats->layer_reads[i]));
 	family(o, "moepackfs_layer_read_bytes_total", "counter",
 	       "Pack bytes read for role, object and .f32 files (for .f32, the "
 	       "quantized bytes decoded), by layer id.");
 	for (uint64_t i = 0; i < stats->layer_count; i++)
-		emit(o, "moepackfs_layer_read_bytes_total{layer=\"%" PRIu32 "\"} %" PRIu64
-		     "\n", info->layer_ids[i], load(&stats->layer_bytes[i]));
+		emit(o, "moepackfs_layer_read_bytes_total{%s,layer=\"%" PRIu32 "\"} %" PRIu64
+		     "\n", o->mount, info->layer_ids[i], load(&stats->layer_bytes[i]));
 }
 
 static const char *errno_name(int e, char *buf, size_t len)
@@ -329,10 +367,10 @@ static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 	       "Chunks listed in the pack's seal.",
 	       seal->chunks);
 	series(o, "moepackfs_seal_chunks_checked_total", "counter",
-	       "Chunks hashed on their first read, good or bad.",
+	       "Chunks read from storage and hashed, good or bad (every fill).",
 	       seal->checked);
 	series(o, "moepackfs_seal_chunks_checked_ahead_total", "counter",
-	       "Of those, chunks hashed ahead of a reader (-o seal_ahead).",
+	       "Of those, chunks checked ahead of a sequential reader (-o seal_ahead).",
 	       seal->checked_ahead);
 	series(o, "moepackfs_seal_chunks_failed_total", "counter",
 	       "Chunks whose bytes differ from their sealed digest.",
@@ -340,6 +378,38 @@ static void render_seal(struct out *o, const struct mp_metrics_seal *seal)
 	series(o, "moepackfs_seal_hashed_bytes_total", "counter",
 	       "Bytes hashed to check chunks against the seal.",
 	       seal->bytes_hashed);
+	series(o, "moepackfs_seal_served_bytes_total", "counter",
+	       "Pack bytes served under the seal, every one of them checked.",
+	       seal->bytes_served);
+	series(o, "moepackfs_seal_cache_bytes", "gauge",
+	       "Bytes held by the cache of checked chunks (-o seal_cache_mb).",
+	       seal->cache_bytes);
+	series(o, "moepackfs_seal_cache_hits_total", "counter",
+	       "Chunks a request took from the cache, checked by another one.",
+	       seal->cache_hits);
+	series(o, "moepackfs_seal_cache_misses_total", "counter",
+	       "Chunks a request had to read from storage and check itself.",
+	       seal->cache_misses);
+}
+
+/* Reads of the pack from storage (moepackfs(1) METRICS). */
+static void render_storage(struct out *o, const struct mp_metrics_storage *st)
+{
+	if (!st->known)
+		return;
+	series(o, "moepackfs_storage_direct", "gauge",
+	       "1 when O_DIRECT readers are served by O_DIRECT reads of the pack, "
+	       "0 when they fall back to buffered reads.",
+	       st->direct ? 1 : 0);
+	series(o, "moepackfs_storage_uncached", "gauge",
+	       "1 when buffered fills read the pack without caching it (RWF_DONTCACHE).",
+	       st->uncached ? 1 : 0);
+	family(o, "moepackfs_storage_read_bytes_total", "counter",
+	       "Pack bytes the daemon read from storage, by way: direct (O_DIRECT), "
+	       "uncached (RWF_DONTCACHE) or buffered.");
+	for (unsigned m = 0; m < MP_FILL_MODES; m++)
+		sample_l(o, "moepackfs_storage_read_bytes_total", "mode", mp_fill_mode_name(m),
+			 st->bytes[m]);
 }
 
 static void render_file(struct out *o, const struct mp_metrics_info *info)
@@ -356,17 +426,20 @@ enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metr
 			      const struct mp_metrics_info *info, char *buf, size_t cap,
 			      size_t *len, struct mp_error *err)
 {
-	struct out o = {.buf = buf, .cap = cap};
+	char mount[4 * MP_METRICS_LABEL_MAX + 64];
+	struct out o = {.buf = buf, .cap = cap, .mount = mount};
 
 	*len = 0;
 	if (cap == 0)
 		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in 0 bytes");
+	mount_labels(mount, sizeof mount, info);
 	render_state(&o, info);
 	render_reads(&o, m);
 	render_layers(&o, stats, info);
 	render_errors(&o, stats, m);
 	render_scan(&o, info->scan);
 	render_seal(&o, &info->seal);
+	render_storage(&o, &info->storage);
 	render_file(&o, info);
 	if (o.full)
 		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in %zu bytes", cap);

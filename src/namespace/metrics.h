@@ -99,11 +99,24 @@ struct mp_metrics_scan {
  * `enabled` is false. */
 struct mp_metrics_seal {
 	bool enabled;
-	uint64_t chunks, checked, checked_ahead, failed, bytes_hashed;
+	uint64_t chunks, checked, checked_ahead, failed, bytes_hashed, bytes_served;
+	uint64_t cache_bytes, cache_hits, cache_misses;
 };
+
+/* How pack bytes came from storage (-o verify any). */
+struct mp_metrics_storage {
+	bool known;
+	bool direct, uncached;        /* the ways that work */
+	uint64_t bytes[MP_FILL_MODES];
+};
+
+/* Paths in labels are cut to this many bytes (a hash keeps them apart). */
+#define MP_METRICS_LABEL_MAX 160
 
 /* The facts of one report besides the counters. */
 struct mp_metrics_info {
+	const char *mountpoint;       /* the labels of every sample: the mount */
+	const char *pack;             /* and its pack's resolved path */
 	const char *verify;           /* "index", "full", "payload", ... */
 	bool dequant;
 	bool validation_ok;           /* the validation the mount was made on holds */
@@ -116,6 +129,7 @@ struct mp_metrics_info {
 	const uint32_t *layer_ids;    /* stats->layer_count real layer ids */
 	const struct mp_metrics_scan *scan;  /* NULL: none */
 	struct mp_metrics_seal seal;         /* enabled false: no seal check */
+	struct mp_metrics_storage storage;
 	uint64_t file_writes;         /* -o metrics_file: rewrites done */
 	uint64_t file_write_errors;   /* and failed */
 };
@@ -130,7 +144,7 @@ enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metr
 			      size_t *len, struct mp_error *err);
 
 /* MOUNT/metrics has this fixed size, padded like status.json (node.h). */
-#define MP_METRICS_FILE_SIZE (64u << 10)
+#define MP_METRICS_FILE_SIZE (128u << 10)
 
 /*
  * Read counts of every expert of one layer (layer index, not id), as

@@ -20,30 +20,31 @@ static const char *const xattr_names[MP_XA_COUNT] = {
 	MP_XATTR_PREFIX "expert", MP_XATTR_PREFIX "layer",    MP_XATTR_PREFIX "generation",
 	MP_XATTR_PREFIX "source_dtype", MP_XATTR_PREFIX "source_offset",
 	MP_XATTR_PREFIX "source_nbytes", MP_XATTR_PREFIX "expert_reads",
+	MP_XATTR_PREFIX "sha256",
 };
 
 /*
- * Role and object files carry the first nine; an .f32 file all but
- * "offset" (its bytes are nowhere in the pack), with dtype F32 and its
- * source's dtype, offset and size as source_*.
+ * Role and object files carry the first nine, and sha256 when the format
+ * records it; an .f32 file all but "offset" (its bytes are nowhere in the
+ * pack) and sha256 (not of its bytes), with dtype F32 and its source's
+ * dtype, offset and size as source_*.
  */
-bool mp_xattr_applies(enum mp_node_kind kind, enum mp_xattr id)
+bool mp_xattr_applies(const struct mp_pack *pack, enum mp_node_kind kind, enum mp_xattr id)
 {
 	switch (kind) {
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
-		return id < MP_XA_SOURCE_DTYPE;
+		return id < MP_XA_SOURCE_DTYPE ||
+		       (id == MP_XA_SHA256 && pack->object_count &&
+			mp_pack_role_sha256(pack, 0, MP_ROLE_UP));
 	case MP_NODE_F32:
-		return id != MP_XA_OFFSET && id != MP_XA_EXPERT_READS;
+		return id < MP_XA_EXPERT_READS && id != MP_XA_OFFSET;
 	case MP_NODE_LAYER:
 		return id == MP_XA_EXPERT_READS;
 	default:
 		return false;
 	}
 }
-
-/* GGML's type id of F32. */
-#define GGML_TYPE_F32_ID 0
 
 static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 	__attribute__((format(printf, 4, 5)));
@@ -71,47 +72,55 @@ static void append_shape(char *buf, size_t cap, size_t *len,
 	append(buf, cap, len, "]");
 }
 
+/* One role's value of an attribute that has one per role. */
+static void role_value(const struct mp_pack *pack, const struct mp_node *n, enum mp_role r,
+		       enum mp_xattr id, char *buf, size_t cap, size_t *len)
+{
+	const struct mp_role_info *ri = &pack->m.roles[r];
+	char text[MP_XATTR_VALUE_MAX];
+
+	if (id == MP_XA_DTYPE) {
+		append(buf, cap, len, "%s", ri->dtype);
+	} else if (id == MP_XA_DTYPE_ID) {
+		append(buf, cap, len, "%d", ri->dtype_id);
+	} else if (id == MP_XA_SHAPE) {
+		append_shape(buf, cap, len, ri);
+	} else if (id == MP_XA_SHA256) {
+		mp_sha256_hex(mp_pack_role_sha256(pack, n->object, r), text);
+		append(buf, cap, len, "%s", text);
+	} else {
+		mp_pack_tensor_name(pack, n->object, r, text, sizeof text);
+		append(buf, cap, len, "%s", text);
+	}
+}
+
 /*
- * The value of one attribute of a role or object file.  Role files carry
- * their role's facts; object files the three roles' facts joined by ","
- * in physical order (shape: a JSON list of the three shapes).
+ * The attributes with one value per role of the node.  Role files carry
+ * their role's; object files the three roles' joined by "," in the order
+ * they lie in the object (shape: a JSON list of the three shapes).
  */
-/* The attributes with one value per role of the node (three for an object). */
 static void roles_value(const struct mp_pack *pack, const struct mp_node *n,
 			enum mp_xattr id, char *buf, size_t cap, size_t *len)
 {
-	uint32_t layer = pack->m.layer_ids[n->layer_index];
 	bool f32 = n->kind == MP_NODE_F32, one = n->kind == MP_NODE_ROLE || f32;
-	unsigned first = one ? n->role : 0;
-	unsigned last = one ? n->role : MP_ROLE_COUNT - 1;
-	char tensor[MP_TREE_NAME_MAX];
+	unsigned count = one ? 1 : MP_ROLE_COUNT;
 
 	if (f32 && id == MP_XA_DTYPE) {
 		append(buf, cap, len, "F32");
 		return;
 	}
 	if (f32 && id == MP_XA_DTYPE_ID) {
-		append(buf, cap, len, "%d", GGML_TYPE_F32_ID);
+		append(buf, cap, len, "%d", MP_GGML_F32);
 		return;
 	}
-	if (id == MP_XA_SHAPE && first != last)
+	if (id == MP_XA_SHAPE && !one)
 		append(buf, cap, len, "[");
-	for (unsigned r = first; r <= last; r++) {
-		const struct mp_role_info *ri = &pack->m.roles[r];
-
-		if (id == MP_XA_DTYPE) {
-			append(buf, cap, len, "%s%s", r > first ? "," : "", ri->dtype);
-		} else if (id == MP_XA_DTYPE_ID) {
-			append(buf, cap, len, "%s%d", r > first ? "," : "", ri->dtype_id);
-		} else if (id == MP_XA_SHAPE) {
-			append(buf, cap, len, "%s", r > first ? ", " : "");
-			append_shape(buf, cap, len, ri);
-		} else {
-			mp_tensor_name(tensor, sizeof tensor, layer, (enum mp_role)r);
-			append(buf, cap, len, "%s%s", r > first ? "," : "", tensor);
-		}
+	for (unsigned i = 0; i < count; i++) {
+		if (i)
+			append(buf, cap, len, "%s", id == MP_XA_SHAPE ? ", " : ",");
+		role_value(pack, n, one ? n->role : pack->m.order[i], id, buf, cap, len);
 	}
-	if (id == MP_XA_SHAPE && first != last)
+	if (id == MP_XA_SHAPE && !one)
 		append(buf, cap, len, "]");
 }
 
@@ -141,7 +150,7 @@ static void number_value(const struct mp_pack *pack, const struct mp_node *n,
 		v = layer;
 		break;
 	case MP_XA_GENERATION:
-		v = mp_object_generation(pack->m.index_sha256, layer, n->expert);
+		v = mp_pack_generation(pack, n->object);
 		break;
 	default: /* MP_XA_SOURCE_NBYTES */
 		v = nbytes;
@@ -161,6 +170,7 @@ size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
 	case MP_XA_DTYPE_ID:
 	case MP_XA_SHAPE:
 	case MP_XA_TENSOR:
+	case MP_XA_SHA256:
 		roles_value(pack, n, id, buf, cap, &len);
 		break;
 	case MP_XA_SOURCE_DTYPE:
@@ -187,23 +197,25 @@ const char *mp_xattr_name(enum mp_xattr id)
 	return (unsigned)id < MP_XA_COUNT ? xattr_names[id] : NULL;
 }
 
-enum mp_xattr mp_xattr_find(enum mp_node_kind kind, const char *name)
+enum mp_xattr mp_xattr_find(const struct mp_pack *pack, enum mp_node_kind kind,
+			    const char *name)
 {
 	for (int id = 0; id < MP_XA_COUNT; id++)
-		if (mp_xattr_applies(kind, (enum mp_xattr)id) &&
+		if (mp_xattr_applies(pack, kind, (enum mp_xattr)id) &&
 		    strcmp(name, mp_xattr_name((enum mp_xattr)id)) == 0)
 			return (enum mp_xattr)id;
 	return MP_XA_COUNT;
 }
 
-size_t mp_xattr_list(enum mp_node_kind kind, char buf[MP_XATTR_LIST_MAX])
+size_t mp_xattr_list(const struct mp_pack *pack, enum mp_node_kind kind,
+		     char buf[MP_XATTR_LIST_MAX])
 {
 	size_t len = 0;
 
 	for (int id = 0; id < MP_XA_COUNT; id++) {
 		size_t l = strlen(xattr_names[id]) + 1;
 
-		if (!mp_xattr_applies(kind, (enum mp_xattr)id))
+		if (!mp_xattr_applies(pack, kind, (enum mp_xattr)id))
 			continue;
 		memcpy(buf + len, xattr_names[id], l);
 		len += l;
@@ -232,11 +244,11 @@ uint64_t mp_node_f32_size(const struct mp_pack *pack, enum mp_role role)
 	const struct mp_role_info *ri = &pack->m.roles[role];
 	const struct mp_quant_type *qt = mp_quant_by_id(ri->dtype_id);
 
-	return ri->expert_bytes / qt->block_bytes * MP_QK_K * sizeof(float);
+	return ri->expert_bytes / qt->block_bytes * qt->block_weights * sizeof(float);
 }
 
 uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
-		      uint64_t client_manifest_len)
+		      const struct mp_node_sizes *sizes)
 {
 	uint64_t offset, nbytes;
 
@@ -246,7 +258,7 @@ uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
 	case MP_NODE_PACK:
 		return pack->file_size;
 	case MP_NODE_CLIENT_MANIFEST:
-		return client_manifest_len;
+		return sizes->client_manifest;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:
 		mp_node_payload_range(pack, n, &offset, &nbytes);
@@ -254,8 +266,10 @@ uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
 	case MP_NODE_F32:
 		return mp_node_f32_size(pack, n->role);
 	case MP_NODE_METRICS:
-		return MP_METRICS_FILE_SIZE;
+		return sizes->metrics;
+	case MP_NODE_STATUS:
+		return sizes->status;
 	default:
-		return MP_STATUS_FILE_SIZE;
+		return MP_DIR_SIZE;
 	}
 }

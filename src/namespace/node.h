@@ -19,12 +19,21 @@
 #define MP_XATTR_PREFIX "user.moepack."
 
 /*
- * status.json always has this size: the rendered report (about 10 KiB at
- * Kimi K3 scale) padded with spaces, which JSON ignores.  A fixed, honest
- * st_size lets readers that trust it (NFS clients, mmap, `head -c`) see the
- * whole report, which a /proc-style size of 0 would not.
+ * status.json is at most this long (about 10 KiB at Kimi K3 scale; a
+ * report that would not fit is replaced by a brief one).  Its st_size is
+ * the length of the report being served, nothing padded: a terminal shows
+ * the report and nothing after it, and readers that trust the size (NFS
+ * clients, mmap, `head -c`) see all of it.
  */
 #define MP_STATUS_FILE_SIZE (64u << 10)
+/* What a directory's st_size says. */
+#define MP_DIR_SIZE 65536u
+
+/* The sizes of the files that are not fixed by the pack. */
+struct mp_node_sizes {
+	uint64_t client_manifest;  /* <pack>.manifest.json as the mount serves it */
+	uint64_t status, metrics;  /* the snapshot being served */
+};
 
 enum mp_xattr {
 	MP_XA_DTYPE,
@@ -42,6 +51,9 @@ enum mp_xattr {
 	/* layer directories: read counts of its experts (metrics.h), which
 	 * the FUSE layer answers; mp_xattr_value() gives "" */
 	MP_XA_EXPERT_READS,
+	/* role and object files of a format whose index records each role's
+	 * SHA-256 (mp_pack_role_sha256): those digests, hex */
+	MP_XA_SHA256,
 	MP_XA_COUNT,
 };
 
@@ -54,11 +66,12 @@ enum mp_xattr {
 /* "user.moepack.dtype", ...; NULL for MP_XA_COUNT and beyond. */
 const char *mp_xattr_name(enum mp_xattr id);
 
-/* Whether files of this kind carry the attribute. */
-bool mp_xattr_applies(enum mp_node_kind kind, enum mp_xattr id);
+/* Whether files of this kind in this pack carry the attribute. */
+bool mp_xattr_applies(const struct mp_pack *pack, enum mp_node_kind kind, enum mp_xattr id);
 
 /* The attribute of that name that a file of this kind carries, or MP_XA_COUNT. */
-enum mp_xattr mp_xattr_find(enum mp_node_kind kind, const char *name);
+enum mp_xattr mp_xattr_find(const struct mp_pack *pack, enum mp_node_kind kind,
+			    const char *name);
 
 /*
  * The value of one attribute of a role, object or .f32 file into buf[cap]
@@ -70,7 +83,8 @@ size_t mp_xattr_value(const struct mp_pack *pack, const struct mp_node *n,
 
 /* The NUL-separated names a file of this kind carries, into
  * buf[MP_XATTR_LIST_MAX]; returns the bytes used (0: none). */
-size_t mp_xattr_list(enum mp_node_kind kind, char buf[MP_XATTR_LIST_MAX]);
+size_t mp_xattr_list(const struct mp_pack *pack, enum mp_node_kind kind,
+		     char buf[MP_XATTR_LIST_MAX]);
 
 /*
  * The getxattr/listxattr size protocol for a value of len bytes and a
@@ -86,9 +100,8 @@ void mp_node_payload_range(const struct mp_pack *pack, const struct mp_node *n,
 /* Bytes of float32 a role decodes to: 256 floats per super-block. */
 uint64_t mp_node_f32_size(const struct mp_pack *pack, enum mp_role role);
 
-/* st_size of a file; client_manifest_len is the size of the client manifest
- * the mount serves.  Directories have MP_STATUS_FILE_SIZE, as before. */
+/* st_size of a file (directories: MP_DIR_SIZE). */
 uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
-		      uint64_t client_manifest_len);
+		      const struct mp_node_sizes *sizes);
 
 #endif

@@ -59,6 +59,16 @@ enum mp_lease {
 /* status.json's word for a lease state: "held", "broken", "fallback", "none". */
 const char *mp_lease_name(int lease);
 
+/*
+ * Whether a read lease on a file of this file system type (statfs's
+ * f_type) sees every writer.  Local file systems do; overlayfs does not
+ * (a write to the upper file underneath neither breaks nor waits for it),
+ * nor does FUSE (the writer may be the server, or another mount), and NFS
+ * and other network file systems refuse leases or keep them local.  False
+ * with the file system's name (or its magic number) in name.
+ */
+bool mp_lease_fs_sees_writers(long f_type, char *name, size_t len);
+
 struct mp_pack_state {
 	pthread_mutex_t lock;          /* guards `valid` and `change` */
 	struct mp_pack_id valid;       /* as validated (ctime, nlink may move) */

@@ -13,18 +13,23 @@ static double ts_seconds(const struct timespec *t)
 	return (double)t->tv_sec + (double)t->tv_nsec / 1e9;
 }
 
-static struct mp_metrics_seal seal_counters(const struct mp_sealcheck *seal)
+static struct mp_metrics_seal seal_counters(struct mp_sealcheck *seal)
 {
 	const struct mp_sealcheck_counters *c = &seal->count;
-
-	return (struct mp_metrics_seal){
+	struct mp_metrics_seal ms = {
 		.enabled = true,
 		.chunks = seal->layout->chunk_count,
 		.checked = atomic_load_explicit(&c->checked, memory_order_relaxed),
 		.checked_ahead = atomic_load_explicit(&c->checked_ahead, memory_order_relaxed),
 		.failed = atomic_load_explicit(&c->failed, memory_order_relaxed),
 		.bytes_hashed = atomic_load_explicit(&c->bytes_hashed, memory_order_relaxed),
+		.bytes_served = atomic_load_explicit(&c->bytes_served, memory_order_relaxed),
 	};
+	size_t bytes;
+
+	mp_chunkcache_stats(&seal->cache, &bytes, &ms.cache_hits, &ms.cache_misses);
+	ms.cache_bytes = bytes;
+	return ms;
 }
 
 void mp_snap_metrics_info(const struct mp_snap_source *src, const struct mp_snap_moment *m,
@@ -36,6 +41,8 @@ void mp_snap_metrics_info(const struct mp_snap_source *src, const struct mp_snap
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	*mi = (struct mp_metrics_info){
+		.mountpoint = st->mountpoint,
+		.pack = st->pack_path,
 		.verify = st->verify,
 		.dequant = st->dequant,
 		/* a pack that fails validation is never mounted */
@@ -55,13 +62,14 @@ void mp_snap_metrics_info(const struct mp_snap_source *src, const struct mp_snap
 		mi->uptime = 0;
 	if (src->seal)
 		mi->seal = seal_counters(src->seal);
-}
-
-/* Padded with spaces, which JSON and Prometheus ignore, to the fixed size. */
-static void pad(char *buf, size_t len, size_t size)
-{
-	memset(buf + len, ' ', size - len);
-	buf[size - 1] = '\n';
+	if (st->storage) {
+		mi->storage.known = true;
+		mi->storage.direct = st->storage->direct_fd >= 0;
+		mi->storage.uncached = st->storage->uncached;
+		for (unsigned i = 0; i < MP_FILL_MODES; i++)
+			mi->storage.bytes[i] = atomic_load_explicit(&st->storage->bytes[i],
+								    memory_order_relaxed);
+	}
 }
 
 /* status.json into a new snapshot, or NULL with *err set. */
@@ -70,6 +78,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 					    struct mp_error *err)
 {
 	struct mp_status_info info = *src->status;
+	struct mp_status_seal seal;
 	struct mp_status_snap *snap;
 	struct timespec at;
 	char *text;
@@ -83,6 +92,13 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	info.ndaemon_warnings = m->nwarnings;
 	info.daemon_warnings = m->warnings;
 	info.max_len = MP_STATUS_FILE_SIZE;
+	if (src->seal && info.seal) {
+		seal = *info.seal;
+		seal.cache_budget = src->seal->cache.budget;
+		mp_chunkcache_stats(&src->seal->cache, &seal.cache_bytes, &seal.cache_hits,
+				    &seal.cache_misses);
+		info.seal = &seal;
+	}
 	if (mp_stats_render(src->stats, &info, &text, &len, err))
 		return NULL;
 	snap = malloc(sizeof *snap);
@@ -94,7 +110,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	atomic_init(&snap->refs, 1);
 	snap->at = at;
 	memcpy(snap->text, text, len);
-	pad(snap->text, len, MP_STATUS_FILE_SIZE);
+	snap->text_len = len;
 	free(text);
 	return snap;
 }
@@ -110,11 +126,10 @@ struct mp_status_snap *mp_snap_render(const struct mp_snap_source *src,
 	/* the same moment: counters read right after status.json's */
 	mp_snap_metrics_info(src, m, &mi);
 	if (mp_metrics_render(src->stats, src->metrics, &mi, snap->metrics,
-			      MP_METRICS_FILE_SIZE - 1, &snap->metrics_len, err)) {
+			      MP_METRICS_FILE_SIZE, &snap->metrics_len, err)) {
 		free(snap);
 		return NULL;
 	}
-	pad(snap->metrics, snap->metrics_len, MP_METRICS_FILE_SIZE);
 	return snap;
 }
 
@@ -184,4 +199,12 @@ struct mp_status_snap *mp_snap_slot_get(struct mp_snap_slot *slot)
 long long mp_snap_slot_ns(const struct mp_snap_slot *slot)
 {
 	return atomic_load((atomic_llong *)&slot->ns);
+}
+
+void mp_snap_slot_lengths(struct mp_snap_slot *slot, uint64_t *status, uint64_t *metrics)
+{
+	pthread_mutex_lock(&slot->lock);
+	*status = slot->cur ? slot->cur->text_len : 0;
+	*metrics = slot->cur ? slot->cur->metrics_len : 0;
+	pthread_mutex_unlock(&slot->lock);
 }

@@ -30,8 +30,9 @@ struct mp_status_snap {
 	 * before it is counted, so a reader that waits for a time after its
 	 * own reads (the files' ctime) sees them */
 	struct timespec at;
+	size_t text_len;           /* status.json's length */
 	char text[MP_STATUS_FILE_SIZE];
-	size_t metrics_len;        /* the report, without the padding */
+	size_t metrics_len;        /* the metrics' length */
 	char metrics[MP_METRICS_FILE_SIZE];
 };
 
@@ -41,7 +42,7 @@ struct mp_snap_source {
 	const struct mp_metrics *metrics;
 	const struct mp_status_info *status;  /* the fixed facts of status.json */
 	const struct mp_metrics_scan *scan;   /* -o verify=payload's scan */
-	const struct mp_sealcheck *seal;      /* NULL: no -o verify=seal */
+	struct mp_sealcheck *seal;            /* NULL: no -o verify=seal */
 	const struct timespec *started;       /* CLOCK_MONOTONIC at mount */
 };
 
@@ -98,5 +99,8 @@ void mp_snap_slot_settle(struct mp_snap_slot *slot, long long ns);
 struct mp_status_snap *mp_snap_slot_get(struct mp_snap_slot *slot);
 /* The files' ctime (CLOCK_REALTIME ns, see ns above), 0: none yet. */
 long long mp_snap_slot_ns(const struct mp_snap_slot *slot);
+/* The lengths of status.json and metrics in the current snapshot (0, 0:
+ * none yet). */
+void mp_snap_slot_lengths(struct mp_snap_slot *slot, uint64_t *status, uint64_t *metrics);
 
 #endif

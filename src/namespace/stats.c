@@ -275,8 +275,10 @@ static json_t *render_seal(const struct mp_status_seal *s, bool *ok)
 		*ok = false;
 		return NULL;
 	}
-	put(obj, "seal_digest", jtext(s->seal_digest, 128), ok);
+	put(obj, "from", jstr(s->from_index ? "index" : "seal"), ok);
+	put(obj, "seal_digest", s->seal_digest ? jtext(s->seal_digest, 128) : json_null(), ok);
 	put(obj, "anchored", json_boolean(s->anchored), ok);
+	put(obj, "anchored_claim", json_boolean(s->anchored_claim), ok);
 	put(obj, "trusted", json_boolean(s->trusted), ok);
 	put(obj, "chunk_size", jint(s->chunk_size), ok);
 	put(obj, "chunks", jint(s->chunk_count), ok);
@@ -284,6 +286,38 @@ static json_t *render_seal(const struct mp_status_seal *s, bool *ok)
 	put(obj, "chunks_checked_ahead", jint(load(s->checked_ahead)), ok);
 	put(obj, "chunks_failed", jint(load(s->failed)), ok);
 	put(obj, "bytes_hashed", jint(load(s->bytes_hashed)), ok);
+	put(obj, "bytes_served", jint(s->bytes_served ? load(s->bytes_served) : 0), ok);
+	put(obj, "cache_budget", jint(s->cache_budget), ok);
+	put(obj, "cache_bytes", jint(s->cache_bytes), ok);
+	put(obj, "cache_hits", jint(s->cache_hits), ok);
+	put(obj, "cache_misses", jint(s->cache_misses), ok);
+	return obj;
+}
+
+/* How pack bytes come from storage: which ways work, and bytes read each way. */
+static json_t *render_storage(const struct mp_storage *st, bool *ok)
+{
+	json_t *obj, *bytes;
+
+	if (!st)
+		return json_null();
+	obj = json_object();
+	bytes = json_object();
+	if (!obj || !bytes) {
+		json_decref(obj);
+		json_decref(bytes);
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "direct", json_boolean(st->direct_fd >= 0), ok);
+	put(obj, "direct_fallback", st->direct_why[0] ? jtext(st->direct_why, MP_MSG_MAX)
+						     : json_null(), ok);
+	put(obj, "uncached", json_boolean(st->uncached), ok);
+	put(obj, "uncached_fallback", st->uncached_why[0]
+		? jtext(st->uncached_why, MP_MSG_MAX) : json_null(), ok);
+	for (unsigned m = 0; m < MP_FILL_MODES; m++)
+		put(bytes, mp_fill_mode_name(m), jint(load(&st->bytes[m])), ok);
+	put(obj, "bytes_read", bytes, ok);
 	return obj;
 }
 
@@ -333,6 +367,8 @@ static json_t *render_fuse(const struct mp_status_info *info, bool *ok)
 	put(fuse, "readahead_kb", info->readahead_kb < 0
 		? json_null() : jint((uint64_t)info->readahead_kb), ok);
 	put(fuse, "splice_write", json_boolean(info->splice_write), ok);
+	put(fuse, "max_threads", jint(info->max_threads), ok);
+	put(fuse, "max_background", jint(info->max_background), ok);
 	put(fuse, "export_support", json_boolean(info->export_support), ok);
 	return fuse;
 }
@@ -407,6 +443,7 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 			put(root, "warnings", json_incref(warnings), &ok);
 		put_totals(root, stats, reads, bytes, &ok);
 		put(root, "fuse", json_incref(fuse), &ok);
+		put(root, "storage", render_storage(info->storage, &ok), &ok);
 		if (!brief) {
 			put(root, "layers", json_incref(layers), &ok);
 			put(root, "hottest_experts", json_incref(hottest), &ok);

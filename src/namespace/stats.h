@@ -17,6 +17,7 @@
 
 #include "base/errors.h"
 #include "pack/pack.h"
+#include "pack/storage.h"
 
 struct mp_stats {
 	uint64_t layer_count;
@@ -62,10 +63,17 @@ struct mp_status_change {
 /* -o verify=seal: the seal and its counters (relaxed atomics, read as they are). */
 struct mp_status_seal {
 	uint64_t chunk_size, chunk_count;
-	const char *seal_digest;      /* hex */
-	bool anchored;
+	const char *seal_digest;      /* hex; NULL: from_index */
+	bool from_index;              /* verify=entries: the index's role digests */
+	bool anchored;                /* proven in this mount: a trusted signature
+	                                 or the full digest checked */
+	bool anchored_claim;          /* what the seal says of itself */
 	bool trusted;                 /* -o trust= checked the signature */
 	const _Atomic uint64_t *checked, *checked_ahead, *failed, *bytes_hashed;
+	const _Atomic uint64_t *bytes_served;
+	/* the cache of checked chunks, as the snapshot found it */
+	size_t cache_budget, cache_bytes;
+	uint64_t cache_hits, cache_misses;
 };
 
 /* Warnings of the daemon itself (read-ahead, mount point), after the pack's. */
@@ -90,6 +98,9 @@ struct mp_status_info {
 	unsigned max_request;         /* largest read request, bytes */
 	long readahead_kb;            /* the kernel's read-ahead window, -1: unknown */
 	bool splice_write;            /* libfuse may splice replies */
+	unsigned max_threads;         /* threads serving requests at most */
+	unsigned max_background;      /* requests in flight the kernel may send */
+	const struct mp_storage *storage; /* how pack bytes are read (NULL: unknown) */
 	bool export_support;          /* NFS export (lookup of ".") enabled */
 	unsigned ndaemon_warnings;
 	const char (*daemon_warnings)[MP_MSG_MAX];
@@ -97,7 +108,7 @@ struct mp_status_info {
 	/* The read lease: "held", "broken" or "fallback" (with the reason). */
 	const char *lease;
 	const char *lease_reason;
-	const struct mp_status_seal *seal;     /* NULL: not verify=seal */
+	const struct mp_status_seal *seal;     /* NULL: not verify=seal or entries */
 	size_t max_len;               /* longest report, 0: no limit */
 };
 

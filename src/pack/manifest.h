@@ -13,37 +13,14 @@
 #include <stdint.h>
 
 #include "base/errors.h"
+#include "pack/mjson.h"
 #include "pack/pack.h"
 
 /*
- * Limits on the manifest, far above any real one (a manifest listing 10,000
- * checkpoint tensors is about 3 MiB and 100,000 JSON values, nesting depth 4)
- * and low enough that reading and parsing any manifest stays well under
- * 64 MB of memory: the file is held whole (at most MP_MANIFEST_MAX) and
- * jansson needs 40 to 250 bytes per value, so the values are counted and
- * their tree's size estimated in one pass over the text before any tree is
- * built.
+ * The SHA-256 of a model config file (--config, -o config=): read to its
+ * end whatever st_size says, at most 16 MiB.  MP_E_CONFIG_IO.
  */
-#define MP_MANIFEST_MAX (16u << 20)        /* bytes; refused before reading */
-#define MP_MANIFEST_MAX_VALUES 500000u     /* JSON values (keys not counted) */
-#define MP_MANIFEST_MAX_DEPTH 64u          /* nested objects and arrays */
-#define MP_MANIFEST_MAX_TREE (32u << 20)   /* estimated bytes of the parsed tree */
-
-/*
- * Limits on JSON text, checked in one pass over it before jansson builds a
- * tree: values (object keys not counted), nesting depth and the estimated
- * bytes of the tree.  The manifest has mp_manifest_limits; the model
- * config of a build has its own (shards.h).
- */
-struct mp_json_limits {
-	enum mp_err code;  /* reported, its summary first ("manifest exceeds a limit") */
-	unsigned values, depth, tree;
-};
-extern const struct mp_json_limits mp_manifest_limits;
-
-/* MP_OK, or lim->code naming the limit raw[0..len) exceeds and path. */
-enum mp_err mp_json_check_limits(const char *raw, size_t len, const char *path,
-				 const struct mp_json_limits *lim, struct mp_error *err);
+enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err);
 
 /* What the manifest is checked against. */
 struct mp_manifest_input {
@@ -56,31 +33,6 @@ struct mp_manifest_input {
 	bool surrogate_escapes;     /* the text had lone \udcXX escapes (see
 	                               mp_manifest_parse_ex) */
 };
-
-/* Read a manifest file whole (NUL-terminated).  MP_E_MANIFEST_IO on failure. */
-enum mp_err mp_manifest_read(const char *path, char **raw, size_t *len,
-			     struct mp_error *err);
-
-/*
- * Parse JSON text; MP_E_MANIFEST_JSON with line and column on failure,
- * MP_E_MANIFEST_LIMIT (naming the limit) before any tree is built when the
- * text has too many values, nests too deep or would parse into too large a
- * tree.
- */
-enum mp_err mp_manifest_parse(const char *raw, size_t len, const char *path,
-			      json_t **root, struct mp_error *err);
-
-/*
- * The same, for text that may carry a file name that is not UTF-8 written
- * in Python's surrogateescape convention: each such byte 0xXX as a lone
- * "\udcXX" escape, which jansson refuses.  Such escapes are read as the
- * private-use characters U+F780..U+F7FF instead and *surrogates is set;
- * mp_manifest_check() then turns them back into bytes in expert_pack.path.
- * Text that has both such escapes and U+F780..U+F7FF of its own is refused
- * (MP_E_MANIFEST_JSON), since the two could not be told apart.
- */
-enum mp_err mp_manifest_parse_ex(const char *raw, size_t len, const char *path,
-				 json_t **root, bool *surrogates, struct mp_error *err);
 
 /*
  * The keys the reference loader reads only after every other check, the

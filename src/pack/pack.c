@@ -1,8 +1,9 @@
 /*
- * pack.c - what a validated pack answers: where an object or role lies,
- * the object generation, the default manifest path, and whether a digest
- * of the whole file is the manifest's.  No I/O; validate.c and manifest.c
- * both build on these.
+ * pack.c - opening a pack of either format, and what a validated pack
+ * answers: where an object or role lies, the object generation, the
+ * default manifest path, and whether a digest of the whole file is the
+ * manifest's.  The format is told here, once, from the file's first
+ * bytes; after that only its table (struct mp_pack_format) is called.
  */
 #include "config.h"
 
@@ -10,6 +11,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "base/file.h"
 #include "base/outfile.h"
 #include "pack/digest.h"
 #include "pack/index.h"
@@ -30,10 +35,12 @@ uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, u
 
 long mp_pack_layer_index(const struct mp_pack *pack, uint64_t layer_id)
 {
-	/* Validation guarantees the active layers are exactly 1..92 in order. */
-	if (layer_id < MP_ACTIVE_FIRST || layer_id - MP_ACTIVE_FIRST >= pack->m.layer_count)
+	/* every format's layer numbers ascend by one from the first */
+	uint64_t first = pack->m.layer_count ? pack->m.layer_ids[0] : 0;
+
+	if (layer_id < first || layer_id - first >= pack->m.layer_count)
 		return -1;
-	return (long)(layer_id - MP_ACTIVE_FIRST);
+	return (long)(layer_id - first);
 }
 
 enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id, uint64_t expert,
@@ -73,18 +80,107 @@ enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
 				 const unsigned char sha256[MP_SHA256_LEN],
 				 struct mp_error *err)
 {
+	const char *key = pack->format->sha256_key;
 	char computed[MP_SHA256_HEX];
 
 	if (!pack->m.sha256[0])
+		/* the way out: record a digest, or check the bytes another way */
 		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no "
-			       "expert_pack.sha256: %s",
-			       pack->manifest_path);
+			       "full SHA-256 requested but the manifest has no %s: %s (build "
+			       "with 'moepack build --full-sha256' to record one, or check every "
+			       "byte against a seal: 'moepack seal --unanchored', then verify "
+			       "--seal or -o verify=seal)",
+			       key, pack->manifest_path);
 	mp_sha256_hex(sha256, computed);
 	if (strcmp(computed, pack->m.sha256) != 0)
 		return mp_fail(err, MP_E_FULL_DIGEST,
-			       "pack SHA-256 does not match manifest: computed %s, "
-			       "expert_pack.sha256 %s",
-			       computed, pack->m.sha256);
+			       "pack SHA-256 does not match manifest: computed %s, %s %s",
+			       computed, key, pack->m.sha256);
 	return MP_OK;
+}
+
+/*
+ * The format of the file at path: the one whose magic its first bytes
+ * are; the Kimi format when none is (its own check then names both).  A
+ * file that cannot be opened is the Kimi module's to report, the same way.
+ */
+const struct mp_pack_format *mp_pack_format_of(const char *path)
+{
+	static const struct mp_pack_format *const formats[] = {
+		&mp_format_kimi, &mp_format_expertpack,
+	};
+	unsigned char head[64];
+	struct mp_error ignored;
+	struct stat st;
+	size_t got = 0;
+	int fd;
+
+	if (mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &ignored) != MP_OK)
+		return &mp_format_kimi;
+	mp_pread_all(fd, head, sizeof head, 0, &got);
+	close(fd);
+	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+		if (got >= formats[i]->magic_len &&
+		    memcmp(head, formats[i]->magic, formats[i]->magic_len) == 0)
+			return formats[i];
+	return &mp_format_kimi;
+}
+
+enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
+			 const struct mp_open_opts *opts, struct mp_error *err)
+{
+	static const struct mp_open_opts no_opts;
+	struct mp_pack *p = calloc(1, sizeof *p);
+	enum mp_err rc;
+
+	*out = NULL;
+	if (!p)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	p->fd = -1;
+	p->format = mp_pack_format_of(pack_path);
+	rc = p->format->open(p, pack_path, opts ? opts : &no_opts, err);
+	if (rc) {
+		mp_pack_close(p);
+		return rc;
+	}
+	*out = p;
+	return MP_OK;
+}
+
+void mp_pack_close(struct mp_pack *p)
+{
+	if (!p)
+		return;
+	p->format->close(p);
+	if (p->fd >= 0)
+		close(p->fd);
+	free(p->object_offset);
+	free(p->manifest_raw);
+	free(p->manifest_path);
+	free(p->real_path);
+	free(p->path);
+	free(p);
+}
+
+uint64_t mp_pack_generation(const struct mp_pack *pack, uint64_t object)
+{
+	return pack->format->generation(pack, object);
+}
+
+void mp_pack_tensor_name(const struct mp_pack *pack, uint64_t object, enum mp_role role,
+			 char *buf, size_t len)
+{
+	pack->format->tensor_name(pack, object, role, buf, len);
+}
+
+enum mp_err mp_pack_manifest_with_path(const struct mp_pack *pack, const char *path,
+				       char **out, size_t *out_len, struct mp_error *err)
+{
+	return pack->format->manifest_with_path(pack, path, out, out_len, err);
+}
+
+const unsigned char *mp_pack_role_sha256(const struct mp_pack *pack, uint64_t object,
+					 enum mp_role role)
+{
+	return pack->format->role_sha256(pack, object, role);
 }

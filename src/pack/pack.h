@@ -32,7 +32,11 @@ struct mp_role_info {
 	unsigned shape_len;
 };
 
-/* The manifest, typed.  Strings are owned by the mp_pack. */
+/*
+ * The Kimi manifest (GGMLMOEPACKv1), typed, as its module checks it; the
+ * rest of the tree reads struct mp_model.  Strings are owned by the
+ * mp_pack.
+ */
 struct mp_manifest {
 	uint64_t num_hidden_layers;
 	uint64_t num_experts;
@@ -51,21 +55,128 @@ struct mp_manifest {
 	char inventory_sha256[MP_SHA256_HEX]; /* source.inventory_sha256 */
 };
 
+/*
+ * What a pack holds, whatever its format: the one view of it that
+ * namespace/, seal/, payload/, daemon/ and the CLI read.  Filled by the
+ * format's module (struct mp_pack_format) at open.
+ */
+struct mp_model {
+	/* the model's layer count, what --expect-layers compares (the Kimi
+	 * manifest's num_hidden_layers, 93, counts a dense layer the pack
+	 * does not hold; SGLang's header num_layers) */
+	uint64_t model_layers;
+	uint64_t num_experts;
+	uint64_t top_k;
+	/* the format's own layer numbers, ascending by one: the Kimi format's
+	 * 1..92, SGLang's 0..L-1 (see mp_pack_layer_index) */
+	uint32_t *layer_ids;
+	size_t layer_count;
+	struct mp_role_info roles[MP_ROLE_COUNT];  /* by role */
+	enum mp_role order[MP_ROLE_COUNT];         /* the roles as they lie in an object */
+	uint64_t object_bytes;                     /* the roles of one object */
+	uint64_t data_start;
+	uint64_t alignment;
+	char index_sha256[MP_SHA256_HEX];          /* the index digest the manifest binds */
+	char sha256[MP_SHA256_HEX];                /* the whole file's it records, "" none */
+};
+
+struct mp_pack;
+struct mp_open_opts;
+
+/* A fact only one format has, for `moepack info` (text and JSON). */
+struct mp_pack_fact {
+	const char *key;    /* its JSON key: "config_sha256" */
+	const char *label;  /* its text label: "config sha256" */
+	bool number;        /* u64 is the value; else text ("" is none: null) */
+	bool tail;          /* listed after the common facts, not before */
+	uint64_t u64;
+	char text[128];
+};
+#define MP_PACK_FACTS_MAX 8
+
+/*
+ * One pack format: what detects it, validates it into an mp_pack, and
+ * answers what only it knows.  A new format is one module that provides
+ * such a table (HACKING.md, "A third format"); nothing outside src/pack/
+ * switches on the format.
+ */
+struct mp_pack_format {
+	const char *name;          /* "GGMLMOEPACKv1", "SGLANG-EXPERTPACK-v1" */
+	const char *model;         /* what it holds: "Kimi K3", "DeepSeek-V4-Flash" */
+	const char *magic;         /* the file's first bytes */
+	size_t magic_len;
+	/* Validate the pack at path into p (p->format set, the rest zero). */
+	enum mp_err (*open)(struct mp_pack *p, const char *path,
+			    const struct mp_open_opts *o, struct mp_error *err);
+	void (*close)(struct mp_pack *p);
+	/* The loader's per-object cache generation (user.moepack.generation). */
+	uint64_t (*generation)(const struct mp_pack *p, uint64_t object);
+	/* The source tensor a role came from, into buf. */
+	void (*tensor_name)(const struct mp_pack *p, uint64_t object, enum mp_role role,
+			    char *buf, size_t len);
+	/* Its own facts for `moepack info`, at most MP_PACK_FACTS_MAX. */
+	unsigned (*facts)(const struct mp_pack *p, struct mp_pack_fact *out);
+	/* The SHA-256 of a role's bytes that the format records, or NULL. */
+	const unsigned char *(*role_sha256)(const struct mp_pack *p, uint64_t object,
+					    enum mp_role role);
+	/* The manifest's text with the pack's path (path_key) replaced, every
+	 * other value kept: the mounted <pack>.manifest.json.  *out malloc'd. */
+	enum mp_err (*manifest_with_path)(const struct mp_pack *p, const char *path,
+					  char **out, size_t *out_len, struct mp_error *err);
+	/* The manifest's keys that name the pack and record its whole SHA-256,
+	 * and the name of model_layers. */
+	const char *path_key, *sha256_key, *layers_key;
+};
+
+/* The formats, in the order their magics are tried. */
+extern const struct mp_pack_format mp_format_kimi, mp_format_expertpack;
+
+/* The format whose magic the file at path starts with; the Kimi format
+ * when it has neither or cannot be read (its open then says why, naming
+ * both magics).  Reads 64 bytes; validates nothing. */
+const struct mp_pack_format *mp_pack_format_of(const char *path);
+
 /* What the caller expects, as the reference loader's caller passes it. */
 struct mp_open_opts {
 	const char *manifest_path; /* NULL: "<pack>.manifest.json" */
+	/*
+	 * The manifest's bytes, already in memory, instead of reading the
+	 * file (NULL: read it): `moepack relocate` checks the text it is about
+	 * to write.  manifest_path still names it in messages and is what a
+	 * relative expert_pack.path resolves against.  At most
+	 * MP_MANIFEST_MAX bytes.
+	 */
+	const char *manifest_text;
+	size_t manifest_text_len;
 	uint64_t expect_layers;    /* 0: no expectation; else num_hidden_layers */
 	uint64_t expect_experts;   /* 0: no expectation; else num_experts */
+	/* SGLANG-EXPERTPACK-v1 only (its loader's constructor arguments): */
+	uint64_t expect_top_k;     /* 0: none */
+	const char *expect_source_sha256;         /* NULL: not compared */
+	const char *expect_model_identity_sha256;
+	const char *expect_config_sha256;
+	const char *source_path;   /* the source GGUF: its checks run (NULL: none) */
 	const char *config_path;   /* NULL, or a file whose SHA-256 must be
 	                              model.config_sha256 */
 	bool full;                 /* also check expert_pack.sha256 */
 	mp_progress_fn progress;   /* may be NULL */
 	void *progress_arg;
+	/*
+	 * Called with the pack's descriptor right after it is opened, before
+	 * it is looked at: a mount takes its read lease here, so that the
+	 * identity below (and every byte validated) is taken with the lease
+	 * held.  A failure stops the open with its code.  May be NULL.
+	 */
+	enum mp_err (*opened)(int fd, void *arg, struct mp_error *err);
+	void *opened_arg;
 };
 
 #define MP_MAX_WARNINGS 4
 
+struct mp_ep;
+
 struct mp_pack {
+	const struct mp_pack_format *format;
 	int fd;                    /* the pack, open O_RDONLY */
 	char *path;                /* pack path as given */
 	char *real_path;           /* realpath() of the pack */
@@ -73,14 +184,17 @@ struct mp_pack {
 	char *manifest_raw;        /* the manifest's bytes, NUL-terminated */
 	size_t manifest_len;
 	uint64_t file_size;
-	/* fstat() of fd when it was opened, before a byte was read: what the
-	 * validated bytes are identified by when a mount watches the file */
+	/* fstat() of fd once it was opened (and the opened hook ran), before a
+	 * byte was read: what the validated bytes are identified by when a
+	 * mount watches the file */
 	struct timespec file_mtime, file_ctime;
 	uint64_t file_nlink;
-	struct mp_manifest m;
+	struct mp_model m;
+	struct mp_manifest *kimi;  /* GGMLMOEPACKv1's manifest, else NULL */
+	struct mp_ep *ep;          /* SGLANG-EXPERTPACK-v1's state, else NULL */
 	uint64_t index_count;
 	uint64_t object_count;     /* layer_count * num_experts */
-	uint64_t *object_offset;   /* object_count entries: offset of up */
+	uint64_t *object_offset;   /* object_count entries: where each object starts */
 	unsigned char index_digest[32];
 	bool page_aligned;         /* every payload starts on a 4096 boundary */
 	bool full_checked;         /* the whole-file digest was checked */
@@ -89,15 +203,18 @@ struct mp_pack {
 };
 
 /*
- * Open and validate.  On success *out is a pack to free with
- * mp_pack_close().  On failure *out is NULL, err says why, and the code is
- * returned.  The order of checks is that of moepack-pack(5).
+ * Open and validate.  The format is told by the file's first bytes (its
+ * magic); a file with neither magic is refused by the Kimi module's own
+ * magic check, whose message names both.  On success *out is a pack to
+ * free with mp_pack_close().  On failure *out is NULL, err says why, and
+ * the code is returned.  The order of checks is that of moepack-pack(5),
+ * the format's reference loader's.
  */
 enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 			 const struct mp_open_opts *opts, struct mp_error *err);
 void mp_pack_close(struct mp_pack *pack);
 
-/* Layer id (e.g. 17) -> index into m.layer_ids, or -1.  O(1). */
+/* Layer id (e.g. 17, or 0 for SGLang's first) -> index into m.layer_ids, or -1.  O(1). */
 long mp_pack_layer_index(const struct mp_pack *pack, uint64_t layer_id);
 
 /* Object number of (layer index, expert): layer_index * num_experts + expert. */
@@ -116,7 +233,7 @@ static inline void mp_pack_role_range(const struct mp_pack *pack,
 	*nbytes = pack->m.roles[role].expert_bytes;
 }
 
-/* Absolute byte range of a whole object (up, gate, down).  O(1), no I/O. */
+/* Absolute byte range of a whole object (its roles).  O(1), no I/O. */
 void mp_pack_object_range(const struct mp_pack *pack, uint64_t object, uint64_t *offset,
 			  uint64_t *nbytes);
 
@@ -142,13 +259,28 @@ enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id,
 			   uint64_t *nbytes, struct mp_error *err);
 
 /*
- * The object generation of (layer, expert), the reference loader's cache
- * generation and the user.moepack.generation xattr: the first 8 bytes,
- * little-endian, of SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that
- * is 0.  Not the inode generation of the mounted tree (tree.h), which is one
- * number for every inode.
+ * The Kimi format's object generation of (layer, expert), the reference
+ * loader's cache generation: the first 8 bytes, little-endian, of
+ * SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that is 0.  Other
+ * formats say theirs: read it through mp_pack_generation().
  */
 uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id,
 			      uint64_t expert);
+
+/* The format's generation of an object (user.moepack.generation).  Not the
+ * inode generation of the mounted tree (tree.h). */
+uint64_t mp_pack_generation(const struct mp_pack *pack, uint64_t object);
+/* Room for any format's tensor name and its NUL. */
+#define MP_PACK_TENSOR_NAME_MAX (MP_ENTRY_NAME_LEN + 1)
+/* The source tensor of a role of an object ("blk.17.ffn_up_exps.weight"). */
+void mp_pack_tensor_name(const struct mp_pack *pack, uint64_t object, enum mp_role role,
+			 char *buf, size_t len);
+/* The manifest for a client that sees the pack at `path` (the format's
+ * manifest_with_path).  MP_E_NOMEM, or a manifest the walk cannot follow. */
+enum mp_err mp_pack_manifest_with_path(const struct mp_pack *pack, const char *path,
+				       char **out, size_t *out_len, struct mp_error *err);
+/* The SHA-256 the format records for a role's bytes, or NULL (Kimi: none). */
+const unsigned char *mp_pack_role_sha256(const struct mp_pack *pack, uint64_t object,
+					 enum mp_role role);
 
 #endif

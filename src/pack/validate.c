@@ -5,7 +5,9 @@
  */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,6 +15,7 @@
 #include <unistd.h>
 
 #include "pack/digest.h"
+#include "pack/epformat.h"
 #include "base/file.h"
 #include "pack/index.h"
 #include "pack/manifest.h"
@@ -78,7 +81,7 @@ static enum mp_err check_entry_range(const struct mp_pack *p, const struct entry
 				     const struct mp_entry *e, uint64_t prev_end,
 				     struct mp_error *err)
 {
-	const struct mp_manifest *m = &p->m;
+	const struct mp_manifest *m = p->kimi;
 	unsigned long long ex = (unsigned long long)at->expert;
 
 	if (e->nbytes != m->roles[at->role].expert_bytes)
@@ -114,7 +117,7 @@ static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *e
 			       uint64_t i, const unsigned char *raw, uint64_t *prev_end,
 			       uint64_t *up_offset, struct mp_error *err)
 {
-	const struct mp_manifest *m = &p->m;
+	const struct mp_manifest *m = p->kimi;
 	struct entry_place at = {.object = i / MP_ROLE_COUNT,
 				 .role = (enum mp_role)(i % MP_ROLE_COUNT),
 				 .idx = (unsigned long long)i};
@@ -146,7 +149,7 @@ static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *e
 static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_SIZE],
 				struct mp_error *err)
 {
-	const struct mp_manifest *m = &p->m;
+	const struct mp_manifest *m = p->kimi;
 	struct mp_header h;
 	uint64_t index_end;
 	enum mp_err rc;
@@ -166,8 +169,8 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 			       strnlen((const char *)h.magic, MP_MAGIC_LEN), 0);
 		return mp_fail(err, MP_E_HEADER_MAGIC,
 			       "bad pack magic: header magic is \"%s\", must be \"%s\" and three "
-			       "NUL bytes",
-			       shown, MP_MAGIC);
+			       "NUL bytes (or, for SGLang's expert pack, \"%s\" and four)",
+			       shown, MP_MAGIC, MP_EP_MAGIC);
 	}
 	if (h.version != MP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
@@ -213,7 +216,7 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	struct mp_sha256 *h = mp_sha256_new();
 	struct expected_names *en = malloc(sizeof *en);
 	unsigned char *buf = malloc((size_t)ENTRIES_PER_CHUNK * MP_ENTRY_SIZE);
-	uint64_t prev_end = p->m.data_start, up_offset = 0;
+	uint64_t prev_end = p->kimi->data_start, up_offset = 0;
 	char computed[MP_SHA256_HEX];
 	enum mp_err rc = MP_OK;
 
@@ -223,7 +226,7 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s", p->path);
 		goto out;
 	}
-	expected_names_fill(en, &p->m);
+	expected_names_fill(en, p->kimi);
 	mp_sha256_update(h, header, MP_HEADER_SIZE);
 	for (uint64_t i = 0; i < p->index_count; i += ENTRIES_PER_CHUNK) {
 		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
@@ -250,11 +253,11 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	}
 	mp_sha256_final(h, p->index_digest);
 	mp_sha256_hex(p->index_digest, computed);
-	if (strcmp(computed, p->m.index_sha256) != 0)
+	if (strcmp(computed, p->kimi->index_sha256) != 0)
 		rc = mp_fail(err, MP_E_INDEX_DIGEST,
 			     "index SHA-256 does not match manifest: computed %s, "
 			     "expert_pack.index_sha256 %s",
-			     computed, p->m.index_sha256);
+			     computed, p->kimi->index_sha256);
 out:
 	free(buf);
 	free(en);
@@ -269,7 +272,7 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 	enum mp_err rc = MP_OK;
 
 	/* no digest to compare with: said before the long read */
-	if (p->m.sha256[0])
+	if (p->kimi->sha256[0])
 		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d,
 				  err);
 	if (!rc)
@@ -286,8 +289,7 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
  */
 #define MP_CONFIG_MAX (16u << 20)
 
-static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
-				 struct mp_error *err)
+enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err)
 {
 	unsigned char d[MP_SHA256_LEN], buf[64 * 1024];
 	struct mp_sha256 *h;
@@ -329,12 +331,130 @@ static enum mp_err config_digest(const char *path, char hex[MP_SHA256_HEX],
 	return rc;
 }
 
-static bool is_manifest_name(const char *path)
+static bool has_manifest_suffix(const char *path)
 {
 	static const char suffix[] = ".manifest.json";
 	size_t n = strlen(path);
 
 	return n >= sizeof suffix - 1 && strcmp(path + n - (sizeof suffix - 1), suffix) == 0;
+}
+
+/* The pack's first bytes are GGUF's magic: a checkpoint given as PACK. */
+static bool is_gguf(int fd)
+{
+	unsigned char magic[4];
+	size_t got = 0;
+
+	return mp_pread_all(fd, magic, sizeof magic, 0, &got) <= 0 && got == sizeof magic &&
+	       memcmp(magic, "GGUF", 4) == 0;
+}
+
+/* Entries of a directory looked at for a hint, at most: a hint never
+ * makes a huge directory slow to fail in. */
+#define HINT_MAX_ENTRIES 65536
+
+/*
+ * The one *.manifest.json in the pack's directory, as a path to show
+ * (escaped) in out; false when there is none or more than one.
+ */
+static bool only_manifest_beside(const char *pack_path, char *out, size_t len)
+{
+	const char *slash = strrchr(pack_path, '/');
+	int dirlen = slash ? (int)(slash - pack_path) + 1 : 0;
+	char dir[PATH_MAX], found[256 + 1] = "";
+	unsigned n = 0, seen = 0;
+	struct dirent *e;
+	DIR *d;
+
+	snprintf(dir, sizeof dir, "%.*s", dirlen ? dirlen : 1, dirlen ? pack_path : ".");
+	if (!(d = opendir(dir)))
+		return false;
+	while (n < 2 && seen++ < HINT_MAX_ENTRIES && (e = readdir(d)))
+		if (has_manifest_suffix(e->d_name) && n++ == 0)
+			snprintf(found, sizeof found, "%s", e->d_name);
+	closedir(d);
+	if (n != 1)
+		return false;
+	snprintf(dir, sizeof dir, "%.*s%s", dirlen, pack_path, found);
+	mp_text_escape(out, len, dir, strlen(dir), 0);
+	return true;
+}
+
+/*
+ * The default manifest of an open pack cannot be read: say why it may
+ * be so and what to give instead, after the message.  A manifest given
+ * as PACK, a GGUF checkpoint given as PACK, or a manifest of another name
+ * (moepack-pack(5) pairs expert_pack.bin with expert_pack.manifest.json).
+ */
+static void manifest_hint(const struct mp_pack *p, const char *pack_path, struct mp_error *err)
+{
+	char first[MP_MSG_MAX], shown[MP_MSG_MAX], other[MP_MSG_MAX];
+	struct stat st;
+
+	/* first is a message, escaped once already */
+	snprintf(first, sizeof first, "%s", err->msg);
+	mp_text_escape(shown, sizeof shown, pack_path, strlen(pack_path), 0);
+	if (has_manifest_suffix(pack_path))
+		mp_fail_escaped(err, err->code, "%s (%s is a manifest: pass the pack, not its "
+				"manifest)", first, shown);
+	else if (is_gguf(p->fd))
+		mp_fail_escaped(err, err->code, "%s (%s is a GGUF file, not a pack: build a pack "
+				"with 'moepack build --gguf %s' first)", first, shown, shown);
+	else if (stat(p->manifest_path, &st) != 0 && errno == ENOENT &&
+		 only_manifest_beside(pack_path, other, sizeof other))
+		mp_fail_escaped(err, err->code, "%s (name the manifest with --manifest FILE or "
+				"-o manifest=FILE: %s is the only one beside the pack)", first,
+				other);
+	else if (stat(p->manifest_path, &st) != 0 && errno == ENOENT)
+		mp_fail_escaped(err, err->code, "%s (name the manifest with --manifest FILE or "
+				"-o manifest=FILE)", first);
+}
+
+static bool same_time(const struct timespec *a, const struct timespec *b)
+{
+	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
+}
+
+/*
+ * The opened hook (a mount's read lease), then the pack as it is now: a
+ * write that came between the open and the hook moved its size or times,
+ * and such a pack is refused, its bytes being nobody's in particular.
+ */
+static enum mp_err reopened(struct mp_pack *p, const char *pack_path,
+			    const struct mp_open_opts *o, struct stat *st, struct mp_error *err)
+{
+	struct stat now;
+	enum mp_err rc = o->opened(p->fd, o->opened_arg, err);
+
+	if (rc)
+		return rc;
+	if (fstat(p->fd, &now) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: %s", pack_path,
+			       strerror(errno));
+	if (now.st_size != st->st_size || !same_time(&now.st_mtim, &st->st_mtim) ||
+	    !same_time(&now.st_ctim, &st->st_ctim))
+		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: it changed while it "
+			       "was being opened (written to before its read lease was held)",
+			       pack_path);
+	*st = now;
+	return MP_OK;
+}
+
+/* The manifest given in memory (mp_open_opts.manifest_text), as if read. */
+static enum mp_err manifest_copy(struct mp_pack *p, const struct mp_open_opts *o,
+				 struct mp_error *err)
+{
+	if (o->manifest_text_len > MP_MANIFEST_MAX)
+		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: larger than %u MiB",
+			       p->manifest_path, MP_MANIFEST_MAX >> 20);
+	p->manifest_raw = malloc(o->manifest_text_len + 1);
+	if (!p->manifest_raw)
+		return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s",
+			       p->manifest_path);
+	memcpy(p->manifest_raw, o->manifest_text, o->manifest_text_len);
+	p->manifest_raw[o->manifest_text_len] = '\0';
+	p->manifest_len = o->manifest_text_len;
+	return MP_OK;
 }
 
 static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
@@ -350,6 +470,8 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
 		return rc;
+	if (o->opened && (rc = reopened(p, pack_path, o, &st, err)))
+		return rc;
 	p->file_size = (uint64_t)st.st_size;
 	p->file_mtime = st.st_mtim;
 	p->file_ctime = st.st_ctim;
@@ -358,41 +480,73 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 	if (!p->real_path)
 		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,
 			       strerror(errno));
+	if (o->manifest_text)
+		return manifest_copy(p, o, err);
 	rc = mp_manifest_read(p->manifest_path, &p->manifest_raw, &p->manifest_len, err);
-	if (rc == MP_E_MANIFEST_IO && !o->manifest_path && is_manifest_name(pack_path)) {
-		/* "PACK.manifest.json.manifest.json" alone leaves one guessing */
-		char first[MP_MSG_MAX];
-
-		snprintf(first, sizeof first, "%s", err->msg);
-		mp_fail(err, rc, "%s (%s is a manifest: pass the pack, not its manifest)", first,
-			pack_path);
-	}
+	/* "cannot read manifest PACK.manifest.json" alone leaves one guessing */
+	if (rc == MP_E_MANIFEST_IO && !o->manifest_path)
+		manifest_hint(p, pack_path, err);
 	return rc;
 }
 
-enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
-			 const struct mp_open_opts *opts, struct mp_error *err)
+/* The model the rest of the tree reads, from the checked Kimi manifest. */
+static void model_from_kimi(struct mp_pack *p)
 {
-	static const struct mp_open_opts no_opts;
-	const struct mp_open_opts *o = opts ? opts : &no_opts;
-	struct mp_pack *p = calloc(1, sizeof *p);
+	const struct mp_manifest *k = p->kimi;
+	struct mp_model *m = &p->m;
+
+	m->model_layers = k->num_hidden_layers;
+	m->num_experts = k->num_experts;
+	m->top_k = k->top_k;
+	m->layer_ids = k->layer_ids;
+	m->layer_count = k->layer_count;
+	memcpy(m->roles, k->roles, sizeof m->roles);
+	/* up, gate, down: this format's order is the role enum's */
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		m->order[r] = (enum mp_role)r;
+	m->object_bytes = k->object_bytes;
+	m->data_start = k->data_start;
+	m->alignment = k->alignment;
+	memcpy(m->index_sha256, k->index_sha256, sizeof m->index_sha256);
+	memcpy(m->sha256, k->sha256, sizeof m->sha256);
+}
+
+/* What only SGLang's loader takes, refused for a Kimi pack by name. */
+static enum mp_err no_sglang_options(const struct mp_open_opts *o, struct mp_error *err)
+{
+	const char *given = o->expect_source_sha256 ? "the expected source SHA-256"
+			    : o->expect_model_identity_sha256 ? "the expected model identity SHA-256"
+			    : o->expect_config_sha256 ? "the expected config SHA-256"
+			    : o->source_path ? "a source GGUF" : NULL;
+
+	if (given)
+		return mp_fail(err, MP_E_USAGE, "invalid usage: %s applies to "
+			       "SGLANG-EXPERTPACK-v1 packs only, and this one is GGMLMOEPACKv1 "
+			       "(its source is checked by `moepack build`, its config by --config)",
+			       given);
+	return MP_OK;
+}
+
+static enum mp_err kimi_open(struct mp_pack *p, const char *pack_path,
+			     const struct mp_open_opts *o, struct mp_error *err)
+{
 	char config_hex[MP_SHA256_HEX];
 	unsigned char header[MP_HEADER_SIZE];
 	json_t *root = NULL;
 	bool surrogates = false;
 	enum mp_err rc;
 
-	*out = NULL;
-	if (!p)
+	if ((rc = no_sglang_options(o, err)))
+		return rc;
+	if (!(p->kimi = calloc(1, sizeof *p->kimi)))
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	p->fd = -1;
 	if ((rc = open_files(p, pack_path, o, err)))
-		goto fail;
+		return rc;
 	if ((rc = mp_manifest_parse_ex(p->manifest_raw, p->manifest_len, p->manifest_path,
 				       &root, &surrogates, err)))
-		goto fail;
-	if (o->config_path && (rc = config_digest(o->config_path, config_hex, err)))
-		goto fail;
+		return rc;
+	if (o->config_path && (rc = mp_config_sha256(o->config_path, config_hex, err)))
+		goto out;
 
 	struct mp_manifest_input in = {
 		.manifest_path = p->manifest_path,
@@ -403,34 +557,91 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 		.config_sha256 = o->config_path ? config_hex : NULL,
 		.surrogate_escapes = surrogates,
 	};
-	if ((rc = mp_manifest_check(root, &in, &p->m, p->warnings, &p->nwarnings, err)) ||
+	if ((rc = mp_manifest_check(root, &in, p->kimi, p->warnings, &p->nwarnings, err)) ||
 	    (rc = check_header(p, header, err)) || (rc = check_index(p, header, err)) ||
-	    (rc = mp_manifest_check_recorded(root, &p->m, err)))
-		goto fail;
-	json_decref(root);
-	root = NULL;
+	    (rc = mp_manifest_check_recorded(root, p->kimi, err)))
+		goto out;
+	if (o->expect_top_k && o->expect_top_k != p->kimi->top_k) {
+		rc = mp_fail(err, MP_E_TOP_K, "top-k must be 16: --expect-top-k is %llu",
+			     (unsigned long long)o->expect_top_k);
+		goto out;
+	}
+	model_from_kimi(p);
 	if (o->full && (rc = check_full(p, o, err)))
-		goto fail;
+		goto out;
 	p->page_aligned = p->m.alignment >= MP_PAGE;
-	*out = p;
-	return MP_OK;
-fail:
+out:
 	json_decref(root);
-	mp_pack_close(p);
 	return rc;
 }
 
-void mp_pack_close(struct mp_pack *p)
+static void kimi_close(struct mp_pack *p)
 {
-	if (!p)
-		return;
-	if (p->fd >= 0)
-		close(p->fd);
-	mp_manifest_free(&p->m);
-	free(p->object_offset);
-	free(p->manifest_raw);
-	free(p->manifest_path);
-	free(p->real_path);
-	free(p->path);
-	free(p);
+	if (p->kimi)
+		mp_manifest_free(p->kimi);
+	free(p->kimi);
+	p->kimi = NULL;
 }
+
+static uint64_t kimi_generation(const struct mp_pack *p, uint64_t object)
+{
+	return mp_object_generation(p->m.index_sha256,
+				    p->m.layer_ids[object / p->m.num_experts],
+				    object % p->m.num_experts);
+}
+
+static void kimi_tensor_name(const struct mp_pack *p, uint64_t object, enum mp_role role,
+			     char *buf, size_t len)
+{
+	mp_tensor_name(buf, len, p->m.layer_ids[object / p->m.num_experts], role);
+}
+
+static const unsigned char *kimi_role_sha256(const struct mp_pack *p, uint64_t object,
+					     enum mp_role role)
+{
+	(void)p;
+	(void)object;
+	(void)role;
+	return NULL; /* the index records none */
+}
+
+/* Re-encoded by jansson, key order kept (manifest.h). */
+static enum mp_err kimi_manifest_with_path(const struct mp_pack *p, const char *path,
+					   char **out, size_t *out_len, struct mp_error *err)
+{
+	return mp_manifest_with_path(p->manifest_raw, p->manifest_len, path, out, out_len, err);
+}
+
+static unsigned kimi_facts(const struct mp_pack *p, struct mp_pack_fact *f)
+{
+	const struct mp_manifest *k = p->kimi;
+
+	f[0] = (struct mp_pack_fact){.key = "format", .label = "format"};
+	snprintf(f[0].text, sizeof f[0].text, "%s", MP_FORMAT);
+	f[1] = (struct mp_pack_fact){.key = "num_hidden_layers", .label = "hidden layers",
+				     .number = true, .u64 = k->num_hidden_layers};
+	f[2] = (struct mp_pack_fact){.key = "config_sha256", .label = "config sha256",
+				     .tail = true};
+	snprintf(f[2].text, sizeof f[2].text, "%s", k->config_sha256);
+	f[3] = (struct mp_pack_fact){.key = "inventory_sha256", .label = "inventory sha256",
+				     .tail = true};
+	snprintf(f[3].text, sizeof f[3].text, "%s", k->inventory_sha256);
+	return 4;
+}
+
+const struct mp_pack_format mp_format_kimi = {
+	.name = MP_MAGIC,
+	.model = "Kimi K3",
+	.magic = MP_MAGIC "\0\0",
+	.magic_len = MP_MAGIC_LEN,
+	.open = kimi_open,
+	.close = kimi_close,
+	.generation = kimi_generation,
+	.tensor_name = kimi_tensor_name,
+	.facts = kimi_facts,
+	.role_sha256 = kimi_role_sha256,
+	.manifest_with_path = kimi_manifest_with_path,
+	.path_key = "expert_pack.path",
+	.sha256_key = "expert_pack.sha256",
+	.layers_key = "num_hidden_layers",
+};

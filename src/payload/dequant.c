@@ -1,207 +1,61 @@
 /*
- * dequant.c - Q2_K and Q3_K super-blocks to float32, bit-identical to
- * ggml's reference dequantizers.
+ * dequant.c - the decodable GGML types by id, and the calls through them
+ * (dequant.h).
  *
- * Bit-identity rests on doing exactly ggml's float operations in its order:
- * the sub-block scale is d * (float)sc, rounded to float, before it meets
- * the quant; Q2_K's minimum is dmin * (float)m, rounded, then subtracted.
- * Nothing may fuse a multiply and an add: the library is built as ISO C11,
- * where GCC does not contract floating-point expressions (-ffp-contract=off
- * is its ISO default), and no -ffast-math.
- *
- * NaNs are another matter: C leaves a NaN's sign and payload open, and
- * compilers use that freedom (clang turns x*d - m*dmin into x*d + m*-dmin
- * and so flips the sign of a NaN dmin).  ggml's values are those of its
- * x86 build, so a sub-block whose scale or minimum is not finite (the only
- * way an output can be a NaN) is computed apart, with x86's NaN rules
- * spelled out on the bits: the first NaN operand, quieted, else for an
- * invalid operation (inf * 0, inf - inf) the default NaN 0xffc00000.
- * Finite sub-blocks, all of them in a real checkpoint, take the plain loop.
+ * The table is the only place that maps an id to a decoder: a type gets
+ * decoded, scanned and described here by having an entry, and by nothing
+ * else.
  */
 #include "config.h"
 
 #include "payload/dequant.h"
 
-#include "base/le.h"
-
 #include <string.h>
 
-/* ---- x86's NaN rules, on the bits ------------------------------------------ */
+static const struct mp_codec *const codecs[MP_GGML_TYPE_COUNT] = {
+	[MP_GGML_Q2_K] = &mp_codec_q2_k,
+	[MP_GGML_Q3_K] = &mp_codec_q3_k,
+	[MP_GGML_MXFP4] = &mp_codec_mxfp4,
+};
 
-#define X86_DEFAULT_NAN 0xffc00000u
-#define QUIET_BIT 0x00400000u
+/* Callers size their buffers by these bounds. */
+_Static_assert(MP_Q2K_BYTES <= MP_CODEC_MAX_BLOCK_BYTES &&
+		       MP_Q3K_BYTES <= MP_CODEC_MAX_BLOCK_BYTES &&
+		       MP_MXFP4_BYTES <= MP_CODEC_MAX_BLOCK_BYTES,
+	       "a block is larger than MP_CODEC_MAX_BLOCK_BYTES");
+_Static_assert(MP_QK_K <= MP_CODEC_MAX_BLOCK_WEIGHTS && MP_QK_MXFP4 <= MP_CODEC_MAX_BLOCK_WEIGHTS,
+	       "a block has more weights than MP_CODEC_MAX_BLOCK_WEIGHTS");
 
-static inline bool is_nan(uint32_t u) { return (u & 0x7fffffffu) > 0x7f800000u; }
-static inline bool is_inf(uint32_t u) { return (u & 0x7fffffffu) == 0x7f800000u; }
-static inline bool is_zero(uint32_t u) { return (u & 0x7fffffffu) == 0; }
-static inline bool finite_f(float f) { return (mp_float_bits(f) & 0x7f800000u) != 0x7f800000u; }
-
-/* x86 returns the first NaN operand, quieted: true with it in *out when
- * a or b is a NaN. */
-static bool x86_nan_operand(uint32_t a, uint32_t b, float *out)
+const struct mp_codec *mp_codec(const struct mp_quant_type *t)
 {
-	if (!is_nan(a) && !is_nan(b))
-		return false;
-	*out = mp_bits_float((is_nan(a) ? a : b) | QUIET_BIT);
-	return true;
-}
-
-static float x86_mul(float x, float y)
-{
-	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
-	float nan;
-
-	if (x86_nan_operand(a, b, &nan))
-		return nan;
-	if ((is_inf(a) && is_zero(b)) || (is_zero(a) && is_inf(b)))
-		return mp_bits_float(X86_DEFAULT_NAN);
-	return x * y; /* not a NaN: IEEE fixes every bit */
-}
-
-static float x86_sub(float x, float y)
-{
-	uint32_t a = mp_float_bits(x), b = mp_float_bits(y);
-	float nan;
-
-	if (x86_nan_operand(a, b, &nan))
-		return nan;
-	if (is_inf(a) && is_inf(b) && (a == b))
-		return mp_bits_float(X86_DEFAULT_NAN);
-	return x - y;
+	if (!t || t->id < 0 || t->id >= MP_GGML_TYPE_COUNT)
+		return NULL;
+	return codecs[t->id];
 }
 
 bool mp_dequant_supported(const struct mp_quant_type *t)
 {
-	return t && (t->id == MP_GGML_Q2_K || t->id == MP_GGML_Q3_K);
-}
-
-/* restrict: dst never overlaps the blocks, and saying so lets the compiler
- * vectorize the 16-weight loops without run-time overlap checks. */
-void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks)
-{
-	const unsigned char *restrict b = src;
-
-	for (size_t i = 0; i < nblocks; i++, b += MP_Q2K_BYTES) {
-		const float d = mp_fp16_to_float(mp_le16(b + MP_Q2K_D));
-		const float min = mp_fp16_to_float(mp_le16(b + MP_Q2K_DMIN));
-		const unsigned char *sc = b + MP_Q2K_SCALES;
-		const unsigned char *q = b + MP_Q2K_QS;
-
-		/* Two halves of 128 weights, each from 32 quant bytes read four
-		 * times at shifts 0, 2, 4, 6; each pass fills two sub-blocks of
-		 * 16 weights with their own scale byte. */
-		for (int half = 0; half < 2; half++, q += 32) {
-			for (int shift = 0; shift < 8; shift += 2) {
-				for (int part = 0; part < 2; part++) {
-					const unsigned s = *sc++;
-					const float dl = d * (float)(s & 0xF);
-					const float ml = min * (float)(s >> 4);
-					const unsigned char *qq = q + 16 * part;
-
-					if (!finite_f(d) || !finite_f(min)) {
-						const float xdl = x86_mul(d, (float)(s & 0xF));
-						const float xml = x86_mul(min, (float)(s >> 4));
-
-						for (int l = 0; l < 16; l++)
-							*dst++ = x86_sub(x86_mul(xdl, (float)((qq[l] >> shift) & 3)),
-									 xml);
-						continue;
-					}
-					for (int l = 0; l < 16; l++)
-						*dst++ = dl * (float)((qq[l] >> shift) & 3) - ml;
-				}
-			}
-		}
-	}
-}
-
-/* Scale k (0..15) of a Q3_K block: the low four bits come from bytes 0..7
- * (low nibbles for k < 8, high nibbles after), the top two from bytes
- * 8..11, two bits per group of four scales. */
-static inline int q3k_scale(const unsigned char *s, int k)
-{
-	unsigned low = k < 8 ? s[k] & 0xF : s[k - 8] >> 4;
-	unsigned high = (s[8 + (k & 3)] >> (2 * (k >> 2))) & 3;
-
-	return (int)(low | high << 4) - 32;
-}
-
-void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks)
-{
-	const unsigned char *restrict b = src;
-
-	for (size_t i = 0; i < nblocks; i++, b += MP_Q3K_BYTES) {
-		const float d_all = mp_fp16_to_float(mp_le16(b + MP_Q3K_D));
-		const unsigned char *hm = b + MP_Q3K_HMASK;
-		const unsigned char *q = b + MP_Q3K_QS;
-		int scales[16];
-		int is = 0, bit = 0;
-
-		for (int k = 0; k < 16; k++)
-			scales[k] = q3k_scale(b + MP_Q3K_SCALES, k);
-		for (int half = 0; half < 2; half++, q += 32) {
-			for (int shift = 0; shift < 8; shift += 2, bit++) {
-				for (int part = 0; part < 2; part++) {
-					const float dl = d_all * (float)scales[is++];
-					const unsigned char *qq = q + 16 * part;
-					const unsigned char *hh = hm + 16 * part;
-
-					if (!finite_f(d_all)) {
-						const float xdl = x86_mul(d_all, (float)scales[is - 1]);
-
-						for (int l = 0; l < 16; l++) {
-							int v = ((qq[l] >> shift) & 3) -
-								(((~hh[l] >> bit) & 1) << 2);
-
-							*dst++ = x86_mul(xdl, (float)v);
-						}
-						continue;
-					}
-
-					/* quant - 4 unless its hmask bit is set; written
-					 * without a branch so the loop vectorizes */
-					for (int l = 0; l < 16; l++) {
-						int v = ((qq[l] >> shift) & 3) -
-							(((~hh[l] >> bit) & 1) << 2);
-
-						*dst++ = dl * (float)v;
-					}
-				}
-			}
-		}
-	}
+	return mp_codec(t) != NULL;
 }
 
 int mp_dequant(const struct mp_quant_type *t, const void *src, float *dst, size_t nblocks)
 {
-	if (!t)
+	const struct mp_codec *c = mp_codec(t);
+
+	if (!c)
 		return -1;
-	switch (t->id) {
-	case MP_GGML_Q2_K:
-		mp_dequant_q2_k(src, dst, nblocks);
-		return 0;
-	case MP_GGML_Q3_K:
-		mp_dequant_q3_k(src, dst, nblocks);
-		return 0;
-	default:
-		return -1;
-	}
+	c->decode(src, dst, nblocks);
+	return 0;
 }
 
 void mp_block_scales(const struct mp_quant_type *t, const void *block,
-		     uint16_t scales[2], unsigned *nscales)
+		     uint16_t scales[MP_CODEC_MAX_SCALES], unsigned *nscales)
 {
-	const unsigned char *b = block;
+	const struct mp_codec *c = mp_codec(t);
 
-	if (t->id == MP_GGML_Q2_K) {
-		scales[0] = mp_le16(b + MP_Q2K_D);
-		scales[1] = mp_le16(b + MP_Q2K_DMIN);
-		*nscales = 2;
-	} else {
-		scales[0] = mp_le16(b + MP_Q3K_D);
-		scales[1] = 0;
-		*nscales = 1;
-	}
+	for (unsigned k = 0; k < MP_CODEC_MAX_SCALES; k++)
+		scales[k] = c && k < c->nscales ? mp_codec_scale(c, block, k) : 0;
+	*nscales = c ? c->nscales : 0;
 }
 
 void mp_f32_encode(unsigned char *dst, const float *src, size_t n)

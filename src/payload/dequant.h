@@ -1,10 +1,12 @@
 /*
- * dequant.h - GGML Q2_K and Q3_K super-blocks to float32.
+ * dequant.h - the GGML types this library decodes to float32, by id, and
+ * the calls through their entries.
  *
- * The results are bit-identical to ggml's reference dequantize_row_q2_K and
- * dequantize_row_q3_K: the same float operations in the same order, with
- * exact fp16 scales (subnormals, infinities and NaNs included).  Nothing
- * here reads files or allocates.
+ * One const entry per decodable type (codec.h): Q2_K and Q3_K (kquant.h)
+ * and MXFP4 (mxfp4.h).  Every decoder is bit-identical to ggml's reference
+ * dequantize_row_*.  Look a role's type up once with mp_codec() and keep
+ * the entry; the functions below do that look-up for one-off callers.
+ * Nothing here reads files or allocates.
  */
 #ifndef MOEPACK_DEQUANT_H
 #define MOEPACK_DEQUANT_H
@@ -13,26 +15,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "pack/pack.h"
 #include "base/quant.h"
+#include "pack/pack.h"
+#include "payload/codec.h"
+#include "payload/kquant.h"
+#include "payload/mxfp4.h"
 
-/* True when t is a type this file decodes (Q2_K, Q3_K). */
+/* The entry of type t, or NULL when t is NULL or a type not decoded here. */
+const struct mp_codec *mp_codec(const struct mp_quant_type *t);
+
+/* True when t is a type this library decodes (Q2_K, Q3_K, MXFP4). */
 bool mp_dequant_supported(const struct mp_quant_type *t);
 
-/* nblocks consecutive blocks at src into nblocks * 256 floats at dst
- * (which must not overlap src). */
-void mp_dequant_q2_k(const void *src, float *restrict dst, size_t nblocks);
-void mp_dequant_q3_k(const void *src, float *restrict dst, size_t nblocks);
-
-/* The same for type t; returns -1 (writing nothing) when t is not supported. */
+/* nblocks blocks of type t at src into nblocks * t->block_weights floats at
+ * dst (not overlapping src); returns -1 (writing nothing) when t is not
+ * supported. */
 int mp_dequant(const struct mp_quant_type *t, const void *src, float *dst, size_t nblocks);
 
 /*
- * The fp16 super-block scales of one block of type t: d and, for Q2_K,
- * dmin (the raw halves; *nscales gets 2 for Q2_K, 1 for Q3_K).
+ * The raw scales of one block of a supported type t, in the entry's order:
+ * Q2_K d and dmin (fp16 bits; *nscales 2), Q3_K d (1), MXFP4 e (the byte;
+ * 1).
  */
 void mp_block_scales(const struct mp_quant_type *t, const void *block,
-		     uint16_t scales[2], unsigned *nscales);
+		     uint16_t scales[MP_CODEC_MAX_SCALES], unsigned *nscales);
 
 /*
  * n floats as the .f32 files hold them: IEEE binary32, little-endian, 4

@@ -2,7 +2,8 @@
  * scan.c - the payload scan (see scan.h).
  *
  * Roles are visited in file order (objects are in increasing offset order
- * once the index is valid, and an object's roles are contiguous), and fed
+ * once the index is valid, an object's roles are contiguous, in the
+ * format's order m.order), and fed
  * whatever slices of the file cover them.  A block can straddle two reads,
  * so each role keeps a partial block back until the rest arrives.
  *
@@ -11,15 +12,19 @@
  * be zero without reading it: a sparse Kimi K3 pack scans in seconds.
  * With hashing every byte is read once, front to back, by the reader
  * thread of readahead.h, and each buffer goes to SHA-256 and to the scan.
+ *
+ * The three roles' types are looked up in payload/dequant.h's table once,
+ * before the first read; each slice of a role then goes to its entry's
+ * check_scales, which knows where the scales are and what they mean.
  */
 #include "config.h"
 
 #include "payload/scan.h"
 
-#include "payload/dequant.h"
 #include "base/file.h"
 #include "base/quant.h"
 #include "pack/readahead.h"
+#include "payload/dequant.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -32,29 +37,44 @@
 
 /* What is known about the role being fed. */
 struct role_state {
-	const struct mp_quant_type *qt;
+	const struct mp_codec *codec; /* its type */
 	uint64_t start, end;     /* absolute file range */
-	uint64_t block;          /* blocks seen so far */
 	bool zero;               /* every byte so far is zero */
-	bool scales_zero;        /* every scale so far is +-0 */
-	uint64_t nonfinite;
-	uint64_t first_block;
-	const char *first_scale;
-	uint16_t first_value;
+	struct mp_scale_tally tally; /* its blocks' scales so far */
 	unsigned carry_len;      /* bytes of a partial block kept back */
-	unsigned char carry[MP_Q3K_BYTES];
+	unsigned char carry[MP_CODEC_MAX_BLOCK_BYTES];
 };
 
 struct scan {
 	const struct mp_pack *pack;
+	const struct mp_codec *codec[MP_ROLE_COUNT]; /* each role's type */
 	mp_scan_fn fn;
 	void *arg;
 	struct mp_scan_summary *sum;
 	uint64_t object;         /* the object being fed */
-	int role;                /* its role being fed */
+	int slot;                /* the position in the object of the role fed */
+	enum mp_role role;       /* that role: pack->m.order[slot] */
 	bool expert_scales_zero; /* every scale of the object so far is 0 */
 	struct role_state rs;
 };
+
+/* Each role's entry of the type table, once for the whole scan. */
+static enum mp_err resolve_types(struct scan *s, struct mp_error *err)
+{
+	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		const struct mp_role_info *ri = &s->pack->m.roles[r];
+		const struct mp_quant_type *t = mp_ggml_type((uint32_t)ri->dtype_id);
+
+		s->codec[r] = ri->dtype_id >= 0 ? mp_codec(t) : NULL;
+		if (!s->codec[r])
+			return mp_fail(err, MP_E_ROLE_DTYPE,
+				       "quant type is unsupported: expert_pack.roles.%s.dtype_id "
+				       "is %s (%d), which the payload scan cannot decode",
+				       mp_role_name(r), t ? t->name : "not a GGML type",
+				       ri->dtype_id);
+	}
+	return MP_OK;
+}
 
 static void role_begin(struct scan *s)
 {
@@ -63,12 +83,13 @@ static void role_begin(struct scan *s)
 	uint64_t nbytes;
 
 	memset(rs, 0, sizeof *rs);
-	rs->qt = mp_quant_by_id(p->m.roles[s->role].dtype_id);
+	s->role = p->m.order[s->slot];
+	rs->codec = s->codec[s->role];
 	mp_pack_role_range(p, s->object, s->role, &rs->start, &nbytes);
 	rs->end = rs->start + nbytes;
 	rs->zero = true;
-	rs->scales_zero = true;
-	if (s->role == 0)
+	rs->tally.all_zero = true;
+	if (s->slot == 0)
 		s->expert_scales_zero = true;
 }
 
@@ -91,39 +112,11 @@ static bool all_zero(const unsigned char *p, size_t n)
 	return true;
 }
 
-static void check_scale(struct role_state *rs, uint16_t h, const char *name)
-{
-	if ((h & 0x7fff) != 0)
-		rs->scales_zero = false;
-	if ((h & 0x7c00) == 0x7c00) {
-		if (rs->nonfinite++ == 0) {
-			rs->first_block = rs->block;
-			rs->first_scale = name;
-			rs->first_value = h;
-		}
-	}
-}
-
-static void scan_blocks(struct role_state *rs, const unsigned char *p, size_t nblocks)
-{
-	size_t bb = rs->qt->block_bytes;
-
-	if (rs->qt->id == MP_GGML_Q2_K) {
-		for (size_t i = 0; i < nblocks; i++, p += bb, rs->block++) {
-			check_scale(rs, (uint16_t)(p[MP_Q2K_D] | p[MP_Q2K_D + 1] << 8), "d");
-			check_scale(rs, (uint16_t)(p[MP_Q2K_DMIN] | p[MP_Q2K_DMIN + 1] << 8),
-				    "dmin");
-		}
-	} else {
-		for (size_t i = 0; i < nblocks; i++, p += bb, rs->block++)
-			check_scale(rs, (uint16_t)(p[MP_Q3K_D] | p[MP_Q3K_D + 1] << 8), "d");
-	}
-}
-
 /* n bytes of the current role, in order. */
 static void role_feed(struct role_state *rs, const unsigned char *p, size_t n)
 {
-	size_t bb = rs->qt->block_bytes, whole;
+	const struct mp_codec *c = rs->codec;
+	size_t bb = c->type->block_bytes, whole;
 
 	if (rs->zero && !all_zero(p, n))
 		rs->zero = false;
@@ -136,11 +129,11 @@ static void role_feed(struct role_state *rs, const unsigned char *p, size_t n)
 		n -= take;
 		if (rs->carry_len < bb)
 			return;
-		scan_blocks(rs, rs->carry, 1);
+		c->check_scales(rs->carry, 1, &rs->tally);
 		rs->carry_len = 0;
 	}
 	whole = n / bb;
-	scan_blocks(rs, p, whole);
+	c->check_scales(p, whole, &rs->tally);
 	memcpy(rs->carry, p + whole * bb, n - whole * bb);
 	rs->carry_len = (unsigned)(n - whole * bb);
 }
@@ -153,35 +146,53 @@ static void report(struct scan *s, struct mp_scan_problem *pr)
 		s->fn(pr, s->arg);
 }
 
-/* The role is complete: report it, and move on to the next role. */
-static void role_end(struct scan *s, bool hole)
+/* The role's own findings: its non-finite scales, its zero bytes, and
+ * (for a type that reports roles on their own) its zero scales. */
+static void report_role(struct scan *s, bool hole)
 {
-	struct role_state *rs = &s->rs;
+	const struct role_state *rs = &s->rs;
+	const struct mp_scale_tally *t = &rs->tally;
 	struct mp_scan_summary *sum = s->sum;
 
-	sum->roles++;
-	sum->blocks += rs->block;
-	if (rs->nonfinite) {
+	if (t->nonfinite) {
 		struct mp_scan_problem pr = {
-			.kind = MP_SCAN_NONFINITE_SCALE, .role = s->role,
-			.count = rs->nonfinite, .first_block = rs->first_block,
-			.first_scale = rs->first_scale, .first_value = rs->first_value};
+			.kind = MP_SCAN_NONFINITE_SCALE, .role = s->role, .codec = rs->codec,
+			.count = t->nonfinite, .first_block = t->first_block,
+			.first_scale = rs->codec->scales[t->first_scale].name,
+			.first_value = t->first_value};
 
-		sum->nonfinite_scales += rs->nonfinite;
+		sum->nonfinite_scales += t->nonfinite;
 		sum->nonfinite_roles++;
 		report(s, &pr);
 	}
 	if (rs->zero) {
 		struct mp_scan_problem pr = {.kind = MP_SCAN_ZERO_ROLE, .role = s->role,
-					     .hole = hole};
+					     .codec = rs->codec, .hole = hole};
 
 		sum->zero_roles++;
 		sum->hole_roles += hole;
 		report(s, &pr);
+	} else if (t->all_zero && rs->codec->zero_scales_per_role) {
+		/* (a zero role has zero scales too: said once, above) */
+		struct mp_scan_problem pr = {.kind = MP_SCAN_ZERO_SCALES, .role = s->role,
+					     .codec = rs->codec};
+
+		sum->zero_scale_roles++;
+		report(s, &pr);
 	}
-	if (!rs->scales_zero)
+}
+
+/* The role is complete: report it, and move on to the next role. */
+static void role_end(struct scan *s, bool hole)
+{
+	struct mp_scan_summary *sum = s->sum;
+
+	sum->roles++;
+	sum->blocks += s->rs.tally.blocks;
+	report_role(s, hole);
+	if (!s->rs.tally.all_zero)
 		s->expert_scales_zero = false;
-	if (++s->role == MP_ROLE_COUNT) {
+	if (++s->slot == MP_ROLE_COUNT) {
 		sum->experts++;
 		if (s->expert_scales_zero) {
 			struct mp_scan_problem pr = {.kind = MP_SCAN_ZERO_SCALES,
@@ -190,7 +201,7 @@ static void role_end(struct scan *s, bool hole)
 			sum->zero_scale_experts++;
 			report(s, &pr);
 		}
-		s->role = 0;
+		s->slot = 0;
 		s->object++;
 	}
 	if (s->object < s->pack->object_count)
@@ -201,9 +212,8 @@ static void role_end(struct scan *s, bool hole)
 static void role_hole(struct scan *s)
 {
 	struct role_state *rs = &s->rs;
-	uint64_t blocks = (rs->end - rs->start) / rs->qt->block_bytes;
 
-	rs->block = blocks;
+	rs->tally.blocks = (rs->end - rs->start) / rs->codec->type->block_bytes;
 	role_end(s, true);
 }
 
@@ -338,9 +348,10 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 	enum mp_err rc;
 
 	memset(sum, 0, sizeof *sum);
-	if (opts->hash ? !(h = mp_sha256_new()) : !buf) {
+	rc = resolve_types(&s, err);
+	if (rc == MP_OK && (opts->hash ? !(h = mp_sha256_new()) : !buf))
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
-	} else {
+	if (rc == MP_OK) {
 		if (pack->object_count)
 			role_begin(&s);
 		posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);

@@ -14,7 +14,9 @@
 #include "payload/scan.h"
 
 /*
- * One problem, e.g. "layer 3 expert 7 up: all-zero role", without the
+ * One problem, e.g. "layer 3 expert 7 up: all-zero role" or "layer 3
+ * expert 7 down: non-finite scale: 1 in the role, first at block 9 (e =
+ * 0xff, weight = code x 2^127: |code| >= 2 is Inf)", without the
  * pack's path or a newline.  Truncated to fit len (always terminated when
  * len > 0).
  */
@@ -22,7 +24,8 @@ void mp_scan_problem_describe(char *buf, size_t len, const struct mp_scan_proble
 
 /*
  * The counts of a scan, "N non-finite scales in N roles, N all-zero roles,
- * N experts with all-zero scales", truncated to fit len.
+ * N experts with all-zero scales", then ", N roles with all-zero scales"
+ * when there are any (MXFP4 roles only), truncated to fit len.
  */
 void mp_scan_counts_describe(char *buf, size_t len, const struct mp_scan_summary *s);
 

@@ -33,7 +33,7 @@ static bool chunk_size_ok(uint64_t c)
 
 static uint64_t object_bytes(const uint64_t role_bytes[MP_ROLE_COUNT])
 {
-	return role_bytes[MP_ROLE_UP] + role_bytes[MP_ROLE_GATE] + role_bytes[MP_ROLE_DOWN];
+	return role_bytes[0] + role_bytes[1] + role_bytes[2];
 }
 
 /* End of object i's region (start of the next object, or the file's end). */
@@ -55,7 +55,7 @@ static bool count_chunks(uint64_t file_size, uint64_t object_count,
 {
 	uint64_t ob = object_bytes(role_bytes), per = 0, n;
 
-	if (ob < role_bytes[MP_ROLE_UP] || ob < role_bytes[MP_ROLE_DOWN])
+	if (ob < role_bytes[0] || ob < role_bytes[2] || ob - role_bytes[0] < role_bytes[1])
 		return false; /* the sum wrapped */
 	for (int r = 0; r < MP_ROLE_COUNT; r++)
 		per += div_up(role_bytes[r], c);
@@ -108,6 +108,7 @@ enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
 	l->object_count = object_count;
 	l->object_offset = object_offset;
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
+		l->order[r] = (enum mp_role)r;
 		l->role_bytes[r] = role_bytes[r];
 		l->role_chunks[r] = div_up(role_bytes[r], c);
 		per += l->role_chunks[r];
@@ -128,10 +129,15 @@ enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pac
 				   uint64_t chunk_size, struct mp_error *err)
 {
 	uint64_t rb[MP_ROLE_COUNT];
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		rb[r] = pack->m.roles[r].expert_bytes;
-	return mp_seal_layout_init(l, pack->file_size, pack->object_count, pack->object_offset,
-				   rb, chunk_size, err);
+	enum mp_err rc;
+
+	for (int i = 0; i < MP_ROLE_COUNT; i++)
+		rb[i] = pack->m.roles[pack->m.order[i]].expert_bytes;
+	rc = mp_seal_layout_init(l, pack->file_size, pack->object_count, pack->object_offset,
+				 rb, chunk_size, err);
+	if (rc == MP_OK)
+		memcpy(l->order, pack->m.order, sizeof l->order);
+	return rc;
 }
 
 void mp_seal_layout_free(struct mp_seal_layout *l)
@@ -193,7 +199,7 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
 		if (k < l->role_chunks[r]) {
 			out->part = MP_SEAL_ROLE;
-			out->role = (enum mp_role)r;
+			out->role = l->order[r];
 			out->offset = base + k * c;
 			out->len = l->role_bytes[r] - k * c < c ? l->role_bytes[r] - k * c : c;
 			return;
@@ -430,6 +436,13 @@ enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 			       s->chunk_count, l->chunk_count, s->chunk_size);
 	}
 	return MP_OK;
+}
+
+bool mp_seal_has_pack_sha256(const struct mp_seal *s)
+{
+	static const unsigned char none[MP_SHA256_LEN];
+
+	return memcmp(s->pack_sha256, none, MP_SHA256_LEN) != 0;
 }
 
 bool mp_seal_digest_ok(const struct mp_seal *s, uint64_t chunk,

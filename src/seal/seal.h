@@ -16,8 +16,10 @@
  *
  *   head   [0, offset of the first object): header, index, padding
  *   then for each object, in index order (which is file order):
- *     up, gate, down   each role's payload, cut into pieces of C bytes
- *                      from the role's first byte (the last may be shorter)
+ *     its roles        in the order they lie in the object (the Kimi
+ *                      format's up, gate, down; SGLang's gate, up, down),
+ *                      each cut into pieces of C bytes from the role's
+ *                      first byte (the last may be shorter)
  *     gap              the padding after the object, up to the next
  *                      object or the end of the file (often empty)
  *
@@ -42,9 +44,14 @@
  *   32   8   chunk_size     power of two, MP_SEAL_MIN_CHUNK..MP_SEAL_MAX_CHUNK
  *   40   8   chunk_count    1..MP_SEAL_MAX_TABLE / 32
  *   48   8   pack_size      the pack file's size in bytes
- *   56   32  pack_sha256    SHA-256 of the whole pack file (computed while
- *                           sealing; when anchored it equals the manifest's
- *                           expert_pack.sha256)
+ *   56   32  pack_sha256    anchored: SHA-256 of the whole pack file, the
+ *                           manifest's expert_pack.sha256 (checked against
+ *                           the file while sealing); unanchored: 32 zero
+ *                           bytes, none recorded (seals made by `moepack
+ *                           seal --unanchored` before 0.2.0 hold the file's
+ *                           SHA-256 here, which is still accepted).  So
+ *                           `moepack build` and `moepack seal --unanchored`
+ *                           write the same seal for the same bytes.
  *   88   32  index_sha256   the pack's index digest
  *   120  8   reserved       0
  *   128  32 * chunk_count   the chunk digests, in chunk order
@@ -100,20 +107,24 @@ struct mp_seal_layout {
 	uint64_t chunk_size;
 	uint64_t object_count;
 	const uint64_t *object_offset;       /* borrowed, ascending */
+	/* by position in an object: the i-th role there is order[i], of
+	 * role_bytes[i] bytes in role_chunks[i] chunks */
+	enum mp_role order[MP_ROLE_COUNT];
 	uint64_t role_bytes[MP_ROLE_COUNT];
-	uint64_t role_chunks[MP_ROLE_COUNT]; /* chunks of one role */
+	uint64_t role_chunks[MP_ROLE_COUNT];
 	uint64_t *object_first;              /* object_count + 1 entries: first chunk
-	                                        of each object's up; the last is
-	                                        chunk_count */
+	                                        of each object's first role; the
+	                                        last is chunk_count */
 	uint64_t head_chunks;
 	uint64_t chunk_count;
 };
 
 /*
  * Compute the layout for chunk size `chunk_size`.  object_offset holds
- * object_count ascending offsets, each object being role_bytes[up] +
- * role_bytes[gate] + role_bytes[down] bytes that end at or before the next
- * object (or file_size).  MP_E_USAGE for a chunk size that is not a power
+ * object_count ascending offsets, each object being role_bytes[0] +
+ * role_bytes[1] + role_bytes[2] bytes, in that order, that end at or before
+ * the next object (or file_size).  The roles are taken to be up, gate,
+ * down (the Kimi layout); mp_seal_layout_of_pack() sets the pack's own.  MP_E_USAGE for a chunk size that is not a power
  * of two in range; MP_E_SEAL_LIMIT when the table would pass
  * MP_SEAL_MAX_TABLE; MP_E_NOMEM.
  */
@@ -121,7 +132,7 @@ enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
 				uint64_t object_count, const uint64_t *object_offset,
 				const uint64_t role_bytes[MP_ROLE_COUNT],
 				uint64_t chunk_size, struct mp_error *err);
-/* The same from a validated pack. */
+/* The same from a validated pack, its roles in its own order (m.order). */
 enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pack *pack,
 				   uint64_t chunk_size, struct mp_error *err);
 void mp_seal_layout_free(struct mp_seal_layout *l);
@@ -157,6 +168,10 @@ static inline bool mp_seal_unanchored(const struct mp_seal *s)
 {
 	return (s->flags & MP_SEAL_FLAG_UNANCHORED) != 0;
 }
+
+/* The seal records a whole-file SHA-256 (every anchored seal, and an
+ * unanchored one from before 0.2.0): pack_sha256 is not all zeros. */
+bool mp_seal_has_pack_sha256(const struct mp_seal *s);
 
 /*
  * Read and parse PATH (opened without blocking, regular file only, size

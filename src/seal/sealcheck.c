@@ -1,5 +1,12 @@
 /*
- * sealcheck.c - the chunk state machine of -o verify=seal (see sealcheck.h).
+ * sealcheck.c - every fill of a sealed pack checked (see sealcheck.h).
+ *
+ * A fill takes one reference on the cache entry of every chunk its range
+ * touches, without waiting (mp_chunkcache_get); the entries it created are
+ * its own to load.  It loads them (with the workers, when there are two or
+ * more), and only then waits for the entries others are loading.  A
+ * thread never waits while it holds an entry it has not loaded, so two
+ * fills never wait for each other.
  */
 #include "config.h"
 
@@ -9,14 +16,27 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "base/file.h"
 #include "pack/digest.h"
 
+enum { NOT_BAD, BAD_UNREPORTED, BAD_REPORTED };
+
+/* A request's loads, shared with the workers. */
+struct mp_sealbatch {
+	struct mp_chunk_entry **entries;
+	unsigned n;
+	atomic_uint next;            /* the next entry to take */
+	enum mp_fill_mode mode;
+	unsigned users;              /* workers inside it, under work.lock */
+	bool queued;
+	struct mp_sealbatch *qnext;
+};
+
 enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *seal,
-			      const struct mp_seal_layout *layout, int fd,
+			      const struct mp_seal_layout *layout,
+			      struct mp_storage *storage, size_t cache_budget,
 			      struct mp_error *err)
 {
-	unsigned i;
+	enum mp_err rc;
 
 	memset(sc, 0, sizeof *sc);
 	if (seal->chunk_count != layout->chunk_count || layout->chunk_count == 0)
@@ -25,387 +45,467 @@ enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *sea
 			       (unsigned long long)layout->chunk_count);
 	sc->seal = seal;
 	sc->layout = layout;
-	sc->fd = fd;
+	sc->storage = storage;
 	/* chunk_count is bounded by MP_SEAL_MAX_CHUNKS (the seal's parser) */
-	sc->state = calloc((size_t)layout->chunk_count, sizeof *sc->state);
-	if (!sc->state)
+	sc->bad = calloc((size_t)layout->chunk_count, sizeof *sc->bad);
+	if (!sc->bad)
 		return mp_fail(err, MP_E_NOMEM, "out of memory: %llu chunk states",
 			       (unsigned long long)layout->chunk_count);
-	for (i = 0; i < MP_SEALCHECK_STRIPES; i++) {
-		if (pthread_mutex_init(&sc->lock[i], NULL) != 0)
-			break;
-		if (pthread_cond_init(&sc->done[i], NULL) != 0) {
-			pthread_mutex_destroy(&sc->lock[i]);
-			break;
-		}
+	/* a chunk read direct is rounded out to a page at each end */
+	rc = mp_chunkcache_init(&sc->cache, (size_t)layout->chunk_size + 2 * MP_BUF_ALIGN,
+				cache_budget, err);
+	if (rc != MP_OK) {
+		free(sc->bad);
+		sc->bad = NULL;
 	}
-	if (i < MP_SEALCHECK_STRIPES) {
-		while (i-- > 0) {
-			pthread_cond_destroy(&sc->done[i]);
-			pthread_mutex_destroy(&sc->lock[i]);
-		}
-		free(sc->state);
-		sc->state = NULL;
-		return mp_fail(err, MP_E_NOMEM, "cannot create the chunk locks");
-	}
-	return MP_OK;
+	return rc;
 }
 
 void mp_sealcheck_free(struct mp_sealcheck *sc)
 {
-	if (!sc->state)
+	if (!sc->bad)
 		return;
-	mp_sealcheck_ahead_stop(sc);
-	for (unsigned i = 0; i < MP_SEALCHECK_STRIPES; i++) {
-		pthread_cond_destroy(&sc->done[i]);
-		pthread_mutex_destroy(&sc->lock[i]);
-	}
-	free(sc->state);
-	sc->state = NULL;
+	mp_sealcheck_stop(sc);
+	mp_chunkcache_destroy(&sc->cache);
+	free(sc->bad);
+	sc->bad = NULL;
 }
 
-enum mp_chunk_state mp_sealcheck_state(struct mp_sealcheck *sc, uint64_t chunk)
+bool mp_sealcheck_is_bad(const struct mp_sealcheck *sc, uint64_t chunk)
 {
-	uint8_t s = atomic_load_explicit(&sc->state[chunk], memory_order_acquire);
-
-	return s == MP_CHUNK_BAD_UNREPORTED ? MP_CHUNK_BAD : (enum mp_chunk_state)s;
-}
-
-/* First and last chunk of [pos, pos + len). */
-static void chunk_span(const struct mp_sealcheck *sc, uint64_t pos, size_t len,
-		       uint64_t *first, uint64_t *last)
-{
-	*first = mp_seal_chunk_at(sc->layout, pos);
-	*last = mp_seal_chunk_at(sc->layout, pos + len - 1);
-}
-
-bool mp_sealcheck_all_good(struct mp_sealcheck *sc, uint64_t pos, size_t len)
-{
-	uint64_t c, last;
-
-	chunk_span(sc, pos, len, &c, &last);
-	for (; c <= last; c++)
-		if (mp_sealcheck_state(sc, c) != MP_CHUNK_GOOD)
-			return false;
-	return true;
-}
-
-/* Read all len bytes at at; false with errno set (EIO for an early end). */
-static bool read_fully(int fd, unsigned char *buf, size_t len, uint64_t at)
-{
-	int e = mp_pread_all(fd, buf, len, at, NULL);
-
-	if (e)
-		errno = e == MP_READ_EOF ? EIO : e;
-	return e == 0;
-}
-
-static void publish(struct mp_sealcheck *sc, uint64_t chunk, enum mp_chunk_state s)
-{
-	unsigned k = (unsigned)(chunk % MP_SEALCHECK_STRIPES);
-
-	atomic_store_explicit(&sc->state[chunk], (uint8_t)s, memory_order_release);
-	/* under the lock: a waiter between its check and its wait is not missed */
-	pthread_mutex_lock(&sc->lock[k]);
-	pthread_cond_broadcast(&sc->done[k]);
-	pthread_mutex_unlock(&sc->lock[k]);
-}
-
-static enum mp_chunk_state wait_checked(struct mp_sealcheck *sc, uint64_t chunk)
-{
-	unsigned k = (unsigned)(chunk % MP_SEALCHECK_STRIPES);
-	enum mp_chunk_state s;
-
-	pthread_mutex_lock(&sc->lock[k]);
-	while ((s = mp_sealcheck_state(sc, chunk)) == MP_CHUNK_CHECKING)
-		pthread_cond_wait(&sc->done[k], &sc->lock[k]);
-	pthread_mutex_unlock(&sc->lock[k]);
-	return s;
+	return atomic_load_explicit(&sc->bad[chunk], memory_order_acquire) != NOT_BAD;
 }
 
 /*
- * Hash chunk `c` (claimed: CHECKING), reading its bytes inside
- * [pos, pos + len) into buf and the rest through *scratch.  1: good,
- * 0: bad, -1: read error.
+ * Read entry e's chunk from storage, hash it, compare, settle the entry.
+ * A chunk that does not match is marked bad, not yet reported.
  */
-static int hash_chunk(struct mp_sealcheck *sc, uint64_t c, uint64_t pos, size_t len,
-		      unsigned char *buf, unsigned char **scratch)
+static void load_entry(struct mp_sealcheck *sc, struct mp_chunk_entry *e,
+		       enum mp_fill_mode mode, bool ahead)
 {
 	struct mp_seal_chunk ch;
 	unsigned char got[MP_SHA256_LEN];
-	struct mp_sha256 *h = mp_sha256_new();
-	uint64_t at, end, req_end = pos + len;
+	bool ok;
 
-	if (!h) {
-		errno = ENOMEM;
-		return -1;
+	mp_seal_chunk_get(sc->layout, e->chunk, &ch);
+	e->len = (size_t)ch.len;
+	if (mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf, &e->data) != 0) {
+		mp_chunkcache_settle(&sc->cache, e, MP_CE_IOERR);
+		return;
 	}
-	mp_seal_chunk_get(sc->layout, c, &ch);
-	end = ch.offset + ch.len;
-	for (at = ch.offset; at < end;) {
-		unsigned char *dst;
-		uint64_t n;
-
-		if (at >= pos && at < req_end) {
-			n = (end < req_end ? end : req_end) - at;
-			dst = buf + (at - pos);
-		} else {
-			n = (at < pos ? (end < pos ? end : pos) : end) - at;
-			if (n > MP_SEALCHECK_SCRATCH)
-				n = MP_SEALCHECK_SCRATCH;
-			if (!*scratch)
-				*scratch = malloc(MP_SEALCHECK_SCRATCH);
-			if (!*scratch) {
-				mp_sha256_free(h);
-				errno = ENOMEM;
-				return -1;
-			}
-			dst = *scratch;
-		}
-		if (!read_fully(sc->fd, dst, (size_t)n, at)) {
-			mp_sha256_free(h);
-			return -1;
-		}
-		mp_sha256_update(h, dst, (size_t)n);
-		at += n;
-	}
-	mp_sha256_final(h, got);
-	mp_sha256_free(h);
+	mp_sha256_buf(e->data, e->len, got);
+	ok = mp_seal_digest_ok(sc->seal, e->chunk, got);
 	atomic_fetch_add_explicit(&sc->count.bytes_hashed, ch.len, memory_order_relaxed);
 	atomic_fetch_add_explicit(&sc->count.checked, 1, memory_order_relaxed);
-	return mp_seal_digest_ok(sc->seal, c, got);
+	if (ahead)
+		atomic_fetch_add_explicit(&sc->count.checked_ahead, 1, memory_order_relaxed);
+	if (!ok) {
+		uint8_t none = NOT_BAD;
+
+		atomic_fetch_add_explicit(&sc->count.failed, 1, memory_order_relaxed);
+		atomic_compare_exchange_strong(&sc->bad[e->chunk], &none, BAD_UNREPORTED);
+	}
+	mp_chunkcache_settle(&sc->cache, e, ok ? MP_CE_READY : MP_CE_BAD);
+}
+
+/* Take loads from a batch until none is left. */
+static void batch_work(struct mp_sealcheck *sc, struct mp_sealbatch *b)
+{
+	unsigned i;
+
+	while ((i = atomic_fetch_add(&b->next, 1)) < b->n)
+		load_entry(sc, b->entries[i], b->mode, false);
+}
+
+/* Under work.lock. */
+static void batch_unqueue(struct mp_sealwork *w, struct mp_sealbatch *b)
+{
+	struct mp_sealbatch **p = &w->batches;
+
+	if (!b->queued)
+		return;
+	while (*p != b)
+		p = &(*p)->qnext;
+	*p = b->qnext;
+	b->queued = false;
 }
 
 /*
- * Settle chunk c for a read of [pos, pos + len) into buf: wait while another
- * thread checks it, or claim and hash it here (*hashed then says so).
+ * Load the n claimed entries: with workers, offer them all, take from the
+ * same batch here, then wait until no worker is still inside it.
  */
-static enum mp_sealread settle_chunk(struct mp_sealcheck *sc, uint64_t c, uint64_t pos,
-				     size_t len, unsigned char *buf, unsigned char **scratch,
-				     uint64_t *bad, bool *found_now, bool *hashed)
+static void load_claimed(struct mp_sealcheck *sc, struct mp_chunk_entry **claimed,
+			 unsigned n, enum mp_fill_mode mode)
 {
-	for (;;) {
-		uint8_t s = atomic_load_explicit(&sc->state[c], memory_order_acquire);
-		int ok;
+	struct mp_sealwork *w = &sc->work;
+	struct mp_sealbatch b = { .entries = claimed, .n = n, .mode = mode };
 
-		if (s == MP_CHUNK_GOOD)
-			return MP_SEALREAD_GOOD;
-		if (s == MP_CHUNK_BAD || s == MP_CHUNK_BAD_UNREPORTED) {
-			/* found ahead: the first reader reports it */
-			*found_now = s == MP_CHUNK_BAD_UNREPORTED &&
-				     atomic_compare_exchange_strong(&sc->state[c], &s,
-								    (uint8_t)MP_CHUNK_BAD);
-			*bad = c;
-			return MP_SEALREAD_BAD;
-		}
-		if (s == MP_CHUNK_CHECKING) {
-			wait_checked(sc, c);
-			continue;
-		}
-		if (!atomic_compare_exchange_strong(&sc->state[c], &s, (uint8_t)MP_CHUNK_CHECKING))
-			continue;
-		ok = hash_chunk(sc, c, pos, len, buf, scratch);
-		if (ok < 0) {
-			/* not the chunk's fault: the next read tries again */
-			publish(sc, c, MP_CHUNK_UNCHECKED);
-			return MP_SEALREAD_IO;
-		}
-		publish(sc, c, ok ? MP_CHUNK_GOOD : MP_CHUNK_BAD);
-		if (!ok) {
-			atomic_fetch_add_explicit(&sc->count.failed, 1, memory_order_relaxed);
-			*bad = c;
-			*found_now = true;
-			return MP_SEALREAD_BAD;
-		}
-		*hashed = true;
-		return MP_SEALREAD_GOOD;
+	if (n < 2 || !atomic_load_explicit(&w->running, memory_order_acquire)) {
+		batch_work(sc, &b);
+		return;
 	}
+	pthread_mutex_lock(&w->lock);
+	b.queued = true;
+	b.qnext = NULL;
+	{
+		struct mp_sealbatch **p = &w->batches;
+
+		while (*p)
+			p = &(*p)->qnext;
+		*p = &b;
+	}
+	pthread_cond_broadcast(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	batch_work(sc, &b);
+	pthread_mutex_lock(&w->lock);
+	batch_unqueue(w, &b);
+	while (b.users > 0)
+		pthread_cond_wait(&w->left, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 }
 
-/* One bit per chunk of [first, last]: the chunks this read hashed into buf. */
-static bool is_mine(const uint64_t *mine, uint64_t i)
+static void fill_free(struct mp_sealfill *f)
 {
-	return mine[i / 64] & (1ull << (i % 64));
+	if (f->iov != f->iov_inline)
+		free(f->iov);
+	if (f->held != f->held_inline)
+		free(f->held);
+	f->iov = NULL;
+	f->held = NULL;
+	f->niov = f->nheld = 0;
 }
 
-/* The parts of chunks [first, last] checked by others (or before) that the
- * read wants, from the file. */
-static enum mp_sealread fill_others(struct mp_sealcheck *sc, uint64_t first, uint64_t last,
-				    const uint64_t *mine, uint64_t pos, size_t len,
-				    unsigned char *buf)
+/* Room for n chunks: inline for the usual few, else allocated. */
+static bool fill_alloc(struct mp_sealfill *f, uint64_t n)
+{
+	f->niov = f->nheld = 0;
+	if (n <= MP_SEALFILL_INLINE) {
+		f->iov = f->iov_inline;
+		f->held = f->held_inline;
+		return true;
+	}
+	f->iov = calloc((size_t)n, sizeof *f->iov);
+	f->held = calloc((size_t)n, sizeof *f->held);
+	if (f->iov && f->held)
+		return true;
+	free(f->iov);
+	free(f->held);
+	f->iov = NULL;
+	f->held = NULL;
+	return false;
+}
+
+void mp_sealcheck_release(struct mp_sealcheck *sc, struct mp_sealfill *f)
+{
+	for (unsigned i = 0; i < f->nheld; i++)
+		mp_chunkcache_put(&sc->cache, f->held[i],
+				  i < f->niov ? f->iov[i].iov_len : 0);
+	fill_free(f);
+}
+
+/* A bad chunk in [first, last]: the first, and whether this caller reports it. */
+static bool find_bad(struct mp_sealcheck *sc, uint64_t first, uint64_t last,
+		     uint64_t *bad, bool *found_now)
 {
 	for (uint64_t c = first; c <= last; c++) {
-		struct mp_seal_chunk ch;
-		uint64_t a, b;
+		uint8_t s = atomic_load_explicit(&sc->bad[c], memory_order_acquire);
 
-		if (is_mine(mine, c - first))
+		if (s == NOT_BAD)
 			continue;
-		mp_seal_chunk_get(sc->layout, c, &ch);
-		a = ch.offset > pos ? ch.offset : pos;
-		b = ch.offset + ch.len < pos + len ? ch.offset + ch.len : pos + len;
-		if (!read_fully(sc->fd, buf + (a - pos), (size_t)(b - a), a))
-			return MP_SEALREAD_IO;
+		*bad = c;
+		*found_now = s == BAD_UNREPORTED &&
+			     atomic_compare_exchange_strong(&sc->bad[c], &s, BAD_REPORTED);
+		return true;
 	}
-	return MP_SEALREAD_FILLED;
+	return false;
 }
 
-enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t len,
-				   unsigned char *buf, uint64_t *bad, bool *found_now)
+/*
+ * Hold an entry of every chunk of [first, last], the new ones (to load)
+ * listed in claimed.  False when out of memory (what was held is released).
+ */
+static bool hold_all(struct mp_sealcheck *sc, uint64_t first, uint64_t last,
+		     struct mp_sealfill *f, struct mp_chunk_entry **claimed,
+		     unsigned *nclaimed)
 {
-	uint64_t first, last;
-	unsigned char *scratch = NULL;
-	bool any_mine = false;
-	enum mp_sealread rc = MP_SEALREAD_GOOD;
-	uint64_t *mine;
+	*nclaimed = 0;
+	for (uint64_t c = first; c <= last; c++) {
+		struct mp_chunk_entry *e;
+		enum mp_chunk_get g = mp_chunkcache_get(&sc->cache, c, true, &e);
 
-	*found_now = false;
-	if (mp_sealcheck_all_good(sc, pos, len))
-		return MP_SEALREAD_GOOD;
-	chunk_span(sc, pos, len, &first, &last);
-	/* a request spans a handful of chunks */
-	mine = calloc((size_t)((last - first) / 64 + 1), sizeof *mine);
-	if (!mine) {
-		errno = ENOMEM;
-		return MP_SEALREAD_IO;
-	}
-	for (uint64_t c = first; c <= last && rc == MP_SEALREAD_GOOD; c++) {
-		bool hashed = false;
-
-		rc = settle_chunk(sc, c, pos, len, buf, &scratch, bad, found_now, &hashed);
-		if (hashed) {
-			mine[(c - first) / 64] |= 1ull << ((c - first) % 64);
-			any_mine = true;
+		if (g == MP_CHUNK_NOMEM) {
+			/* those claimed but not loaded must not keep anyone waiting */
+			for (unsigned i = 0; i < *nclaimed; i++)
+				mp_chunkcache_settle(&sc->cache, claimed[i], MP_CE_IOERR);
+			mp_sealcheck_release(sc, f);
+			errno = ENOMEM;
+			return false;
 		}
+		f->held[f->nheld++] = e;
+		if (g == MP_CHUNK_CLAIMED)
+			claimed[(*nclaimed)++] = e;
 	}
-	free(scratch);
-	if (rc == MP_SEALREAD_GOOD && any_mine)
-		rc = fill_others(sc, first, last, mine, pos, len, buf);
-	free(mine);
+	return true;
+}
+
+/* Wait for every held entry; the worst outcome (BAD before IO) wins. */
+static enum mp_sealread settle_all(struct mp_sealcheck *sc, struct mp_sealfill *f)
+{
+	enum mp_sealread rc = MP_SEALREAD_FILLED;
+
+	for (unsigned i = 0; i < f->nheld; i++) {
+		enum mp_chunk_entry_state s = mp_chunkcache_wait(&sc->cache, f->held[i]);
+
+		if (s == MP_CE_BAD)
+			rc = MP_SEALREAD_BAD;
+		else if (s == MP_CE_IOERR && rc == MP_SEALREAD_FILLED)
+			rc = MP_SEALREAD_IO;
+	}
+	if (rc == MP_SEALREAD_IO)
+		errno = EIO;
 	return rc;
 }
 
-/*
- * An ahead thread: take the next chunk of [from, to), claim it if nobody
- * has, hash it whole through a scratch buffer.  A hint may move the window
- * at any time; the thread picks up the new one at its next chunk.
- */
-static void *ahead_main(void *arg)
+/* The parts of the held chunks inside [pos, pos + len), in order. */
+static void make_iov(struct mp_sealcheck *sc, uint64_t pos, size_t len,
+		     struct mp_sealfill *f)
+{
+	uint64_t end = pos + len;
+
+	for (unsigned i = 0; i < f->nheld; i++) {
+		const struct mp_chunk_entry *e = f->held[i];
+		struct mp_seal_chunk ch;
+		uint64_t a, b;
+
+		mp_seal_chunk_get(sc->layout, e->chunk, &ch);
+		a = ch.offset > pos ? ch.offset : pos;
+		b = ch.offset + ch.len < end ? ch.offset + ch.len : end;
+		f->iov[i].iov_base = (void *)(e->data + (a - ch.offset));
+		f->iov[i].iov_len = (size_t)(b - a);
+	}
+	f->niov = f->nheld;
+	atomic_fetch_add_explicit(&sc->count.bytes_served, len, memory_order_relaxed);
+}
+
+enum mp_sealread mp_sealcheck_fill(struct mp_sealcheck *sc, uint64_t pos, size_t len,
+				   enum mp_fill_mode mode, struct mp_sealfill *f,
+				   uint64_t *bad, bool *found_now)
+{
+	uint64_t first = mp_seal_chunk_at(sc->layout, pos);
+	uint64_t last = mp_seal_chunk_at(sc->layout, pos + len - 1);
+	struct mp_chunk_entry *claimed_inline[MP_SEALFILL_INLINE], **claimed;
+	unsigned nclaimed;
+	enum mp_sealread rc;
+
+	*found_now = false;
+	if (find_bad(sc, first, last, bad, found_now))
+		return MP_SEALREAD_BAD;
+	if (!fill_alloc(f, last - first + 1)) {
+		errno = ENOMEM;
+		return MP_SEALREAD_IO;
+	}
+	claimed = f->held == f->held_inline ? claimed_inline
+					    : calloc((size_t)(last - first + 1), sizeof *claimed);
+	if (!claimed) {
+		fill_free(f);
+		errno = ENOMEM;
+		return MP_SEALREAD_IO;
+	}
+	if (!hold_all(sc, first, last, f, claimed, &nclaimed)) {
+		if (claimed != claimed_inline)
+			free(claimed);
+		errno = ENOMEM;
+		return MP_SEALREAD_IO;
+	}
+	load_claimed(sc, claimed, nclaimed, mode);
+	if (claimed != claimed_inline)
+		free(claimed);
+	rc = settle_all(sc, f);
+	if (rc == MP_SEALREAD_FILLED) {
+		make_iov(sc, pos, len, f);
+		return rc;
+	}
+	mp_sealcheck_release(sc, f);
+	if (rc == MP_SEALREAD_BAD && !find_bad(sc, first, last, bad, found_now))
+		*bad = first; /* cannot happen: a BAD entry marks its chunk first */
+	return rc;
+}
+
+/* ---- the workers ---------------------------------------------------------- */
+
+/* Check one chunk ahead of a reader, unless it is there or on its way. */
+static void check_ahead(struct mp_sealcheck *sc, uint64_t chunk, enum mp_fill_mode mode)
+{
+	struct mp_chunk_entry *e;
+
+	if (mp_sealcheck_is_bad(sc, chunk))
+		return;
+	switch (mp_chunkcache_get(&sc->cache, chunk, true, &e)) {
+	case MP_CHUNK_CLAIMED:
+		load_entry(sc, e, mode, true);
+		/* fall through */
+	case MP_CHUNK_HIT:
+	case MP_CHUNK_PENDING:
+		mp_chunkcache_put(&sc->cache, e, 0);
+		break;
+	case MP_CHUNK_NOMEM:
+		break;
+	}
+}
+
+/* One piece of work, under work.lock (dropped while it is done). */
+static bool work_once(struct mp_sealcheck *sc)
+{
+	struct mp_sealwork *w = &sc->work;
+	struct mp_sealbatch *b = w->batches;
+
+	if (b) {
+		b->users++;
+		/* everything taken: the next worker need not look at it */
+		if (atomic_load(&b->next) + 1 >= b->n)
+			batch_unqueue(w, b);
+		pthread_mutex_unlock(&w->lock);
+		batch_work(sc, b);
+		pthread_mutex_lock(&w->lock);
+		b->users--;
+		pthread_cond_broadcast(&w->left);
+		return true;
+	}
+	if (w->ahead_len > 0) {
+		unsigned i = w->ahead_head;
+		uint64_t chunk = w->ahead[i];
+		enum mp_fill_mode mode = w->ahead_mode[i];
+
+		w->ahead_head = (i + 1) % MP_SEALCHECK_AHEAD_QUEUE;
+		w->ahead_len--;
+		pthread_mutex_unlock(&w->lock);
+		check_ahead(sc, chunk, mode);
+		pthread_mutex_lock(&w->lock);
+		return true;
+	}
+	return false;
+}
+
+static void *worker_main(void *arg)
 {
 	struct mp_sealcheck *sc = arg;
-	struct mp_sealahead *a = &sc->ahead;
-	unsigned char *scratch = NULL;
+	struct mp_sealwork *w = &sc->work;
 
-	pthread_mutex_lock(&a->lock);
-	while (!a->stop) {
-		uint8_t s = MP_CHUNK_UNCHECKED;
-		uint64_t c;
-		int ok;
-
-		if (a->from >= a->to) {
-			pthread_cond_wait(&a->wake, &a->lock);
-			continue;
-		}
-		c = a->from++;
-		pthread_mutex_unlock(&a->lock);
-		if (atomic_compare_exchange_strong(&sc->state[c], &s,
-						   (uint8_t)MP_CHUNK_CHECKING)) {
-			ok = hash_chunk(sc, c, 0, 0, NULL, &scratch);
-			if (ok > 0) {
-				atomic_fetch_add_explicit(&sc->count.checked_ahead, 1,
-							  memory_order_relaxed);
-				publish(sc, c, MP_CHUNK_GOOD);
-			} else if (ok == 0) {
-				atomic_fetch_add_explicit(&sc->count.failed, 1,
-							  memory_order_relaxed);
-				publish(sc, c, MP_CHUNK_BAD_UNREPORTED);
-			} else {
-				/* a read error is the reader's to meet and report */
-				publish(sc, c, MP_CHUNK_UNCHECKED);
-			}
-		}
-		pthread_mutex_lock(&a->lock);
-	}
-	pthread_mutex_unlock(&a->lock);
-	free(scratch);
+	pthread_mutex_lock(&w->lock);
+	while (!w->stop)
+		if (!work_once(sc))
+			pthread_cond_wait(&w->wake, &w->lock);
+	pthread_mutex_unlock(&w->lock);
 	return NULL;
 }
 
-static void ahead_join(struct mp_sealahead *a)
+static void work_join(struct mp_sealwork *w)
 {
-	pthread_mutex_lock(&a->lock);
-	a->stop = true;
-	pthread_cond_broadcast(&a->wake);
-	pthread_mutex_unlock(&a->lock);
-	while (a->threads > 0)
-		pthread_join(a->thread[--a->threads], NULL);
-	pthread_cond_destroy(&a->wake);
-	pthread_mutex_destroy(&a->lock);
+	pthread_mutex_lock(&w->lock);
+	w->stop = true;
+	pthread_cond_broadcast(&w->wake);
+	pthread_mutex_unlock(&w->lock);
+	while (w->threads > 0)
+		pthread_join(w->thread[--w->threads], NULL);
+	pthread_cond_destroy(&w->left);
+	pthread_cond_destroy(&w->wake);
+	pthread_mutex_destroy(&w->lock);
 }
 
-enum mp_err mp_sealcheck_ahead_start(struct mp_sealcheck *sc, unsigned window,
-				     unsigned threads, struct mp_error *err)
+enum mp_err mp_sealcheck_start(struct mp_sealcheck *sc, unsigned threads, unsigned window,
+			       struct mp_error *err)
 {
-	struct mp_sealahead *a = &sc->ahead;
+	struct mp_sealwork *w = &sc->work;
 	int rc = 0;
 
-	if (window == 0 || atomic_load(&a->running))
+	if (atomic_load(&w->running))
 		return MP_OK;
-	if (threads < 1 || threads > MP_SEALCHECK_AHEAD_THREADS_MAX)
-		return mp_fail(err, MP_E_USAGE, "%u seal-ahead threads (1 to %u)", threads,
-			       MP_SEALCHECK_AHEAD_THREADS_MAX);
-	if (pthread_mutex_init(&a->lock, NULL) != 0)
-		return mp_fail(err, MP_E_NOMEM, "cannot create the seal-ahead lock");
-	if (pthread_cond_init(&a->wake, NULL) != 0) {
-		pthread_mutex_destroy(&a->lock);
-		return mp_fail(err, MP_E_NOMEM, "cannot create the seal-ahead lock");
+	if (threads < 1 || threads > MP_SEALCHECK_THREADS_MAX)
+		return mp_fail(err, MP_E_USAGE, "%u seal threads (1 to %u)", threads,
+			       MP_SEALCHECK_THREADS_MAX);
+	memset(w, 0, sizeof *w);
+	if (pthread_mutex_init(&w->lock, NULL) != 0)
+		return mp_fail(err, MP_E_NOMEM, "cannot create the seal workers' lock");
+	if (pthread_cond_init(&w->wake, NULL) != 0 || pthread_cond_init(&w->left, NULL) != 0) {
+		pthread_mutex_destroy(&w->lock);
+		return mp_fail(err, MP_E_NOMEM, "cannot create the seal workers' lock");
 	}
-	a->window = window;
-	a->from = a->to = 0;
-	a->stop = false;
-	for (a->threads = 0; a->threads < threads && rc == 0; a->threads++) {
-		rc = pthread_create(&a->thread[a->threads], NULL, ahead_main, sc);
+	w->window = window;
+	for (w->threads = 0; w->threads < threads; w->threads++) {
+		rc = pthread_create(&w->thread[w->threads], NULL, worker_main, sc);
 		if (rc != 0)
 			break;
 	}
 	if (rc != 0) {
-		ahead_join(a);
-		return mp_fail(err, MP_E_NOMEM, "cannot start the seal-ahead threads: %s",
+		work_join(w);
+		return mp_fail(err, MP_E_NOMEM, "cannot start the seal workers: %s",
 			       strerror(rc));
 	}
-	atomic_store(&a->running, true);
+	atomic_store(&w->running, true);
 	return MP_OK;
 }
 
-void mp_sealcheck_ahead_stop(struct mp_sealcheck *sc)
+void mp_sealcheck_stop(struct mp_sealcheck *sc)
 {
-	struct mp_sealahead *a = &sc->ahead;
-
-	if (!atomic_load(&a->running))
+	if (!atomic_load(&sc->work.running))
 		return;
-	ahead_join(a);
-	atomic_store(&a->running, false);
+	atomic_store(&sc->work.running, false);
+	work_join(&sc->work);
 }
 
-void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len)
+/*
+ * The stream a read at pos continues, or NULL (a new stream then takes the
+ * least recently used slot).  Under work.lock.
+ */
+static struct mp_sealstream *stream_of(struct mp_sealwork *w, uint64_t pos, uint64_t next)
 {
-	struct mp_sealahead *a = &sc->ahead;
-	uint64_t next, far, count = sc->layout->chunk_count;
+	struct mp_sealstream *s, *oldest = &w->streams[0];
 
-	if (len == 0 || !atomic_load_explicit(&a->running, memory_order_acquire))
-		return;
-	next = mp_seal_chunk_at(sc->layout, pos + len - 1) + 1;
-	if (next >= count)
-		return;
-	far = next + a->window - 1 < count ? next + a->window - 1 : count - 1;
-	/* the usual case once the thread is ahead: both ends claimed */
-	if (atomic_load_explicit(&sc->state[next], memory_order_relaxed) != MP_CHUNK_UNCHECKED &&
-	    atomic_load_explicit(&sc->state[far], memory_order_relaxed) != MP_CHUNK_UNCHECKED)
-		return;
-	pthread_mutex_lock(&a->lock);
-	if (a->from != next || a->to != far + 1) {
-		a->from = next;
-		a->to = far + 1;
-		pthread_cond_broadcast(&a->wake);
+	w->tick++;
+	for (unsigned i = 0; i < MP_SEALCHECK_STREAMS; i++) {
+		s = &w->streams[i];
+		if (s->used && s->next == pos) {
+			s->next = next;
+			s->used = w->tick;
+			return s;
+		}
+		if (s->used < oldest->used)
+			oldest = s;
 	}
-	pthread_mutex_unlock(&a->lock);
+	*oldest = (struct mp_sealstream){ .next = next, .used = w->tick };
+	return NULL;
+}
+
+void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len,
+			     uint64_t end, enum mp_fill_mode mode)
+{
+	struct mp_sealwork *w = &sc->work;
+	struct mp_sealstream *s;
+	uint64_t from, to;
+
+	/* what is checked ahead waits in the cache: none, no point */
+	if (len == 0 || end <= pos + len || !w->window ||
+	    sc->cache.budget < sc->layout->chunk_size ||
+	    !atomic_load_explicit(&w->running, memory_order_acquire))
+		return;
+	from = mp_seal_chunk_at(sc->layout, pos + len - 1) + 1;
+	to = mp_seal_chunk_at(sc->layout, end - 1) + 1;
+	if (to > from + w->window)
+		to = from + w->window;
+	pthread_mutex_lock(&w->lock);
+	s = stream_of(w, pos, pos + len);
+	if (s) {
+		if (s->queued_to > from)
+			from = s->queued_to;
+		for (; from < to && w->ahead_len < MP_SEALCHECK_AHEAD_QUEUE; from++) {
+			unsigned i = (w->ahead_head + w->ahead_len++) % MP_SEALCHECK_AHEAD_QUEUE;
+
+			w->ahead[i] = from;
+			w->ahead_mode[i] = mode;
+		}
+		if (from > s->queued_to)
+			s->queued_to = from;
+		pthread_cond_signal(&w->wake);
+	}
+	pthread_mutex_unlock(&w->lock);
 }

@@ -1,35 +1,34 @@
 /*
- * sealcheck.h - check each chunk of a sealed pack on its first read.
+ * sealcheck.h - every read of a sealed pack from storage, checked.
  *
- * The state of every chunk of the seal's layout is one atomic byte:
- * unchecked, checking, good or bad.  A read of a byte range looks at the
- * chunks it touches.  All good: the caller serves the range from the file
- * as it would without a seal (nothing copied, nothing hashed).  Otherwise
- * each unchecked chunk is claimed with a compare-and-swap by exactly one
- * reader, which reads the WHOLE chunk, hashes it and compares the digest
- * with the seal's; its bytes inside the requested range are read straight
- * into the caller's buffer and hashed from there, so the bytes a first read
- * serves are the bytes that were hashed, never a second read of the file.
- * Readers that find a chunk being checked wait for it (a condition
- * variable from a small striped table, keyed by chunk number), so
- * concurrent first reads of one chunk hash it once.  A bad chunk stays bad:
- * every later read touching it is refused.  Chunks are visited in
- * ascending order, so two readers never wait for each other.
+ * -o verify=seal's guarantee: no byte of the pack reaches a reader unless
+ * it was hashed against the seal after it last came from storage.  So a
+ * read is never served from the file as it stands: the chunks it touches
+ * are read from storage into buffers of the daemon's, each is hashed
+ * whole and compared with its sealed digest, and the reply is made of
+ * those very buffers (mp_sealcheck_fill() hands out their addresses).
+ * What the kernel keeps of a reply in FUSE's page cache is served from
+ * there without asking again; a page it evicts comes back through a new
+ * fill, and so a new check.  That is fs-verity's rule (every fill is
+ * checked), not dm-verity's check_at_most_once.
  *
- * Checking ahead (optional, mp_sealcheck_ahead_start): a few threads hash
- * the chunks that follow the last read, up to a window, through the same
- * state machine, so a sequential first read finds them good and is served
- * from the file while the next ones are hashed on the other cores.  One
- * thread is not enough: it claims the next chunk before the reader gets
- * there, the reader then waits for it, and only one core hashes.  It only
- * follows hints (mp_sealcheck_ahead_hint after each read): a mount nobody
- * reads hashes nothing.  A bad chunk it finds is kept as "bad, not yet
- * reported", so the first read that meets it still gets *found_now.
+ * Chunks that several requests want at once (the pieces the kernel cuts an
+ * O_DIRECT read into, read-ahead windows) are read and hashed once, by the
+ * first request, and shared through a bounded cache of checked chunks
+ * (chunkcache.h).  A request that needs two or more chunks read gives all
+ * but one to worker threads and reads and hashes the rest itself, so its
+ * latency is not that of hashing them one after the other.
  *
- * Memory: the caller's buffer (the request's size) and, for the parts of
- * a chunk outside the request, one scratch buffer of at most
- * MP_SEALCHECK_SCRATCH bytes, freed before returning: bounded by the
- * request, whatever the chunk size.  Nothing here knows about FUSE.
+ * Checking ahead: for a reader that goes through a file sequentially
+ * (buffered reads, each starting where one ended), the workers read and
+ * hash up to `window` chunks past it, never past the end of its file, into
+ * the cache.  O_DIRECT readers and random reads get nothing ahead, so
+ * nothing is hashed that is not read.
+ *
+ * A chunk that does not match is bad for the mount's life: every later
+ * read touching it fails, and the first read to meet it is told
+ * (*found_now) so that it is logged once.  A read error is not the chunk's
+ * fault: the next read tries again.  Nothing here knows about FUSE.
  */
 #ifndef MOEPACK_SEALCHECK_H
 #define MOEPACK_SEALCHECK_H
@@ -39,40 +38,53 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/uio.h>
 
 #include "base/errors.h"
+#include "pack/storage.h"
+#include "seal/chunkcache.h"
 #include "seal/seal.h"
 
-enum mp_chunk_state {
-	MP_CHUNK_UNCHECKED,
-	MP_CHUNK_CHECKING,
-	MP_CHUNK_GOOD,
-	MP_CHUNK_BAD,
-	MP_CHUNK_BAD_UNREPORTED,  /* bad, found by the ahead thread, not yet read */
-};
-
-#define MP_SEALCHECK_STRIPES 64
-#define MP_SEALCHECK_SCRATCH (1u << 20)
-/* -o seal_ahead's default and ceiling, in chunks (2 MiB each for K3) */
+/* -o seal_ahead's default and ceiling, in chunks */
 #define MP_SEALCHECK_AHEAD_DEFAULT 16
 #define MP_SEALCHECK_AHEAD_MAX 4096
-#define MP_SEALCHECK_AHEAD_THREADS_MAX 8
+#define MP_SEALCHECK_THREADS_MAX 8
+/* -o seal_cache_mb's default: what idle checked chunks may hold */
+#define MP_SEALCHECK_CACHE_DEFAULT (64u << 20)
+/* sequential streams told apart for checking ahead */
+#define MP_SEALCHECK_STREAMS 16
+#define MP_SEALCHECK_AHEAD_QUEUE 512
 
 /* Counters, relaxed atomics (status.json, metrics). */
 struct mp_sealcheck_counters {
-	_Atomic uint64_t checked;       /* chunks hashed (good or bad) */
-	_Atomic uint64_t failed;        /* chunks found bad */
+	_Atomic uint64_t checked;       /* chunk fills hashed (good or bad) */
+	_Atomic uint64_t failed;        /* of those, not the sealed bytes */
 	_Atomic uint64_t bytes_hashed;
-	_Atomic uint64_t checked_ahead; /* of `checked`, by the ahead thread */
+	_Atomic uint64_t checked_ahead; /* of `checked`, by checking ahead */
+	_Atomic uint64_t bytes_served;  /* pack bytes handed to readers */
 };
 
-/* The ahead thread's wish list: chunks [from, to), under lock. */
-struct mp_sealahead {
-	pthread_t thread[MP_SEALCHECK_AHEAD_THREADS_MAX];
+/* A sequential reader, as checking ahead follows it. */
+struct mp_sealstream {
+	uint64_t next;                  /* where its next read should start */
+	uint64_t queued_to;             /* chunks before this one are queued */
+	uint64_t used;                  /* when last seen (a tick) */
+};
+
+struct mp_sealbatch;
+
+/* The worker threads: loads of requests first, then checking ahead. */
+struct mp_sealwork {
+	pthread_t thread[MP_SEALCHECK_THREADS_MAX];
 	unsigned threads;
 	pthread_mutex_t lock;
-	pthread_cond_t wake;
-	uint64_t from, to;
+	pthread_cond_t wake, left;      /* work to do; a worker left a batch */
+	struct mp_sealbatch *batches;   /* requests' loads, oldest first */
+	uint64_t ahead[MP_SEALCHECK_AHEAD_QUEUE];
+	enum mp_fill_mode ahead_mode[MP_SEALCHECK_AHEAD_QUEUE];
+	unsigned ahead_head, ahead_len;
+	struct mp_sealstream streams[MP_SEALCHECK_STREAMS];
+	uint64_t tick;
 	unsigned window;
 	bool stop;
 	_Atomic bool running;
@@ -81,61 +93,74 @@ struct mp_sealahead {
 struct mp_sealcheck {
 	const struct mp_seal *seal;
 	const struct mp_seal_layout *layout;
-	int fd;
-	_Atomic uint8_t *state;          /* layout->chunk_count entries */
-	pthread_mutex_t lock[MP_SEALCHECK_STRIPES];
-	pthread_cond_t done[MP_SEALCHECK_STRIPES];
+	struct mp_storage *storage;
+	_Atomic uint8_t *bad;            /* per chunk: 0, or bad (reported or not) */
+	struct mp_chunkcache cache;
 	struct mp_sealcheck_counters count;
-	struct mp_sealahead ahead;
+	struct mp_sealwork work;
 };
 
-/* Everything unchecked, nothing ahead.  MP_E_NOMEM (or MP_E_USAGE: the
- * seal and layout disagree). */
+/*
+ * Nothing checked yet, no threads.  cache_budget: bytes of idle checked
+ * chunks kept (0: none).  MP_E_NOMEM, or MP_E_USAGE when the seal and
+ * layout disagree.
+ */
 enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *seal,
-			      const struct mp_seal_layout *layout, int fd,
+			      const struct mp_seal_layout *layout,
+			      struct mp_storage *storage, size_t cache_budget,
 			      struct mp_error *err);
-/* Stops the ahead thread (if any) first. */
+/* Stops the workers (if any) first. */
 void mp_sealcheck_free(struct mp_sealcheck *sc);
 
 /*
- * Start `threads` ahead threads (1 to MP_SEALCHECK_AHEAD_THREADS_MAX),
- * which check up to `window` chunks past each hinted read; window 0 starts
- * none.  Start them after any fork (fuse_daemonize): threads do not
- * survive one.  MP_E_NOMEM when a thread cannot start (none is left).
+ * Start `threads` workers (1 to MP_SEALCHECK_THREADS_MAX), which check
+ * ahead up to `window` chunks (0: never ahead).  Start them after any fork
+ * (fuse_daemonize): threads do not survive one.  MP_E_NOMEM when one
+ * cannot start (none is left running).  Without workers every load is
+ * done by the request that needs it.
  */
-enum mp_err mp_sealcheck_ahead_start(struct mp_sealcheck *sc, unsigned window,
-				     unsigned threads, struct mp_error *err);
-
-/* Stop and join the ahead threads; nothing when none runs. */
-void mp_sealcheck_ahead_stop(struct mp_sealcheck *sc);
+enum mp_err mp_sealcheck_start(struct mp_sealcheck *sc, unsigned threads, unsigned window,
+			       struct mp_error *err);
+void mp_sealcheck_stop(struct mp_sealcheck *sc);
 
 /*
- * [pos, pos + len) was just read: the ahead thread moves on to the chunks
- * after it, unless they are checked or being checked already.  One or two
- * atomic loads when there is nothing to do; nothing without the thread.
+ * A buffered read of [pos, pos + len) inside a file that ends at byte
+ * `end` of the pack: when it starts where an earlier one ended, the
+ * workers check the next chunks of that file ahead of it.  Cheap when
+ * there is nothing to do; nothing without workers or a window.
  */
-void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len);
+void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len,
+			     uint64_t end, enum mp_fill_mode mode);
+
+/* What a fill holds until mp_sealcheck_release(). */
+#define MP_SEALFILL_INLINE 16
+struct mp_sealfill {
+	struct iovec *iov;               /* the bytes, in order */
+	unsigned niov;
+	struct mp_chunk_entry **held;
+	unsigned nheld;
+	struct iovec iov_inline[MP_SEALFILL_INLINE];
+	struct mp_chunk_entry *held_inline[MP_SEALFILL_INLINE];
+};
 
 enum mp_sealread {
-	MP_SEALREAD_GOOD,    /* every chunk good before the call: serve from the file */
-	MP_SEALREAD_FILLED,  /* buf holds the range: the bytes to serve */
-	MP_SEALREAD_BAD,     /* a chunk of the range failed its check (now or before) */
-	MP_SEALREAD_IO,      /* the file could not be read (short read, errno) */
+	MP_SEALREAD_FILLED,  /* f->iov holds the range: the bytes to serve */
+	MP_SEALREAD_BAD,     /* a chunk of the range does not match the seal */
+	MP_SEALREAD_IO,      /* the pack could not be read, or out of memory (errno) */
 };
 
 /*
- * Check the chunks of [pos, pos + len) (len > 0, within the layout's file
- * size).  buf must hold len bytes; it is written only for
- * MP_SEALREAD_FILLED.  For MP_SEALREAD_BAD, *bad is the first bad chunk
- * and *found_now true when this call found it (the caller logs it once).
+ * Read and check [pos, pos + len) (len > 0, within the layout's file size)
+ * with reads of kind `mode`.  FILLED: serve f->iov, then release it.  BAD:
+ * *bad is the first bad chunk and *found_now true for the one call that is
+ * to log it.  IO: errno says why.  Nothing is held but after FILLED.
  */
-enum mp_sealread mp_sealcheck_read(struct mp_sealcheck *sc, uint64_t pos, size_t len,
-				   unsigned char *buf, uint64_t *bad, bool *found_now);
+enum mp_sealread mp_sealcheck_fill(struct mp_sealcheck *sc, uint64_t pos, size_t len,
+				   enum mp_fill_mode mode, struct mp_sealfill *f,
+				   uint64_t *bad, bool *found_now);
+void mp_sealcheck_release(struct mp_sealcheck *sc, struct mp_sealfill *f);
 
-/* True when every chunk of [pos, pos + len) is already good (one load each). */
-bool mp_sealcheck_all_good(struct mp_sealcheck *sc, uint64_t pos, size_t len);
-
-/* MP_CHUNK_BAD_UNREPORTED shows as MP_CHUNK_BAD. */
-enum mp_chunk_state mp_sealcheck_state(struct mp_sealcheck *sc, uint64_t chunk);
+/* Whether a chunk was found bad (by a read or ahead of one). */
+bool mp_sealcheck_is_bad(const struct mp_sealcheck *sc, uint64_t chunk);
 
 #endif

@@ -4,6 +4,7 @@
 #include "seal/sign.h"
 
 #include "pack/digest.h"
+#include "pack/manifestpath.h"
 #include "base/file.h"
 #include "base/outfile.h"
 #include "base/text.h"
@@ -21,16 +22,28 @@
 
 #define KEY_FILE_MAX (64u << 10) /* a PEM key is well under 1 KiB */
 
-static const char *const line_keys[] = {
-	"pack_size", "pack_sha256", "index_sha256", "seal_sha256",
-	"manifest_sha256", "anchored", "key_sha256",
+/* The keys of lines 2..8 of a statement of each version: v2 differs in
+ * the manifest's digest only (sign.h). */
+static const char *const line_keys[2][7] = {
+	{"pack_size", "pack_sha256", "index_sha256", "seal_sha256", "manifest_sha256",
+	 "anchored", "key_sha256"},
+	{"pack_size", "pack_sha256", "index_sha256", "seal_sha256",
+	 "manifest_sha256_without_path", "anchored", "key_sha256"},
 };
-#define STATEMENT_KEYS (sizeof line_keys / sizeof line_keys[0])
-#define STATEMENT_HEAD "moepack-statement v1"
+#define STATEMENT_KEYS 7u
+#define STATEMENT_HEAD "moepack-statement v"
+#define MANIFEST_LINE 5u
+
+/* The key of statement line `line` (1..STATEMENT_KEYS) of version v. */
+static const char *line_key(unsigned v, unsigned line)
+{
+	return line_keys[v == 2][line - 1];
+}
 
 size_t mp_statement_format(const struct mp_statement *st, char buf[MP_STATEMENT_MAX])
 {
 	char h[5][MP_SHA256_HEX];
+	unsigned v = st->version == 2 ? 2 : 1;
 	int n;
 
 	mp_sha256_hex(st->pack_sha256, h[0]);
@@ -39,9 +52,10 @@ size_t mp_statement_format(const struct mp_statement *st, char buf[MP_STATEMENT_
 	mp_sha256_hex(st->manifest_sha256, h[3]);
 	mp_sha256_hex(st->key_sha256, h[4]);
 	n = snprintf(buf, MP_STATEMENT_MAX,
-		     STATEMENT_HEAD "\npack_size %" PRIu64 "\npack_sha256 %s\nindex_sha256 %s\n"
-				    "seal_sha256 %s\nmanifest_sha256 %s\nanchored %s\nkey_sha256 %s\n",
-		     st->pack_size, h[0], h[1], h[2], h[3], st->anchored ? "yes" : "no", h[4]);
+		     STATEMENT_HEAD "%u\npack_size %" PRIu64 "\npack_sha256 %s\nindex_sha256 %s\n"
+				    "seal_sha256 %s\n%s %s\nanchored %s\nkey_sha256 %s\n",
+		     v, st->pack_size, h[0], h[1], h[2], line_key(v, MANIFEST_LINE), h[3],
+		     st->anchored ? "yes" : "no", h[4]);
 	return n < 0 ? 0 : (size_t)n;
 }
 
@@ -106,7 +120,8 @@ static enum mp_err parse_value(unsigned line, const char *v, size_t n, struct mp
 	if (!parse_hex(v, n, dst))
 		return mp_fail(err, MP_E_SIGNATURE,
 			       "pack signature is missing or does not verify: "
-			       "statement %s is not 64 lowercase hex digits", line_keys[line - 1]);
+			       "statement %s is not 64 lowercase hex digits",
+			       line_key(out->version, line));
 	return MP_OK;
 }
 
@@ -114,20 +129,25 @@ static enum mp_err parse_value(unsigned line, const char *v, size_t n, struct mp
 static enum mp_err parse_line(unsigned line, const char *l, size_t n, struct mp_statement *out,
 			      struct mp_error *err)
 {
+	const size_t hn = strlen(STATEMENT_HEAD);
+	const char *key;
 	size_t kn;
 
 	if (line == 0) {
-		if (n != strlen(STATEMENT_HEAD) || memcmp(l, STATEMENT_HEAD, n) != 0)
+		/* "moepack-statement v1" or "...v2" */
+		if (n != hn + 1 || memcmp(l, STATEMENT_HEAD, hn) != 0 || (l[hn] != '1' && l[hn] != '2'))
 			return mp_fail(err, MP_E_SIGNATURE,
-				       "pack signature is missing or does not verify: "
-				       "statement line 1 is not \"" STATEMENT_HEAD "\"");
+				       "pack signature is missing or does not verify: statement "
+				       "line 1 is not \"" STATEMENT_HEAD "2\" (or v1)");
+		out->version = (unsigned)(l[hn] - '0');
 		return MP_OK;
 	}
-	kn = strlen(line_keys[line - 1]);
-	if (n <= kn || memcmp(l, line_keys[line - 1], kn) != 0 || l[kn] != ' ')
+	key = line_key(out->version, line);
+	kn = strlen(key);
+	if (n <= kn || memcmp(l, key, kn) != 0 || l[kn] != ' ')
 		return mp_fail(err, MP_E_SIGNATURE,
 			       "pack signature is missing or does not verify: statement "
-			       "line %u is not \"%s VALUE\"", line + 1, line_keys[line - 1]);
+			       "line %u is not \"%s VALUE\"", line + 1, key);
 	return parse_value(line, l + kn + 1, n - kn - 1, out, err);
 }
 
@@ -246,7 +266,9 @@ static enum mp_err load_key(const char *path, bool private_key, EVP_PKEY **out,
 	if (rc != MP_OK) {
 		char why[MP_MSG_MAX];
 		snprintf(why, sizeof why, "%s", err ? err->msg : "");
-		return rc == MP_E_NOMEM ? rc : mp_fail(err, MP_E_KEY, "unusable key file: %s", why);
+		/* why is a message, escaped once already */
+		return rc == MP_E_NOMEM ? rc
+					: mp_fail_escaped(err, MP_E_KEY, "unusable key file: %s", why);
 	}
 	bio = BIO_new_mem_buf(buf, (int)len);
 	if (!bio) {
@@ -300,17 +322,31 @@ enum mp_err mp_key_fingerprint(const char *path, bool private_key,
 	return rc;
 }
 
-/* The statement this pack and seal call for, but for the key. */
-static void statement_of(const struct mp_pack *pack, const struct mp_seal *seal,
-			 struct mp_statement *st)
+/* The statement of version v this pack and seal call for, but for the
+ * key: v1 binds the manifest's bytes, v2 all of them but its path. */
+static enum mp_err statement_of(const struct mp_pack *pack, const struct mp_seal *seal,
+				unsigned v, struct mp_statement *st, struct mp_error *err)
 {
+	struct mp_text_span span;
+	enum mp_err rc = MP_OK;
+
 	memset(st, 0, sizeof *st);
+	st->version = v;
 	st->pack_size = pack->file_size;
 	memcpy(st->pack_sha256, seal->pack_sha256, MP_SHA256_LEN);
 	memcpy(st->index_sha256, pack->index_digest, MP_SHA256_LEN);
 	memcpy(st->seal_sha256, seal->seal_digest, MP_SHA256_LEN);
-	mp_sha256_buf(pack->manifest_raw, pack->manifest_len, st->manifest_sha256);
 	st->anchored = !mp_seal_unanchored(seal);
+	if (v == 1) {
+		mp_sha256_buf(pack->manifest_raw, pack->manifest_len, st->manifest_sha256);
+		return MP_OK;
+	}
+	rc = mp_manifest_key_span(pack->manifest_raw, pack->manifest_len, pack->manifest_path,
+				  pack->format->path_key, &span, err);
+	if (rc == MP_OK)
+		rc = mp_manifest_sha256_without_path(pack->manifest_raw, pack->manifest_len, &span,
+						     st->manifest_sha256, err);
+	return rc;
 }
 
 enum mp_err mp_sign_pack(const struct mp_pack *pack, const struct mp_seal *seal,
@@ -328,8 +364,9 @@ enum mp_err mp_sign_pack(const struct mp_pack *pack, const struct mp_seal *seal,
 	rc = load_key(key_path, true, &k, err);
 	if (rc != MP_OK)
 		return rc;
-	statement_of(pack, seal, &st);
-	rc = fingerprint(k, key_path, st.key_sha256, err);
+	rc = statement_of(pack, seal, MP_STATEMENT_VERSION, &st, err);
+	if (rc == MP_OK)
+		rc = fingerprint(k, key_path, st.key_sha256, err);
 	if (rc != MP_OK)
 		goto out;
 	len = mp_statement_format(&st, text);
@@ -357,6 +394,20 @@ out:
 	free(st_path);
 	free(sig_path);
 	return rc;
+}
+
+int mp_trust_list_split(char *list, const char *keys[MP_MAX_TRUSTED_KEYS])
+{
+	char *save = NULL;
+	int n = 0;
+
+	for (char *k = strtok_r(list, MP_TRUST_SEPARATORS, &save); k;
+	     k = strtok_r(NULL, MP_TRUST_SEPARATORS, &save)) {
+		if (n == MP_MAX_TRUSTED_KEYS)
+			return -1;
+		keys[n++] = k;
+	}
+	return n;
 }
 
 static bool verify_sig(EVP_PKEY *k, const unsigned char *msg, size_t len,
@@ -393,8 +444,8 @@ static enum mp_err read_signed(const char *st_path, const char *sig_path, unsign
 		char why[MP_MSG_MAX];
 
 		snprintf(why, sizeof why, "%s", err->msg);
-		mp_fail(err, MP_E_SIGNATURE, "pack signature is missing or does not verify: %s",
-			why);
+		mp_fail_escaped(err, MP_E_SIGNATURE,
+				"pack signature is missing or does not verify: %s", why);
 	}
 	if (rc == MP_OK && *sig_len != MP_ED25519_SIG_LEN)
 		rc = mp_fail(err, MP_E_SIGNATURE,
@@ -443,8 +494,10 @@ static enum mp_err check_statement(const struct mp_statement *st, const struct m
 				   const struct mp_seal *seal, struct mp_error *err)
 {
 	struct mp_statement want;
+	enum mp_err rc = statement_of(pack, seal, st->version, &want, err);
 
-	statement_of(pack, seal, &want);
+	if (rc != MP_OK)
+		return rc;
 	if (st->pack_size != want.pack_size)
 		return differs(err, "pack_size");
 	if (memcmp(st->pack_sha256, want.pack_sha256, MP_SHA256_LEN) != 0)
@@ -454,7 +507,10 @@ static enum mp_err check_statement(const struct mp_statement *st, const struct m
 	if (memcmp(st->seal_sha256, want.seal_sha256, MP_SHA256_LEN) != 0)
 		return differs(err, "seal_sha256 (the seal)");
 	if (memcmp(st->manifest_sha256, want.manifest_sha256, MP_SHA256_LEN) != 0)
-		return differs(err, "manifest_sha256 (the manifest)");
+		return differs(err, st->version == 1
+					    ? "manifest_sha256 (the manifest)"
+					    : "manifest_sha256_without_path (the manifest, but for "
+					      "expert_pack.path)");
 	if (st->anchored != want.anchored)
 		return differs(err, "anchoring");
 	return MP_OK;

@@ -24,25 +24,34 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15 16}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24}
+# Rounds of the hot-path rows (17-21): each a cold pass of every side.
+HOT_ROUNDS=${HOT_ROUNDS:-3}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
 
 MOEPACK=$top_builddir/src/moepack
 MOEPACKFS=$top_builddir/src/moepackfs
 READBENCH=$top_builddir/tests/bench/readbench
 CHECKBENCH=$top_builddir/tests/bench/checkbench
+LOADERBENCH=$top_builddir/tests/bench/loaderbench
+EPBENCH=$top_builddir/tests/bench/epbench
 DEQUANTBENCH=$top_builddir/tests/bench/dequantbench
 RESULTS=$top_builddir/bench-results.md
 
 # Dense pack: K3 object geometry (up/gate Q2_K 3,612,672 B, down Q3_K
 # 4,730,880 B: 11.96 MB objects), 2 experts x 92 layers = 2.2 GB.
 DENSE_ARGS="--experts 2 --hidden 3584 --inter 3072 --alignment 4096 --full-sha256"
+# The hot path's pack: K3 objects, 92 layers x 8 experts = 8.8 GB, sealed;
+# read cold, so it must not fit the page cache of a smaller machine either.
+HOT_ARGS="--experts 8 --hidden 3584 --inter 3072 --alignment 4096 --full-sha256"
 # Full Kimi K3 geometry with the payload left as a hole (~986 GB apparent).
 K3_ARGS="--sparse --experts 896 --hidden 3584 --inter 3072"
 K3_ENTRIES=$((1 + 92 + 92 * 896 + 92 * 896 * 4))
 SEED=20240611
 
 DENSE=$BENCH_DIR/dense.pack
+HOT=$BENCH_DIR/hot.pack
+MNT_HOT=$BENCH_DIR/mnt-hot
 K3=$BENCH_DIR/k3.pack
 MNT_DENSE=$BENCH_DIR/mnt-dense
 MNT_K3=$BENCH_DIR/mnt-k3
@@ -62,8 +71,8 @@ want_row() {
 
 # Rows 3 to 7, 10 and 11 mount; rows 1, 2, 8, 9 and 12 only need the CLI.
 fuse_rows=no
-for n in 3 4 5 6 7 10 11 14 15 16; do want_row $n && fuse_rows=yes; done
-for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH" "$CHECKBENCH"; do
+for n in 3 4 6 7 10 11 14 15 16 17 18 19 20 21 23; do want_row $n && fuse_rows=yes; done
+for tool in "$MOEPACK" "$READBENCH" "$DEQUANTBENCH" "$CHECKBENCH" "$LOADERBENCH"; do
 	[ -x "$tool" ] || die "$tool is not built"
 done
 [ $fuse_rows = no ] || [ -x "$MOEPACKFS" ] || die "$MOEPACKFS is not built"
@@ -94,11 +103,13 @@ cleanup() {
 	unmount "$MNT_DENSE"
 	unmount "$MNT_K3"
 	unmount "$MNT_SEAL"
+	unmount "$MNT_HOT"
 	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
 		# Only names this script makes: BENCH_DIR may be a shared directory.
-		rm -f "$DENSE" "$DENSE".* "$K3" "$K3".* "$BENCH_DIR"/dense.* \
+		rm -f "$DENSE" "$DENSE".* "$K3" "$K3".* "$HOT" "$HOT".* "$BENCH_DIR"/dense.* \
+			"$BENCH_DIR"/deepseek.pack "$BENCH_DIR"/deepseek.pack.manifest.json \
 			"$ROWS" "$NOTES" "$SAMPLES".*
-		rmdir "$MNT_DENSE" "$MNT_K3" "$MNT_SEAL" 2>/dev/null || :
+		rmdir "$MNT_DENSE" "$MNT_K3" "$MNT_SEAL" "$MNT_HOT" 2>/dev/null || :
 	fi
 }
 trap cleanup EXIT
@@ -107,8 +118,11 @@ trap 'exit 130' INT TERM
 mount_pack() { # PACK MOUNTPOINT
 	unmount "$2"
 	mkdir -p "$2"
+	# verify=index unless the options say otherwise (a later -o verify wins):
+	# a seal beside the pack would make verify=seal the default
 	# shellcheck disable=SC2086 # BENCH_MOUNT_OPTS is a list of words
-	"$MOEPACKFS" $BENCH_MOUNT_OPTS "$1" "$2" >&2 || die "moepackfs $1 $2 failed"
+	"$MOEPACKFS" -o verify=index $BENCH_MOUNT_OPTS "$1" "$2" >&2 ||
+		die "moepackfs $1 $2 failed"
 	is_mounted "$2" || die "moepackfs returned but $2 is not mounted"
 }
 
@@ -244,6 +258,17 @@ EOF
 }
 
 
+# json_seal MNT KEY: status.json's seal.KEY; json_storage MNT: the bytes the
+# daemon read from storage, every way.
+json_seal() {
+	python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["seal"][sys.argv[2]])' \
+		"$1/status.json" "$2"
+}
+json_storage() {
+	python3 -c 'import json, sys; print(sum(json.load(open(sys.argv[1]))["storage"]["bytes_read"].values()))' \
+		"$1/status.json"
+}
+
 # The bdi readahead a FUSE mount ended up with (what the kernel asks for).
 mount_readahead() {
 	dev=$(mountpoint -d "$1" 2>/dev/null) || { echo "?"; return; }
@@ -357,33 +382,6 @@ if want_row 3; then
 	row "3. (reference) same, whole pack as one file MOUNT/$(basename "$DENSE")" \
 		"$(calc "$MEDIAN" 0) MB/s" "$(calc "$native" 0) MB/s" "$(calc "$MEDIAN / $native")" \
 		"reference" "-"
-fi
-
-if want_row 5; then
-	warm "$DENSE"
-	# About two passes over the pack per measurement, whatever the reader count.
-	total=$((objects * 2))
-	mount_pack "$DENSE" "$MNT_DENSE"
-	for t in 2 4; do
-		n=$((total / t))
-		for _ in 1 2 3; do
-			rb odirect -d -t "$t" -n "$n" -s "$SEED" "$L.objects.fuse"
-			sample fuse
-			rb odirect -t "$t" -n "$n" -s "$SEED" "$L.objects.native"
-			sample native
-		done
-		take_median fuse
-		fuse=$MEDIAN
-		take_median native
-		ratio_row "5. O_DIRECT, 12 MiB objects as 4x3 MiB preads, $t readers (native buffered)" \
-			"$fuse" "$MEDIAN" 0.5
-	done
-	unmount "$MNT_DENSE"
-	# Native O_DIRECT goes to the disk: one run, for scale only.
-	rb odirect -d -t 4 -n $((objects / 4)) -s "$SEED" "$L.objects.native"
-	direct=$(kv MBps "$RB_OUT")
-	row "5. (reference) same, 4 readers, native O_DIRECT from disk" "$(calc "$fuse" 0) MB/s" \
-		"$(calc "$direct" 0) MB/s" "$(calc "$fuse / $direct")" "reference" "-"
 fi
 
 if want_row 6; then
@@ -574,7 +572,7 @@ fi
 #
 if want_row 8; then
 	DQ_OUT=$("$DEQUANTBENCH" -n 15) || die "dequantbench failed"
-	for t in Q2_K Q3_K; do
+	for t in Q2_K Q3_K MXFP4; do
 		ours=$(kv "${t}_ours_MBps" "$DQ_OUT")
 		ggml=$(kv "${t}_ggml_MBps" "$DQ_OUT")
 		name="8. dequantize $t to float32 (16 MiB out), vs ggml dequantize_row, median of 15"
@@ -827,6 +825,210 @@ if want_row 16; then
 	echo "per-read check (16 readers): lease held ($lease) ${lease_ns} ns, no lease (fstat + sequence lock) ${stat_ns} ns, $reqs requests in $secs s at $(calc "$mbps" 0) MB/s; without a lease it would cost ${spct}%" >>"$NOTES"
 	limit_row "16. per-read check, 16 O_DIRECT readers, lease held: share of CPU" "$pct" "%" 2 \
 		"$(calc "$lease_ns" 1) ns x $reqs reqs"
+fi
+
+# Rows 17-23: the reference loader's hot path, cold.  16 stage slots read
+# random whole objects (200 distinct ones a pass) with O_DIRECT, each as
+# read_splits preads at once (1, the loader's and the published launch's
+# setting, and 4, the class default), from the 8.8 GB hot pack with every
+# cache dropped before each pass (sync; echo 3 > /proc/sys/vm/drop_caches,
+# which empties the pack's and FUSE's page caches; each FUSE pass is on a
+# fresh mount, so the daemon's cache of checked chunks is empty too).  The
+# native sides read the same objects of the pack file with O_DIRECT, and
+# for the seal the ceiling is native O_DIRECT with each object hashed
+# (SHA-256) by the thread that read it.  This machine's disk drifts from
+# pass to pass, so the sides run next to each other in rounds and each
+# ratio is the median of the rounds' ratios.
+drop_caches() {
+	sync
+	echo 3 >/proc/sys/vm/drop_caches || die "cannot drop caches (root?)"
+}
+
+# lb LIST ARGS...: a cold loaderbench pass; its key=value line in LB_OUT.
+lb() {
+	drop_caches
+	LB_OUT=$("$LOADERBENCH" "$@") || die "loaderbench $* failed"
+}
+
+# hot_fuse MODE LIST ARGS...: a cold pass through a fresh mount.
+hot_fuse() {
+	_mode=$1
+	shift
+	BENCH_MOUNT_OPTS="$BENCH_MOUNT_OPTS -o verify=$_mode" mount_pack "$HOT" "$MNT_HOT"
+	lb "$@"
+	HOT_STATUS=$(cat "$MNT_HOT/status.json")
+	unmount "$MNT_HOT"
+}
+
+# hot_round K: one round of the loader pattern at read_splits=K: native,
+# index, native+hash, seal; the ratios go into sample sets of their own.
+hot_round() {
+	_a="-d -k $1 -t 16 -n 200 -s $2"
+	# shellcheck disable=SC2086 # _a is a list of words
+	lb $_a "$HOT_L.native"
+	nat=$LB_OUT
+	# shellcheck disable=SC2086
+	hot_fuse index $_a "$HOT_L.fuse"
+	idx=$LB_OUT
+	# shellcheck disable=SC2086
+	lb $_a -H "$HOT_L.native"
+	ceil=$LB_OUT
+	# shellcheck disable=SC2086
+	hot_fuse seal $_a "$HOT_L.fuse"
+	sl=$LB_OUT
+	[ "$(kv sum "$nat")" = "$(kv sum "$idx")" ] && [ "$(kv sum "$nat")" = "$(kv sum "$sl")" ] ||
+		{ say "hot path: FUSE and native bytes differ"; FAILED=1; }
+	for v in "idx:$idx:$nat" "seal:$sl:$ceil"; do
+		IFS=: read -r name f n <<EOF2
+$v
+EOF2
+		echo "$(calc "$(kv mbps "$f") / $(kv mbps "$n")" 4)" >>"$SAMPLES.$name.k$1.thr"
+		echo "$(calc "$(kv p99_ms "$f") / $(kv p99_ms "$n")" 4)" >>"$SAMPLES.$name.k$1.p99"
+		echo "$(kv mbps "$f") $(kv mbps "$n") $(kv p99_ms "$f") $(kv p99_ms "$n")" \
+			>>"$SAMPLES.$name.k$1.abs"
+		echo "$(calc "$(kv cached_delta "$f") / $(kv bytes "$f")" 5)" >>"$SAMPLES.cache.direct"
+	done
+}
+
+# hot_rows K: rows 17 and 18 for read_splits=K from HOT_ROUNDS rounds.
+hot_rows() {
+	for name in idx seal; do
+		MEDIAN=$(median <"$SAMPLES.$name.k$1.thr")
+		thr=$MEDIAN
+		MEDIAN=$(median <"$SAMPLES.$name.k$1.p99")
+		p99=$MEDIAN
+		fm=$(awk '{ print $1 }' "$SAMPLES.$name.k$1.abs" | median)
+		nm=$(awk '{ print $2 }' "$SAMPLES.$name.k$1.abs" | median)
+		fp=$(awk '{ print $3 }' "$SAMPLES.$name.k$1.abs" | median)
+		np=$(awk '{ print $4 }' "$SAMPLES.$name.k$1.abs" | median)
+		if [ $name = idx ]; then
+			what="17. loader, verify=index vs native O_DIRECT, read_splits=$1, 16 slots, cold"
+			base="native O_DIRECT"
+			tmin=0.95
+		else
+			what="18. loader, verify=seal vs native O_DIRECT + SHA-256, read_splits=$1, cold"
+			base="O_DIRECT + hash"
+			tmin=0.9
+		fi
+		result=$(awk -v r="$thr" -v t="$tmin" 'BEGIN { print (r >= t) ? "PASS" : "MISS" }')
+		row "$what, throughput" "$(calc "$fm" 0) MB/s" "$(calc "$nm" 0) MB/s ($base)" \
+			"$(calc "$thr")" ">= $tmin" "$result"
+		result=$(awk -v r="$p99" 'BEGIN { print (r <= 1.25) ? "PASS" : "MISS" }')
+		row "${what%%,*}, p99 per object, read_splits=$1" "$(calc "$fp" 0) ms" \
+			"$(calc "$np" 0) ms" "$(calc "$p99")" "<= 1.25" "$result"
+		echo "hot path verify=$([ $name = idx ] && echo index || echo seal) read_splits=$1: throughput ratios by round $(tr '\n' ' ' <"$SAMPLES.$name.k$1.thr"), p99 ratios $(tr '\n' ' ' <"$SAMPLES.$name.k$1.p99")" >>"$NOTES"
+		rm -f "$SAMPLES.$name.k$1.thr" "$SAMPLES.$name.k$1.p99" "$SAMPLES.$name.k$1.abs"
+	done
+}
+
+if want_row 17 || want_row 18 || want_row 19 || want_row 20 || want_row 21 || want_row 23; then
+	make_pack "$HOT" "$HOT_ARGS"
+	[ -f "$HOT.seal" ] && [ "$HOT.seal" -nt "$HOT" ] ||
+		"$MOEPACK" seal "$HOT" >&2 || die "moepack seal $HOT failed"
+	HOT_L=$BENCH_DIR/hot
+	make_lists "$HOT" "$MNT_HOT" "$HOT_L.lists"
+	cp "$HOT_L.lists.objects.native" "$HOT_L.native"
+	sed "s|^$MNT_HOT/|$MNT_HOT/|" "$HOT_L.lists.objects.fuse" >"$HOT_L.fuse"
+	echo "hot path: $(wc -l <"$HOT_L.native") objects of $(head -n1 "$HOT_L.native" | awk '{ print $3 }') bytes, $(stat -c %s "$HOT") bytes in all; caches dropped before every pass (drop_caches); $HOT_ROUNDS rounds, each ratio the median of the rounds'" >>"$NOTES"
+fi
+if want_row 17 || want_row 18 || want_row 19; then
+	rm -f "$SAMPLES".cache.direct
+	for k in 1 4; do
+		for r in $(seq 1 "$HOT_ROUNDS"); do hot_round "$k" "$((SEED + r))"; done
+		hot_rows "$k"
+	done
+	worst=$(sort -g "$SAMPLES.cache.direct" | tail -n1)
+	growth=$(median <"$SAMPLES.cache.direct")
+	rm -f "$SAMPLES.cache.direct"
+	if want_row 19; then
+		result=$(awk -v v="$growth" 'BEGIN { print (v <= 0.01) ? "PASS" : "MISS" }')
+		row "19. page cache growth per byte read, O_DIRECT through the mount (median pass)" \
+			"$(calc "$growth" 4)" "0 (native O_DIRECT)" "-" "<= 0.01" "$result"
+		echo "O_DIRECT page cache growth per byte: median $(calc "$growth" 5), worst $(calc "$worst" 5) of $((HOT_ROUNDS * 4)) passes (global Cached: other processes count too); the pack's own pages after the last pass: $(fincore -nb "$HOT" 2>/dev/null | awk '{ print $1 }') bytes" >>"$NOTES"
+	fi
+fi
+
+# Row 20: a buffered first read is cached once: the Cached growth per byte
+# of a cold buffered pass through the mount, against a native buffered
+# pass (whose read-ahead may cache more than it reads).
+if want_row 20; then
+	for mode in index seal; do
+		hot_fuse "$mode" -k 1 -t 16 -n 100 -s "$SEED" "$HOT_L.fuse"
+		g=$(calc "$(kv cached_delta "$LB_OUT") / $(kv bytes "$LB_OUT")" 3)
+		lb -k 1 -t 16 -n 100 -s "$SEED" "$HOT_L.native"
+		n=$(calc "$(kv cached_delta "$LB_OUT") / $(kv bytes "$LB_OUT")" 3)
+		result=$(awk -v v="$g" 'BEGIN { print (v <= 1.1) ? "PASS" : "MISS" }')
+		row "20. page cache growth per byte read, buffered first read, verify=$mode" "$g" \
+			"$n (native buffered)" "-" "<= 1.1" "$result"
+	done
+fi
+
+# Row 21: every fill hashed, none twice: a second cold pass over the same
+# objects on the same seal mount (its page cache dropped) hashes as much
+# again, and no more than it reads.
+if want_row 21; then
+	BENCH_MOUNT_OPTS="$BENCH_MOUNT_OPTS -o verify=seal" mount_pack "$HOT" "$MNT_HOT"
+	lb -d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.fuse"
+	sleep 1.1 # status.json is rendered once a second
+	h1=$(json_seal "$MNT_HOT" bytes_hashed) s1=$(json_storage "$MNT_HOT")
+	v1=$(json_seal "$MNT_HOT" bytes_served)
+	lb -d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.fuse"
+	sleep 1.1
+	h2=$(json_seal "$MNT_HOT" bytes_hashed) s2=$(json_storage "$MNT_HOT")
+	v2=$(json_seal "$MNT_HOT" bytes_served)
+	unmount "$MNT_HOT"
+	hashed=$((h2 - h1)) read_bytes=$((s2 - s1)) served=$((v2 - v1))
+	per=$(calc "$hashed / $served" 3)
+	result=$(awk -v v="$per" 'BEGIN { print (v >= 1.0 && v <= 1.1) ? "PASS" : "MISS" }')
+	row "21. bytes hashed per byte served, verify=seal, second cold pass of the same objects" \
+		"$per" "-" "-" "1.0-1.1" "$result"
+	echo "second cold pass (verify=seal, same mount, caches dropped): $hashed bytes hashed, $read_bytes read from storage, $served served (the reader asked for $(kv bytes "$LB_OUT"))" >>"$NOTES"
+fi
+
+# Row 22: SHA-256 on one core here, and what an SSD array needs of them.
+if want_row 22; then
+	sha=$(openssl speed -seconds 3 -bytes 1048576 -evp sha256 2>/dev/null |
+		awk '/^sha256/ { v = $2; sub(/k$/, "", v); print v * 1000 }')
+	[ -n "$sha" ] || die "openssl speed gave nothing"
+	cores=$(calc "10e9 / $sha" 1)
+	row "22. SHA-256 per core (openssl speed, 1 MiB blocks); cores per 10 GB/s" \
+		"$(calc "$sha / 1e6" 0) MB/s" "$cores cores" "-" "reported" "-"
+fi
+
+# Row 23: how many threads serve the loader (16 slots, 12 requests each in
+# flight): verify=index at read_splits=1 with -o max_threads=N, one cold
+# pass each against a native pass next to it.
+if want_row 23; then
+	for t in 10 48 192; do
+		lb -d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.native"
+		nat=$LB_OUT
+		BENCH_MOUNT_OPTS="$BENCH_MOUNT_OPTS -o max_threads=$t" hot_fuse index \
+			-d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.fuse"
+		row "23. loader, verify=index, -o max_threads=$t (one cold pass)" \
+			"$(calc "$(kv mbps "$LB_OUT")" 0) MB/s, p99 $(kv p99_ms "$LB_OUT") ms" \
+			"$(calc "$(kv mbps "$nat")" 0) MB/s, p99 $(kv p99_ms "$nat") ms" \
+			"$(calc "$(kv mbps "$LB_OUT") / $(kv mbps "$nat")")" "reference" "-"
+	done
+fi
+
+# Row 24: SGLang's expert pack at DeepSeek-V4-Flash's geometry (43 layers x
+# 256 experts, 33,024 entries, 10.8 MB of index; the 147 GB of data a
+# hole), every default check of mp_ep_open() through tests/bench/epbench
+# until moepack verify knows the format.
+if want_row 24; then
+	[ -x "$EPBENCH" ] || die "$EPBENCH is not built"
+	DS=$BENCH_DIR/deepseek.pack
+	if ! "$EPBENCH" "$DS" 43 256 6 >/dev/null 2>&1; then
+		say "making $DS"
+		rm -f "$DS" "$DS.manifest.json"
+		python3 "$top_srcdir/tests/data/expertpack/mkcorpus.py" sparse "$DS" ||
+			die "cannot make $DS"
+		"$EPBENCH" "$DS" 43 256 6 >&2 || die "epbench $DS failed"
+	fi
+	rb run -n 7 -- "$EPBENCH" "$DS" 43 256 6
+	limit_row "24. verify SGLANG-EXPERTPACK-v1 full geometry (33,024 entries, sparse)" \
+		"$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)" ms 30 \
+		"reference constructor 0.28-0.41 s (not run)"
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"

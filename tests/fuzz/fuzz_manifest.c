@@ -4,8 +4,9 @@
  *
  * The input is the manifest's bytes.  They are parsed and checked against
  * the facts of a fixed valid pack (the seed pack: its real path and size),
- * as mp_pack_open() would, and given to mp_manifest_with_path() as the
- * mount does.  A manifest the checks accept must describe objects whose
+ * as mp_pack_open() would, given to mp_manifest_with_path() as the mount
+ * does, and walked for expert_pack.path as relocate and sign do
+ * (manifestpath.h).  A manifest the checks accept must describe objects whose
  * roles lie inside the object, in up, gate, down order: the target aborts
  * otherwise.
  */
@@ -21,6 +22,7 @@
 
 #include "fuzz.h"
 #include "pack/manifest.h"
+#include "pack/manifestpath.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */
 static char pack_real[PATH_MAX];
@@ -80,6 +82,40 @@ static void check_accepted(const struct mp_manifest *m)
 		mp_fuzz_bug("accepted index_sha256 \"%s\"", m->index_sha256);
 }
 
+/*
+ * The walk of manifestpath.c on any text must stay inside it; on a manifest
+ * the checks accepted it must find the path, and a spliced one must parse
+ * and read back, every other byte kept.
+ */
+static void check_path_span(const char *raw, size_t size, bool accepted)
+{
+	struct mp_text_span sp, sp2;
+	struct mp_error err;
+	char *out = NULL;
+	size_t out_len = 0;
+	json_t *root = NULL;
+	enum mp_err rc = mp_manifest_path_span(raw, size, "fuzz", &sp, &err);
+
+	if (rc != MP_OK) {
+		if (accepted)
+			mp_fuzz_bug("an accepted manifest has no path span: %s", err.msg);
+		return;
+	}
+	if (sp.start >= sp.end || sp.end > size || raw[sp.start] != '"' || raw[sp.end - 1] != '"')
+		mp_fuzz_bug("path span [%zu, %zu) of %zu bytes", sp.start, sp.end, size);
+	if (!accepted || mp_manifest_splice_path(raw, size, &sp, "/x/\"y\".pack", &out, &out_len,
+						 &err) != MP_OK)
+		return;
+	if (mp_manifest_path_span(out, out_len, "fuzz", &sp2, &err) != MP_OK ||
+	    sp2.start != sp.start || out_len - sp2.end != size - sp.end ||
+	    memcmp(out + sp2.end, raw + sp.end, size - sp.end) != 0)
+		mp_fuzz_bug("a spliced path does not read back in place");
+	if (mp_manifest_parse(out, out_len, "fuzz", &root, &err) != MP_OK)
+		mp_fuzz_bug("a spliced manifest does not parse: %s", err.msg);
+	json_decref(root);
+	free(out);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	struct mp_manifest_input in = {
@@ -118,6 +154,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			free(out);
 		}
 	}
+	check_path_span(raw, size, rc == MP_OK);
 	if (rc != MP_OK && err.code != rc)
 		mp_fuzz_bug("returned %s but err says %s", mp_err_name(rc),
 			    mp_err_name(err.code));

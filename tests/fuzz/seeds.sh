@@ -50,6 +50,8 @@ rm -f "$abs_out/pack.pack.seal"
 h=0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef
 printf '\001moepack-statement v1\npack_size 12345\npack_sha256 %s\nindex_sha256 %s\nseal_sha256 %s\nmanifest_sha256 %s\nanchored no\nkey_sha256 %s\n' \
 	$h $h $h $h $h >"$out.tmp/seal/seed-statement"
+printf '\001moepack-statement v2\npack_size 12345\npack_sha256 %s\nindex_sha256 %s\nseal_sha256 %s\nmanifest_sha256_without_path %s\nanchored yes\nkey_sha256 %s\n' \
+	$h $h $h $h $h >"$out.tmp/seal/seed-statement-v2"
 # fuzz_build: the build test's checkpoint, metadata only (needs python3)
 if command -v python3 >/dev/null 2>&1; then
 	python3 "$srcdir/tests/fuzz/mkbuildseed.py" "$srcdir" "$out.tmp/build/seed-3-shards"

@@ -1,0 +1,39 @@
+/*
+ * entryseal.h - a seal made from the pack's own index (-o verify=entries).
+ *
+ * Some formats record in their index the SHA-256 of every role's bytes
+ * (SGLANG-EXPERTPACK-v1's per-entry checksum), and the manifest binds the
+ * index by its digest, which mp_pack_open() checks.  Those digests are then
+ * a seal already: this builds the struct mp_seal that mp_sealcheck (every
+ * read from storage checked) takes, with no seal file.
+ *
+ * The chunk size is the smallest power of two that holds a whole role, so
+ * that each role is one chunk whose digest is the index's.  The head
+ * (header, index, padding up to the first object) and any gap between
+ * objects have no recorded digest: they are hashed here, once, from the
+ * file the validation just read, so that later reads of them are checked
+ * against the bytes the mount validated.
+ */
+#ifndef MOEPACK_ENTRYSEAL_H
+#define MOEPACK_ENTRYSEAL_H
+
+#include "base/errors.h"
+#include "pack/pack.h"
+#include "seal/seal.h"
+
+/* Whether the pack's format records a SHA-256 for every role. */
+bool mp_entry_seal_possible(const struct mp_pack *pack);
+
+/*
+ * Build the seal and its layout (free with mp_seal_free() and
+ * mp_seal_layout_free()).  Reads the head and gaps from pack->fd.
+ * MP_E_USAGE when the format records no role digests or a role is larger
+ * than MP_SEAL_MAX_CHUNK; MP_E_SEAL_LIMIT when the pack has more chunks
+ * than a seal's table holds; MP_E_PACK_IO when a read fails; MP_E_NOMEM.
+ * The seal is flagged unanchored: it proves the bytes are the ones the
+ * index (and so the manifest) records, not the whole file's digest.
+ */
+enum mp_err mp_entry_seal_make(struct mp_seal **out, struct mp_seal_layout *l,
+			       const struct mp_pack *pack, struct mp_error *err);
+
+#endif
