@@ -143,7 +143,7 @@ enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metr
 			      const struct mp_metrics_info *info, char *buf, size_t cap,
 			      size_t *len, struct mp_error *err);
 
-/* MOUNT/metrics has this fixed size, padded like status.json (node.h). */
+/* MOUNT/metrics is at most this long; its size is its report's, as status.json's (node.h). */
 #define MP_METRICS_FILE_SIZE (128u << 10)
 
 /*

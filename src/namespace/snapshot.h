@@ -5,8 +5,8 @@
  * refresh period, so that a reader taking them in pieces (a small
  * max_read, mmap faults) gets one report.  A snapshot is reference
  * counted: the slot holds one reference, every reader another, and the
- * last one frees it.  Each file has a fixed size (node.h, metrics.h):
- * the report is padded with spaces and ends in a newline.
+ * last one frees it.  Each file is as long as the report it serves
+ * (node.h); MP_STATUS_FILE_SIZE and MP_METRICS_FILE_SIZE bound them.
  */
 #ifndef MOEPACK_SNAPSHOT_H
 #define MOEPACK_SNAPSHOT_H
