@@ -21,6 +21,7 @@
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
 #include "writer/outputs.h"
+#include "writer/pyjson.h"
 
 #define OBJECTS (92 * 2) /* layers 1..92, two experts each */
 
@@ -493,6 +494,66 @@ START_TEST(test_output_resolve)
 }
 END_TEST
 
+/* v dumped as Python's json.dumps(v, ensure_ascii=ascii, indent=indent,
+ * sort_keys=True) does (expected strings from CPython 3.11). */
+static void assert_pyjson(const char *json, int indent, bool ascii, const char *want)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	size_t len;
+	char *got;
+
+	ck_assert_msg(v != NULL, "%s: %s", json, jerr.text);
+	got = mp_pyjson_dumps(v, indent, ascii, &len);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(got);
+	json_decref(v);
+}
+
+START_TEST(test_pyjson_nesting)
+{
+	assert_pyjson("{\"b\": [1, {\"y\": null, \"x\": true}], \"a\": {}, \"c\": []}", 2, false,
+		      "{\n  \"a\": {},\n  \"b\": [\n    1,\n    {\n      \"x\": true,\n"
+		      "      \"y\": null\n    }\n  ],\n  \"c\": []\n}");
+	assert_pyjson("{\"b\": [1, {\"y\": null, \"x\": false}], \"a\": {}, \"c\": []}",
+		      MP_PYJSON_ONE_LINE, false,
+		      "{\"a\": {}, \"b\": [1, {\"x\": false, \"y\": null}], \"c\": []}");
+	assert_pyjson("[]", 2, false, "[]");
+	assert_pyjson("{}", MP_PYJSON_ONE_LINE, false, "{}");
+	assert_pyjson("[[[]]]", 2, false, "[\n  [\n    []\n  ]\n]");
+	/* code point order: "B" < "a" < "\u00e9" < "\u4e2d" */
+	assert_pyjson("{\"\\u4e2d\": 1, \"a\": 2, \"\\u00e9\": 3, \"B\": 4}", MP_PYJSON_ONE_LINE,
+		      false, "{\"B\": 4, \"a\": 2, \"\xc3\xa9\": 3, \"\xe4\xb8\xad\": 1}");
+}
+END_TEST
+
+START_TEST(test_pyjson_escapes)
+{
+	assert_pyjson("\"q\\\" b\\\\ n\\n r\\r t\\t b\\b f\\f \\u0001 \\u001f \\u007f /\"", 2,
+		      false, "\"q\\\" b\\\\ n\\n r\\r t\\t b\\b f\\f \\u0001 \\u001f \x7f /\"");
+	assert_pyjson("\"nul\\u0000x\"", 2, false, "\"nul\\u0000x\"");
+	/* non-ASCII: raw UTF-8, or \u escapes (surrogate pairs) with ensure_ascii */
+	assert_pyjson("\"\\u00e9\\u4e2d\\ud83d\\ude00\"", 2, false,
+		      "\"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\"");
+	assert_pyjson("\"\\u00e9\\u4e2d\\ud83d\\ude00\\u007f\"", MP_PYJSON_ONE_LINE, true,
+		      "\"\\u00e9\\u4e2d\\ud83d\\ude00\\u007f\"");
+	assert_pyjson("{\"\\u00e9\": \"\\n\"}", MP_PYJSON_ONE_LINE, true,
+		      "{\"\\u00e9\": \"\\n\"}");
+}
+END_TEST
+
+START_TEST(test_pyjson_numbers)
+{
+	assert_pyjson("[0, -1, 9007199254740993, 1.0, 0.5, 0.1, 123.456, 1e16, 1.5e-05,"
+		      " 0.0001, 1e22, -2.5, 1234567890123456.0, 3.141592653589793]",
+		      MP_PYJSON_ONE_LINE, false,
+		      "[0, -1, 9007199254740993, 1.0, 0.5, 0.1, 123.456, 1e+16, 1.5e-05, "
+		      "0.0001, 1e+22, -2.5, 1234567890123456.0, 3.141592653589793]");
+}
+END_TEST
+
 static Suite *writer_suite(void)
 {
 	Suite *s = suite_create("writer");
@@ -512,6 +573,9 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_tmp_abandon);
 	tcase_add_test(tc, test_tmp_commit_symlink);
 	tcase_add_test(tc, test_output_resolve);
+	tcase_add_test(tc, test_pyjson_nesting);
+	tcase_add_test(tc, test_pyjson_escapes);
+	tcase_add_test(tc, test_pyjson_numbers);
 	suite_add_tcase(s, tc);
 	return s;
 }
