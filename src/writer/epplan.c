@@ -23,7 +23,7 @@ static uint64_t align_up(uint64_t v, uint64_t a)
 
 /* ---- config.json ------------------------------------------------------------ */
 
-static enum mp_err config_key(const json_t *root, const char *path, const char *key,
+static enum mp_err config_key(const json_t *root, const char *key,
 			      uint64_t max, uint64_t *out, struct mp_error *err)
 {
 	json_t *v = json_object_get(root, key);
@@ -31,8 +31,8 @@ static enum mp_err config_key(const json_t *root, const char *path, const char *
 	if (!json_is_integer(v) || json_integer_value(v) <= 0 ||
 	    (uint64_t)json_integer_value(v) > max)
 		return mp_fail(err, MP_E_CONFIG_MISMATCH,
-			       "%s: %s: %s must be an integer from 1 to %llu (%s)",
-			       mp_err_summary(MP_E_CONFIG_MISMATCH), path, key,
+			       "%s: %s must be an integer from 1 to %llu (%s)",
+			       mp_err_summary(MP_E_CONFIG_MISMATCH), key,
 			       (unsigned long long)max, !v ? "it is missing" : "it is not");
 	*out = (uint64_t)json_integer_value(v);
 	return MP_OK;
@@ -74,16 +74,16 @@ static enum mp_err read_config(struct mp_epw_plan *p, const char *path, struct m
 		mp_sha256_buf(text, len, p->config_sha256);
 		root = json_loadb(text, len, JSON_DECODE_ANY, &jerr);
 		if (!json_is_object(root))
-			rc = mp_fail(err, MP_E_CONFIG_MISMATCH, "%s: %s: not a JSON object (%s)",
-				     mp_err_summary(MP_E_CONFIG_MISMATCH), path,
+			rc = mp_fail(err, MP_E_CONFIG_MISMATCH, "%s: not a JSON object (%s)",
+				     mp_err_summary(MP_E_CONFIG_MISMATCH),
 				     root ? "another value" : jerr.text);
 	}
 	if (!rc)
-		rc = config_key(root, path, "num_hidden_layers", MP_EPW_MAX_LAYERS, &p->layers, err);
+		rc = config_key(root, "num_hidden_layers", MP_EPW_MAX_LAYERS, &p->layers, err);
 	if (!rc)
-		rc = config_key(root, path, "n_routed_experts", MP_EPW_MAX_EXPERTS, &p->experts, err);
+		rc = config_key(root, "n_routed_experts", MP_EPW_MAX_EXPERTS, &p->experts, err);
 	if (!rc)
-		rc = config_key(root, path, "num_experts_per_tok", UINT32_MAX, &p->top_k, err);
+		rc = config_key(root, "num_experts_per_tok", UINT32_MAX, &p->top_k, err);
 	p->have_config = !rc;
 	json_decref(root);
 	free(text);
@@ -204,6 +204,8 @@ static void match_routed(struct mp_epw_plan *p, char *extra, size_t len)
 			continue;
 		}
 		p->tensors[i].routed = true;
+		p->tensors[i].layer = layer;
+		p->tensors[i].role = role;
 		p->routed[layer * MP_EP_ROLES + role] = i;
 	}
 }
@@ -246,8 +248,8 @@ static enum mp_err check_coverage(struct mp_epw_plan *p, struct mp_error *err)
 	if (!missing[1] && !extra[1])
 		return MP_OK;
 	return mp_fail(err, MP_E_GGUF_EXPERTS,
-		       "%s: %s: routed-expert tensor coverage mismatch: missing=%s] extra=%s]",
-		       mp_err_summary(MP_E_GGUF_EXPERTS), p->gguf_path, missing, extra);
+		       "%s: routed-expert tensor coverage mismatch: missing=%s] extra=%s]",
+		       mp_err_summary(MP_E_GGUF_EXPERTS), missing, extra);
 }
 
 /* ---- each routed tensor ---------------------------------------------------------- */
@@ -260,8 +262,8 @@ static enum mp_err check_type(const struct mp_epw_plan *p, const struct mp_epw_t
 	if (t->type == MP_GGML_MXFP4)
 		return MP_OK;
 	return mp_fail(err, MP_E_GGUF_EXPERT_TYPE,
-		       "%s: %s: %s is %s; SGLANG-EXPERTPACK-v1 holds MXFP4 (39) only",
-		       mp_err_summary(MP_E_GGUF_EXPERT_TYPE), p->gguf_path, t->name,
+		       "%s: %s is %s; SGLANG-EXPERTPACK-v1 holds MXFP4 (39) only",
+		       mp_err_summary(MP_E_GGUF_EXPERT_TYPE), t->name,
 		       mp_gguf_type_text(have, sizeof have, t->type));
 }
 
@@ -287,21 +289,19 @@ static enum mp_err check_slice(const struct mp_epw_plan *p, const struct mp_epw_
 	if (t->n_dims != 3 || t->ne[2] != p->experts) {
 		shape_text(t, shape, sizeof shape);
 		return mp_fail(err, MP_E_GGUF_EXPERTS,
-			       "%s: %s: unexpected expert shape for layer=%llu role=%s: [%s] "
-			       "(%s; %llu experts wanted)", mp_err_summary(MP_E_GGUF_EXPERTS),
-			       p->gguf_path, (unsigned long long)layer, mp_ep_role_name(role), shape,
+			       "%s: unexpected expert shape for layer=%llu role=%s: [%s] "
+			       "(%s; %llu experts wanted)", mp_err_summary(MP_E_GGUF_EXPERTS), (unsigned long long)layer, mp_ep_role_name(role), shape,
 			       t->name, (unsigned long long)p->experts);
 	}
 	if (t->nbytes % p->experts)
-		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: %s: expert tensor is not evenly "
-			       "sliceable: %s", mp_err_summary(MP_E_GGUF_EXPERTS), p->gguf_path,
+		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: expert tensor is not evenly "
+			       "sliceable: %s", mp_err_summary(MP_E_GGUF_EXPERTS),
 			       t->name);
 	*slice = t->nbytes / p->experts;
 	want = mp_quant_bytes(q, t->ne[0] * t->ne[1]);
 	if (*slice != want)
-		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: %s: quantized slice size mismatch "
-			       "for %s: %llu != %llu", mp_err_summary(MP_E_GGUF_EXPERTS),
-			       p->gguf_path, t->name, (unsigned long long)*slice,
+		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: quantized slice size mismatch "
+			       "for %s: %llu != %llu", mp_err_summary(MP_E_GGUF_EXPERTS), t->name, (unsigned long long)*slice,
 			       (unsigned long long)want);
 	return MP_OK;
 }
@@ -329,8 +329,8 @@ static enum mp_err check_uniform(struct mp_epw_plan *p, uint64_t *sizes, uint64_
 		if (!i || sizes[i] != sizes[i - 1])
 			at += (size_t)snprintf(list + at, sizeof list - at, "%s%llu", at ? ", " : "",
 					       (unsigned long long)sizes[i]);
-	return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: %s: triplet v1 requires uniform role sizes, "
-		       "got [%s]", mp_err_summary(MP_E_GGUF_EXPERTS), p->gguf_path, list);
+	return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: triplet v1 requires uniform role sizes, "
+		       "got [%s]", mp_err_summary(MP_E_GGUF_EXPERTS), list);
 }
 
 static enum mp_err check_routed(struct mp_epw_plan *p, struct mp_error *err)

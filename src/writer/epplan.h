@@ -35,6 +35,8 @@ struct mp_epw_tensor {
 	uint64_t offset;  /* absolute, in the GGUF file */
 	uint64_t nbytes;
 	bool routed;      /* a blk.L.ffn_{gate,up,down}_exps.weight of the pack */
+	uint64_t layer;   /* when routed: its pack layer and role */
+	unsigned role;
 	unsigned char sha256[MP_SHA256_LEN]; /* of its bytes, once hashed */
 };
 
