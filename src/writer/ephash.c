@@ -2,7 +2,7 @@
  * tensor's and every routed slice's, as SGLang's builder records them. */
 #include "config.h"
 
-#include "writer/epwrite.h"
+#include "writer/ephash.h"
 
 #include <fcntl.h>
 #include <stdlib.h>

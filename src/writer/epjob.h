@@ -10,8 +10,10 @@
 #include <sys/stat.h>
 #include <time.h>
 
+#include "writer/ephash.h"
 #include "writer/epmanifest.h"
-#include "writer/epwrite.h"
+#include "writer/epopts.h"
+#include "writer/epplan.h"
 
 struct mp_epw_job {
 	struct mp_epw_plan *p;

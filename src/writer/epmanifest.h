@@ -15,8 +15,8 @@
 #include <stddef.h>
 
 #include "pack/digest.h"
+#include "writer/ephash.h"
 #include "writer/epplan.h"
-#include "writer/epwrite.h"
 
 /* Timestamps as datetime.now(timezone.utc).isoformat() writes them. */
 #define MP_EPW_TIME_LEN 40

@@ -2,7 +2,7 @@
  * its index, the check of what was written, and its rename into place. */
 #include "config.h"
 
-#include "writer/epjob.h"
+#include "writer/epwrite.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -17,6 +17,7 @@
 #include "base/quant.h"
 #include "pack/epident.h"
 #include "pack/expertpack.h"
+#include "writer/epjob.h"
 #include "writer/outputs.h"
 
 /* Test hook, as the Kimi build's: skip the free-space check. */
