@@ -228,23 +228,44 @@ static void infer_geometry(struct mp_epw_plan *p)
 		p->layers = 1; /* so that blk.0's three are reported missing */
 }
 
+static int name_cmp(const void *a, const void *b)
+{
+	return strcmp((const char *)a, (const char *)b);
+}
+
+/* The missing names sorted, as Python's sorted() lists them. */
+static enum mp_err list_missing(const struct mp_epw_plan *p, char *buf, size_t len,
+				struct mp_error *err)
+{
+	uint64_t n = p->layers * MP_EP_ROLES, k = 0;
+	char (*names)[MP_GGUF_NAME_MAX + 1] = malloc(n * sizeof *names);
+
+	if (!names)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	for (uint64_t i = 0; i < n; i++)
+		if (p->routed[i] == SIZE_MAX)
+			mp_ep_tensor_name(names[k++], sizeof names[0], (unsigned)(i / MP_EP_ROLES),
+					  (unsigned)(i % MP_EP_ROLES));
+	qsort(names, k, sizeof names[0], name_cmp);
+	for (uint64_t i = 0; i < k; i++)
+		list_add(buf, len, names[i]);
+	free(names);
+	return MP_OK;
+}
+
 static enum mp_err check_coverage(struct mp_epw_plan *p, struct mp_error *err)
 {
 	char missing[MP_MSG_MAX / 2] = "[", extra[MP_MSG_MAX / 4] = "[";
-	char name[MP_GGUF_NAME_MAX + 1];
 	uint64_t n = p->layers * MP_EP_ROLES;
+	enum mp_err rc;
 
 	if (!(p->routed = malloc(n * sizeof *p->routed)))
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	for (uint64_t i = 0; i < n; i++)
 		p->routed[i] = SIZE_MAX;
 	match_routed(p, extra, sizeof extra);
-	for (uint64_t i = 0; i < n; i++)
-		if (p->routed[i] == SIZE_MAX) {
-			mp_ep_tensor_name(name, sizeof name, (unsigned)(i / MP_EP_ROLES),
-					  (unsigned)(i % MP_EP_ROLES));
-			list_add(missing, sizeof missing, name);
-		}
+	if ((rc = list_missing(p, missing, sizeof missing, err)))
+		return rc;
 	if (!missing[1] && !extra[1])
 		return MP_OK;
 	return mp_fail(err, MP_E_GGUF_EXPERTS,

@@ -48,6 +48,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import struct
 import sys
 
@@ -955,7 +956,7 @@ def ref_slices(tensors, layers, experts):
     """The reference builder's checks, in its order; -> (by name, role bytes)."""
     by_name = {t["name"]: t for t in tensors}
     want = {tensor_name(l, r) for l in range(layers) for r in ROLES}
-    have = {n for n in by_name if n.startswith("blk.") and n.endswith("_exps.weight")}
+    have = {n for n in by_name if re.fullmatch(r"blk\.\d+\.ffn_(gate|up|down)_exps\.weight", n)}
     if want - have or have - want:
         raise SystemExit("routed-expert tensor coverage mismatch: missing=%s extra=%s"
                          % (sorted(want - have), sorted(have - want)))
