@@ -133,6 +133,16 @@ const struct cli_command cli_mkdemo_command = {
 		    "if missing, existing files are replaced only with --force.  It is not\n"
 		    "Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
 		    "\n"
+		    "--format expertpack-v1 writes SGLang's SGLANG-EXPERTPACK-v1 pack instead\n"
+		    "(DeepSeek-V4-Flash: 2 layers of 4 MXFP4 experts, top-k 2, hidden 256,\n"
+		    "inter 512 by default), built as build builds it from a GGUF written beside\n"
+		    "it, PACK.source.gguf, with PACK.config.json; --sparse makes the full\n"
+		    "DeepSeek-V4-Flash geometry (43 x 256, top-k 6, hidden 4096, inter 2048:\n"
+		    "147 GB) with the data a hole, no source file (the source fields describe a GGUF\n"
+		    "that is not there) and no pack_sha256.  With --gguf DIR it writes\n"
+		    "DIR/deepseek-v4-flash-demo.gguf and DIR/config.json for check-gguf and\n"
+		    "build.\n"
+		    "\n"
 		    "Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n",
 	.extra_hint = " (the pack is given with --out)",
 	.options = cli_mkdemo_options,

@@ -26,6 +26,7 @@ struct mp_epw_job {
 	int src_fd, out_fd;
 	struct stat out_st;
 	unsigned char pack_sha256[MP_SHA256_LEN];
+	bool sparse;              /* mkdemo --sparse: no pack_sha256, no source */
 	char started_at[MP_EPW_TIME_LEN];
 	struct timespec t0;
 };
@@ -38,5 +39,14 @@ struct mp_epw_job {
  * asked (the partial synced).
  */
 enum mp_err mp_epw_copy(struct mp_epw_job *job, struct mp_error *err);
+
+/*
+ * mkdemo --sparse: the pack of plan (its tensors' and slices' digests in
+ * *d, d->slice malloc'd and taken over) with its data a hole, checked by
+ * mp_ep_open()'s default checks, and its manifest without pack_sha256.
+ */
+enum mp_err mp_epw_write_sparse(struct mp_epw_plan *p, struct mp_epw_digests *d,
+				const struct mp_epw_opts *o, struct mp_epw_result *res,
+				struct mp_error *err);
 
 #endif

@@ -62,7 +62,8 @@ static enum mp_err read_whole(const char *path, char **buf, size_t *len, struct 
 	return rc;
 }
 
-static enum mp_err read_config(struct mp_epw_plan *p, const char *path, struct mp_error *err)
+enum mp_err mp_epw_plan_read_config(struct mp_epw_plan *p, const char *path,
+				     struct mp_error *err)
 {
 	char *text = NULL;
 	size_t len = 0;
@@ -390,12 +391,19 @@ enum mp_err mp_epw_plan_open(struct mp_epw_plan *p, const char *gguf_path,
 
 	memset(p, 0, sizeof *p);
 	p->gguf_path = gguf_path;
-	if (config_path && (rc = read_config(p, config_path, err)))
+	if (config_path && (rc = mp_epw_plan_read_config(p, config_path, err)))
 		return rc;
 	if ((rc = read_tensors(p, gguf_path, err)))
 		return rc;
 	if (!config_path)
 		infer_geometry(p);
+	return mp_epw_plan_check(p, err);
+}
+
+enum mp_err mp_epw_plan_check(struct mp_epw_plan *p, struct mp_error *err)
+{
+	enum mp_err rc;
+
 	if ((rc = check_coverage(p, err)) || (rc = check_routed(p, err)))
 		return rc;
 	plan_layout(p);

@@ -66,6 +66,17 @@ enum mp_err mp_epw_plan_open(struct mp_epw_plan *p, const char *gguf_path,
 			     const char *config_path, struct mp_error *err);
 void mp_epw_plan_free(struct mp_epw_plan *p);
 
+/*
+ * The checks and layout of mp_epw_plan_open() on a plan whose tensors
+ * (sorted by name), layers, experts and top-k are filled already (mkdemo
+ * --sparse describes a GGUF that is not there).
+ */
+enum mp_err mp_epw_plan_check(struct mp_epw_plan *p, struct mp_error *err);
+
+/* config.json into the plan: its digest, layers, experts and top-k. */
+enum mp_err mp_epw_plan_read_config(struct mp_epw_plan *p, const char *path,
+				     struct mp_error *err);
+
 /* The routed tensor of (layer, role). */
 static inline struct mp_epw_tensor *mp_epw_routed(const struct mp_epw_plan *p, uint64_t layer,
 						  unsigned role)

@@ -69,11 +69,14 @@ static enum mp_err check_final(const char *path, const char *what, bool force,
 static enum mp_err check_outputs(struct mp_epw_job *j, struct mp_error *err)
 {
 	struct mp_path_set s;
-	enum mp_err rc;
+	enum mp_err rc = MP_OK;
 
 	mp_path_set_init(&s);
-	if (!(rc = mp_path_set_input(&s, j->o->gguf_path, "GGUF", err)) &&
-	    !(rc = mp_path_set_input(&s, j->o->config_path, "config", err)) &&
+	if (!j->sparse)
+		rc = mp_path_set_input(&s, j->o->gguf_path, "GGUF", err);
+	if (!rc && j->o->config_path)
+		rc = mp_path_set_input(&s, j->o->config_path, "config", err);
+	if (!rc &&
 	    !(rc = mp_path_set_output(&s, j->res->pack_path, "--out", err)) &&
 	    !(rc = mp_path_set_output(&s, j->res->manifest_path, "--manifest", err)) &&
 	    !(rc = mp_path_set_output(&s, j->partial, "PACK.partial", err)))
@@ -206,7 +209,7 @@ static enum mp_err open_partial(struct mp_epw_job *j, struct mp_error *err)
 			       j->partial);
 	rc = mp_open_output(j->partial, O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), NULL,
 			    "PACK.partial", MP_E_PACK_IO, &j->out_fd, &j->out_st, err);
-	if (!rc)
+	if (!rc && !j->sparse) /* a hole takes no space */
 		rc = check_space(j, exists ? (uint64_t)j->out_st.st_blocks * 512 : 0, err);
 	if (!rc && ftruncate(j->out_fd, (off_t)j->p->size) != 0)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", j->partial, strerror(errno));
@@ -227,7 +230,8 @@ static char *manifest_for(struct mp_epw_job *j, const char *pack_path, size_t *l
 	struct timespec now;
 
 	memcpy(in.index_sha256, j->res->index_sha256, MP_SHA256_HEX);
-	mp_sha256_hex(j->pack_sha256, in.pack_sha256);
+	if (!j->sparse)
+		mp_sha256_hex(j->pack_sha256, in.pack_sha256);
 	memcpy(in.inventory_sha256, j->res->inventory_sha256, MP_SHA256_HEX);
 	mp_epw_tool_sha256(in.tool_sha256);
 	memcpy(in.started_at, j->started_at, MP_EPW_TIME_LEN);
@@ -250,8 +254,8 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 		.manifest_text = text, .manifest_text_len = len, .expect_layers = j->p->layers,
 		.expect_experts = j->p->experts, .expect_top_k = j->p->top_k,
 		.expect_source_sha256 = source_hex, .expect_model_identity_sha256 = model_hex,
-		.expect_config_sha256 = config_hex, .full = true, .source_path = j->o->gguf_path,
-		.samples = j->p->index_count,
+		.expect_config_sha256 = config_hex, .full = !j->sparse,
+		.source_path = j->sparse ? NULL : j->o->gguf_path, .samples = j->p->index_count,
 	};
 	enum mp_err rc;
 
@@ -317,6 +321,28 @@ static enum mp_err run(struct mp_epw_job *j, struct mp_error *err)
 	return finish(j, err);
 }
 
+static enum mp_err run_sparse(struct mp_epw_job *j, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	if ((rc = name_outputs(j, err)) || (rc = check_outputs(j, err)) ||
+	    (rc = mp_output_resolve(j->res->pack_path, "--out", &j->pack_real, err)) ||
+	    (rc = mp_output_resolve(j->o->gguf_path, NULL, &j->source_real, err)) ||
+	    (rc = open_partial(j, err)) ||
+	    (rc = mp_epw_inventory_sha256(j->p, j->res->inventory_sha256, err)) ||
+	    (rc = make_head(j, err)) ||
+	    (rc = mp_pwrite_full(j->out_fd, j->head, (size_t)j->p->data_start, 0, j->partial,
+				 err)))
+		return rc;
+	if (fsync(j->out_fd) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", j->partial, strerror(errno));
+	close(j->out_fd);
+	j->out_fd = -1;
+	if ((rc = check_written(j, err)))
+		return rc;
+	return finish(j, err);
+}
+
 /* After a failure: PACK.partial is kept for --resume only when a signal
  * stopped the copy; a pack renamed into place without its manifest goes. */
 static void clean_up(struct mp_epw_job *j, enum mp_err rc)
@@ -333,39 +359,58 @@ static void clean_up(struct mp_epw_job *j, enum mp_err rc)
 		unlink(j->res->pack_path);
 }
 
+static double seconds_since(const struct timespec *t0)
+{
+	struct timespec now;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	return (double)(now.tv_sec - t0->tv_sec) + (double)(now.tv_nsec - t0->tv_nsec) / 1e9;
+}
+
+static enum mp_err run_job(struct mp_epw_job *j, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	memset(j->res, 0, sizeof *j->res);
+	mp_epw_now(j->started_at);
+	clock_gettime(CLOCK_MONOTONIC, &j->t0);
+	rc = j->sparse ? run_sparse(j, err) : run(j, err);
+	clean_up(j, rc);
+	if (j->out_fd >= 0)
+		close(j->out_fd);
+	if (j->src_fd >= 0)
+		close(j->src_fd);
+	j->res->size = j->p->size;
+	j->res->entries = j->p->index_count;
+	j->res->objects = j->p->layers * j->p->experts;
+	j->res->seconds = seconds_since(&j->t0);
+	free(j->d.slice);
+	free(j->partial);
+	free(j->pack_real);
+	free(j->partial_real);
+	free(j->source_real);
+	free(j->dir);
+	free(j->head);
+	return rc;
+}
+
 enum mp_err mp_epw_build(struct mp_epw_plan *plan, const struct mp_epw_opts *opts,
 			 struct mp_epw_result *res, struct mp_error *err)
 {
 	struct mp_epw_job j = {.p = plan, .o = opts, .res = res, .src_fd = -1, .out_fd = -1};
-	enum mp_err rc;
 
-	memset(res, 0, sizeof *res);
-	mp_epw_now(j.started_at);
-	clock_gettime(CLOCK_MONOTONIC, &j.t0);
-	rc = run(&j, err);
-	clean_up(&j, rc);
-	if (j.out_fd >= 0)
-		close(j.out_fd);
-	if (j.src_fd >= 0)
-		close(j.src_fd);
-	res->size = plan->size;
-	res->entries = plan->index_count;
-	res->objects = plan->layers * plan->experts;
-	{
-		struct timespec now;
+	return run_job(&j, err);
+}
 
-		clock_gettime(CLOCK_MONOTONIC, &now);
-		res->seconds = (double)(now.tv_sec - j.t0.tv_sec) +
-			       (double)(now.tv_nsec - j.t0.tv_nsec) / 1e9;
-	}
-	free(j.d.slice);
-	free(j.partial);
-	free(j.pack_real);
-	free(j.partial_real);
-	free(j.source_real);
-	free(j.dir);
-	free(j.head);
-	return rc;
+enum mp_err mp_epw_write_sparse(struct mp_epw_plan *p, struct mp_epw_digests *d,
+				const struct mp_epw_opts *o, struct mp_epw_result *res,
+				struct mp_error *err)
+{
+	struct mp_epw_job j = {.p = p, .o = o, .res = res, .src_fd = -1, .out_fd = -1,
+			       .d = *d, .sparse = true};
+
+	d->slice = NULL;
+	return run_job(&j, err);
 }
 
 void mp_epw_result_free(struct mp_epw_result *res)
