@@ -406,6 +406,10 @@ enum mp_err mp_epw_plan_check(struct mp_epw_plan *p, struct mp_error *err)
 
 	if ((rc = check_coverage(p, err)) || (rc = check_routed(p, err)))
 		return rc;
+	if (p->experts > MP_EPW_MAX_EXPERTS) /* only without a config, which bounds it */
+		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: %llu experts a layer: the index's "
+			       "u16 expert field holds at most %u", mp_err_summary(MP_E_GGUF_EXPERTS),
+			       (unsigned long long)p->experts, MP_EPW_MAX_EXPERTS);
 	plan_layout(p);
 	return MP_OK;
 }

@@ -97,7 +97,8 @@ static void fill_entry(const struct mp_epw_job *j, uint64_t l, uint64_t e, unsig
 	const struct mp_epw_plan *p = j->p;
 	const struct mp_epw_tensor *t = mp_epw_routed(p, l, r);
 	const struct mp_quant_type *q = mp_ggml_type(t->type);
-	const unsigned char *slice = j->d.slice + ((l * p->experts + e) * MP_EP_ROLES + r) * 32;
+	const unsigned char *slice =
+		j->d.slice + ((l * p->experts + e) * MP_EP_ROLES + r) * MP_SHA256_LEN;
 
 	memset(en, 0, sizeof *en);
 	en->layer = (uint16_t)l;
@@ -112,9 +113,9 @@ static void fill_entry(const struct mp_epw_job *j, uint64_t l, uint64_t e, unsig
 	en->source_slice_offset = t->offset + e * p->role_bytes;
 	en->source_slice_nbytes = en->pack_nbytes = p->role_bytes;
 	en->pack_offset = p->data_start + (l * p->experts + e) * p->object_stride + r * p->role_bytes;
-	memcpy(en->source_tensor_sha256, t->sha256, 32);
-	memcpy(en->source_slice_sha256, slice, 32);
-	memcpy(en->checksum, slice, 32);
+	memcpy(en->source_tensor_sha256, t->sha256, MP_SHA256_LEN);
+	memcpy(en->source_slice_sha256, slice, MP_SHA256_LEN);
+	memcpy(en->checksum, slice, MP_SHA256_LEN);
 	en->shape[0] = t->ne[0];
 	en->shape[1] = t->ne[1];
 	mp_ep_text_put(en->quant_scheme, MP_EP_DTYPE_LEN, q->name);
@@ -140,9 +141,9 @@ static void fill_header(const struct mp_epw_job *j, struct mp_ep_header *h)
 	h->num_experts = (uint32_t)p->experts;
 	h->top_k = (uint32_t)p->top_k;
 	h->role_count = MP_EP_ROLES;
-	memcpy(h->model_identity_sha256, j->d.model, 32);
-	memcpy(h->source_blob_sha256, j->d.source, 32);
-	memcpy(h->config_sha256, j->p->config_sha256, 32);
+	memcpy(h->model_identity_sha256, j->d.model, MP_SHA256_LEN);
+	memcpy(h->source_blob_sha256, j->d.source, MP_SHA256_LEN);
+	memcpy(h->config_sha256, j->p->config_sha256, MP_SHA256_LEN);
 }
 
 /* The first data_start bytes of the pack, and the index digest. */
