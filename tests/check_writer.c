@@ -1,4 +1,4 @@
-/* check_writer.c - what both pack writers share: the pack layout
+/* check_writer.c - what the pack writers share: the pack layout
  * (layout.h), the manifest writer (manifestwrite.h) and the writing of
  * output files (outputs.h, base/outfile.h). */
 #include "config.h"
@@ -17,6 +17,8 @@
 
 #include "base/outfile.h"
 #include "fixture.h"
+#include "pack/epformat.h"
+#include "pack/epident.h"
 #include "pack/index.h"
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
@@ -554,6 +556,51 @@ START_TEST(test_pyjson_numbers)
 }
 END_TEST
 
+/* The builder's identities, against Python's hashlib (values from CPython). */
+START_TEST(test_ep_identities)
+{
+	char model[MP_SHA256_HEX], source[MP_SHA256_HEX], config[MP_SHA256_HEX], hex[MP_SHA256_HEX];
+	unsigned char id[MP_SHA256_LEN];
+
+	for (int i = 0; i < 64; i += 2) {
+		model[i] = 'a', model[i + 1] = 'b';
+		source[i] = 'c', source[i + 1] = 'd';
+		config[i] = 'e', config[i + 1] = 'f';
+	}
+	model[64] = source[64] = config[64] = '\0';
+	ck_assert_uint_eq(mp_ep_generation(model, source, 1, 2), 1346525544250695593ULL);
+	mp_ep_model_identity(source, config, id);
+	mp_sha256_hex(id, hex);
+	ck_assert_str_eq(hex, "4e664a1230cbee5896414896619ea40e067307f77665c60e3120d399dbd7fa58");
+}
+END_TEST
+
+/* Encoding is the inverse of decoding, field by field. */
+START_TEST(test_ep_encode_roundtrip)
+{
+	unsigned char raw[MP_EP_ENTRY_SIZE], again[MP_EP_ENTRY_SIZE];
+	unsigned char hraw[MP_EP_HEADER_SIZE], hagain[MP_EP_HEADER_SIZE];
+	struct mp_ep_entry e;
+	struct mp_ep_header h;
+
+	for (size_t i = 0; i < sizeof raw; i++)
+		raw[i] = (unsigned char)(i * 37 + 11);
+	for (size_t i = 0; i < sizeof hraw; i++)
+		hraw[i] = (unsigned char)(i * 53 + 7);
+	mp_ep_entry_decode(raw, &e);
+	mp_ep_entry_encode(&e, again);
+	ck_assert_mem_eq(raw, again, sizeof raw);
+	mp_ep_header_decode(hraw, &h);
+	mp_ep_header_encode(&h, hagain);
+	ck_assert_mem_eq(hraw, hagain, sizeof hraw);
+	/* a text field needs room for its NUL */
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "MXFP4"), 0);
+	ck_assert_mem_eq(e.dtype, "MXFP4\0\0\0\0\0\0\0\0\0\0\0", MP_EP_DTYPE_LEN);
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "0123456789abcdef"), -1);
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "0123456789abcde"), 0);
+}
+END_TEST
+
 static Suite *writer_suite(void)
 {
 	Suite *s = suite_create("writer");
@@ -576,6 +623,8 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_pyjson_nesting);
 	tcase_add_test(tc, test_pyjson_escapes);
 	tcase_add_test(tc, test_pyjson_numbers);
+	tcase_add_test(tc, test_ep_identities);
+	tcase_add_test(tc, test_ep_encode_roundtrip);
 	suite_add_tcase(s, tc);
 	return s;
 }
