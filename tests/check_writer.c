@@ -1,6 +1,8 @@
 /* check_writer.c - what the pack writers share: the pack layout
- * (layout.h), the manifest writer (manifestwrite.h) and the writing of
- * output files (outputs.h, base/outfile.h). */
+ * (layout.h), the manifest writers (manifestwrite.h, and pyjson.h for
+ * SGLang's), the expert pack's records and identities (pack/epformat.h,
+ * pack/epident.h) and the writing of output files (outputs.h,
+ * base/outfile.h). */
 #include "config.h"
 
 #include <check.h>

@@ -11,6 +11,7 @@
 
 #include "base/file.h"
 #include "pack/epident.h"
+#include "writer/build.h"
 
 #define CHUNK (16u << 20)
 
@@ -96,6 +97,13 @@ static enum mp_err hash_file(struct hashing *h, int fd, struct mp_error *err)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	for (uint64_t pos = 0; pos < h->p->gguf_size && !rc; pos += CHUNK) {
 		uint64_t n = h->p->gguf_size - pos < CHUNK ? h->p->gguf_size - pos : CHUNK;
+
+		if (mp_gguf_build_interrupted()) { /* a 147 GB pass must stop promptly */
+			rc = mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d while hashing %s",
+				     mp_err_summary(MP_E_INTERRUPTED), mp_gguf_build_interrupted(),
+				     h->p->gguf_path);
+			break;
+		}
 
 		rc = mp_pread_full(fd, buf, n, pos, "GGUF file", h->p->gguf_path, MP_E_GGUF_IO, err);
 		if (!rc)

@@ -22,6 +22,7 @@ struct mp_epw_digests {
 /*
  * One pass over the GGUF: the digests above.  MP_E_GGUF_IO on a read
  * failure; the file must still be plan->gguf_size bytes long.
+ * MP_E_INTERRUPTED when mp_gguf_build_interrupt() asked, between chunks.
  */
 enum mp_err mp_epw_hash_source(struct mp_epw_plan *plan, struct mp_epw_digests *d,
 			       struct mp_error *err);
