@@ -21,6 +21,8 @@ struct mp_epw_job {
 	struct mp_epw_result *res;
 	struct mp_epw_digests d;
 	char *partial;            /* PACK.partial */
+	char *lock_path;          /* PACK.lock, held exclusively while building */
+	int lock_fd;
 	char *pack_real, *partial_real, *source_real, *dir;
 	unsigned char *head;      /* header and index: data_start bytes */
 	int src_fd, out_fd;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
 
@@ -39,9 +40,10 @@ static enum mp_err name_outputs(struct mp_epw_job *j, struct mp_error *err)
 		r->manifest_path = j->o->manifest ? strdup(j->o->manifest)
 						  : mp_path_with_suffix(r->pack_path, ".manifest.json");
 		j->partial = mp_path_with_suffix(r->pack_path, ".partial");
+		j->lock_path = mp_path_with_suffix(r->pack_path, ".lock");
 		mp_path_split(r->pack_path, &j->dir, &base);
 	}
-	if (!r->pack_path || !r->manifest_path || !j->partial || !j->dir)
+	if (!r->pack_path || !r->manifest_path || !j->partial || !j->lock_path || !j->dir)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	return MP_OK;
 }
@@ -79,7 +81,8 @@ static enum mp_err check_outputs(struct mp_epw_job *j, struct mp_error *err)
 	if (!rc &&
 	    !(rc = mp_path_set_output(&s, j->res->pack_path, "--out", err)) &&
 	    !(rc = mp_path_set_output(&s, j->res->manifest_path, "--manifest", err)) &&
-	    !(rc = mp_path_set_output(&s, j->partial, "PACK.partial", err)))
+	    !(rc = mp_path_set_output(&s, j->partial, "PACK.partial", err)) &&
+	    !(rc = mp_path_set_output(&s, j->lock_path, "PACK.lock", err)))
 		rc = mp_path_set_check(&s, err);
 	mp_path_set_free(&s);
 	if (!rc)
@@ -87,6 +90,22 @@ static enum mp_err check_outputs(struct mp_epw_job *j, struct mp_error *err)
 	if (!rc)
 		rc = check_final(j->res->manifest_path, "--manifest", j->o->force, err);
 	return rc;
+}
+
+/* PACK.lock, as the Kimi build takes it: two builds of one pack never
+ * share PACK.partial or race to rename it. */
+static enum mp_err take_lock(struct mp_epw_job *j, struct mp_error *err)
+{
+	struct stat st;
+	enum mp_err rc = mp_open_output(j->lock_path, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO,
+					&j->lock_fd, &st, err);
+
+	if (rc)
+		return rc;
+	if (flock(j->lock_fd, LOCK_EX | LOCK_NB) != 0)
+		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
+			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), j->lock_path);
+	return MP_OK;
 }
 
 /* ---- header and index --------------------------------------------------------- */
@@ -308,7 +327,8 @@ static enum mp_err run(struct mp_epw_job *j, struct mp_error *err)
 	enum mp_err rc;
 
 	if ((rc = name_outputs(j, err)) || (rc = check_outputs(j, err)) ||
-	    (rc = resolve_inputs(j, err)) || (rc = open_partial(j, err)))
+	    (rc = take_lock(j, err)) || (rc = resolve_inputs(j, err)) ||
+	    (rc = open_partial(j, err)))
 		return rc;
 	if ((rc = mp_epw_hash_source(j->p, &j->d, err)) ||
 	    (rc = mp_epw_inventory_sha256(j->p, j->res->inventory_sha256, err)) ||
@@ -327,6 +347,7 @@ static enum mp_err run_sparse(struct mp_epw_job *j, struct mp_error *err)
 	enum mp_err rc;
 
 	if ((rc = name_outputs(j, err)) || (rc = check_outputs(j, err)) ||
+	    (rc = take_lock(j, err)) ||
 	    (rc = mp_output_resolve(j->res->pack_path, "--out", &j->pack_real, err)) ||
 	    (rc = mp_output_resolve(j->o->gguf_path, NULL, &j->source_real, err)) ||
 	    (rc = open_partial(j, err)) ||
@@ -381,12 +402,15 @@ static enum mp_err run_job(struct mp_epw_job *j, struct mp_error *err)
 		close(j->out_fd);
 	if (j->src_fd >= 0)
 		close(j->src_fd);
+	if (j->lock_fd >= 0)
+		close(j->lock_fd);
 	j->res->size = j->p->size;
 	j->res->entries = j->p->index_count;
 	j->res->objects = j->p->layers * j->p->experts;
 	j->res->seconds = seconds_since(&j->t0);
 	free(j->d.slice);
 	free(j->partial);
+	free(j->lock_path);
 	free(j->pack_real);
 	free(j->partial_real);
 	free(j->source_real);
@@ -398,7 +422,8 @@ static enum mp_err run_job(struct mp_epw_job *j, struct mp_error *err)
 enum mp_err mp_epw_build(struct mp_epw_plan *plan, const struct mp_epw_opts *opts,
 			 struct mp_epw_result *res, struct mp_error *err)
 {
-	struct mp_epw_job j = {.p = plan, .o = opts, .res = res, .src_fd = -1, .out_fd = -1};
+	struct mp_epw_job j = {.p = plan, .o = opts, .res = res, .src_fd = -1, .out_fd = -1,
+			       .lock_fd = -1};
 
 	return run_job(&j, err);
 }
@@ -408,7 +433,7 @@ enum mp_err mp_epw_write_sparse(struct mp_epw_plan *p, struct mp_epw_digests *d,
 				struct mp_error *err)
 {
 	struct mp_epw_job j = {.p = p, .o = o, .res = res, .src_fd = -1, .out_fd = -1,
-			       .d = *d, .sparse = true};
+			       .lock_fd = -1, .d = *d, .sparse = true};
 
 	d->slice = NULL;
 	return run_job(&j, err);
