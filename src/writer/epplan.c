@@ -312,19 +312,19 @@ static enum mp_err check_slice(const struct mp_epw_plan *p, const struct mp_epw_
 		shape_text(t, shape, sizeof shape);
 		return mp_fail(err, MP_E_GGUF_EXPERTS,
 			       "%s: unexpected expert shape for layer=%llu role=%s: [%s] "
-			       "(%s; %llu experts wanted)", mp_err_summary(MP_E_GGUF_EXPERTS), (unsigned long long)layer, mp_ep_role_name(role), shape,
-			       t->name, (unsigned long long)p->experts);
+			       "(%s; %llu experts wanted)", mp_err_summary(MP_E_GGUF_EXPERTS),
+			       (unsigned long long)layer, mp_ep_role_name(role), shape, t->name,
+			       (unsigned long long)p->experts);
 	}
 	if (t->nbytes % p->experts)
 		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: expert tensor is not evenly "
-			       "sliceable: %s", mp_err_summary(MP_E_GGUF_EXPERTS),
-			       t->name);
+			       "sliceable: %s", mp_err_summary(MP_E_GGUF_EXPERTS), t->name);
 	*slice = t->nbytes / p->experts;
 	want = mp_quant_bytes(q, t->ne[0] * t->ne[1]);
 	if (*slice != want)
 		return mp_fail(err, MP_E_GGUF_EXPERTS, "%s: quantized slice size mismatch "
-			       "for %s: %llu != %llu", mp_err_summary(MP_E_GGUF_EXPERTS), t->name, (unsigned long long)*slice,
-			       (unsigned long long)want);
+			       "for %s: %llu != %llu", mp_err_summary(MP_E_GGUF_EXPERTS), t->name,
+			       (unsigned long long)*slice, (unsigned long long)want);
 	return MP_OK;
 }
 
