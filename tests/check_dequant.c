@@ -260,29 +260,18 @@ END_TEST
  */
 START_TEST(test_oracle_fresh)
 {
-	char gen[PATH_MAX], tmp[PATH_MAX], cmd[3 * PATH_MAX], why[512] = "", line[512];
+	char gen[PATH_MAX], tmp[PATH_MAX], cmd[3 * PATH_MAX], why[512] = "";
 	unsigned seed = (unsigned)time(NULL);
-	FILE *p;
-	int status;
 
 	fx_mkdtemp(tmp, sizeof tmp);
 	snprintf(cmd, sizeof cmd, "python3 '%s' --out '%s' --seed %u 2>&1",
 		 fx_data_path("dequant/gen.py", gen, sizeof gen), tmp, seed);
-	p = popen(cmd, "r");
-	ck_assert_msg(p != NULL, "cannot run %s", cmd);
-	while (fgets(line, sizeof line, p)) {
-		line[strcspn(line, "\n")] = '\0';
-		snprintf(why, sizeof why, "%s", line);
-	}
-	status = pclose(p);
-	if (WIFEXITED(status) && (WEXITSTATUS(status) == 77 || WEXITSTATUS(status) == 127)) {
+	if (fx_run_script(cmd, why, sizeof why) == 77) {
 		/* the one-line form the suite summaries count */
-		printf("SKIP: check_dequant: ggml's dequantizer on fresh blocks: %s\n",
-		       WEXITSTATUS(status) == 127 ? "no python3" : why);
+		printf("SKIP: check_dequant: ggml's dequantizer on fresh blocks: %s\n", why);
 		fx_rmtree(tmp);
 		return;
 	}
-	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s failed: %s", cmd, why);
 	compare_with_ggml(tmp, "Q2_K");
 	compare_with_ggml(tmp, "Q3_K");
 	printf("check_dequant: oracle comparison with seed %u: bit-identical\n", seed);

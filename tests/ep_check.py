@@ -25,6 +25,8 @@ import os
 import struct
 import sys
 
+from fileio import pread_all
+
 # the layouts of moepack-pack(5): a 176-byte header, 328-byte entries
 HEADER = struct.Struct("<24sIIIIQQQIIII32s32s32s")
 ENTRY = struct.Struct("<HHBBH16s80s6Q32s32s32s4Q16s16sQQ")
@@ -49,20 +51,10 @@ def header_fields(raw):
     return dict(zip(names, f))
 
 
-def read_exact(fd, n, off):
-    out = bytearray()
-    while len(out) < n:
-        b = os.pread(fd, n - len(out), off + len(out))
-        if not b:
-            break
-        out += b
-    return bytes(out)
-
-
 def index_entries(fd, h):
     """(layer, expert, role) -> (offset, nbytes, checksum, generation, name, dtype)."""
     out = {}
-    raw = read_exact(fd, h["index_count"] * h["entry_bytes"], h["header_bytes"])
+    raw = pread_all(fd, h["index_count"] * h["entry_bytes"], h["header_bytes"])
     for i in range(h["index_count"]):
         b = raw[i * h["entry_bytes"]:(i + 1) * h["entry_bytes"]]
         out.update(entry(b))
@@ -84,7 +76,7 @@ def loader(manifest_path, pack_path, original, layers, experts, top_k):
     if not manifest.get("complete"):
         sys.exit("loader: expert-pack manifest is not complete")
     fd = os.open(pack, os.O_RDONLY)
-    h = header_fields(read_exact(fd, HEADER.size, 0))
+    h = header_fields(pread_all(fd, HEADER.size, 0))
     if h["magic"] != MAGIC or h["version"] != 1:
         sys.exit("loader: expert-pack magic or version does not match")
     if (h["num_layers"], h["num_experts"], h["top_k"]) != (layers, experts, top_k):
@@ -112,7 +104,7 @@ def loader(manifest_path, pack_path, original, layers, experts, top_k):
             got = os.preadv(direct, [memoryview(buf)[:stride]], off)
             n += 1
             total += got
-            if got != stride or buf[:stride] != read_exact(ref, stride, off):
+            if got != stride or buf[:stride] != pread_all(ref, stride, off):
                 bad += 1
     print("loader: %d objects, %d bytes, %d mismatches" % (n, total, bad))
     return 1 if bad else 0
@@ -145,7 +137,7 @@ def generation(model_hex, source_hex, layer, expert):
 
 def check_file(path, ref_fd, want):
     """want: offset, nbytes and the xattrs' expected text."""
-    data = read_exact(ref_fd, want["nbytes"], want["offset"])
+    data = pread_all(ref_fd, want["nbytes"], want["offset"])
     for how, read in (("buffered", lambda: open(path, "rb").read()),
                       ("O_DIRECT", lambda: direct_read(path, want["nbytes"])),
                       ("mmap", lambda: mapped(path, want["nbytes"]))):
@@ -165,7 +157,7 @@ def reads(mount, original, manifest_path):
     with open(manifest_path) as f:
         manifest = json.load(f)
     ref = os.open(original, os.O_RDONLY)
-    h = header_fields(read_exact(ref, HEADER.size, 0))
+    h = header_fields(pread_all(ref, HEADER.size, 0))
     entries = index_entries(ref, h)
     model, source = manifest["model"]["model_identity_sha256"], manifest["source"]["sha256"]
     files = 0

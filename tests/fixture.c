@@ -12,6 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -696,6 +697,29 @@ char *fx_data_path(const char *rel, char *out, size_t len)
 
 	ck_assert_msg(n > 0 && (size_t)n < len, "path too long: tests/data/%s", rel);
 	return out;
+}
+
+int fx_run_script(const char *cmd, char *why, size_t len)
+{
+	char line[512];
+	FILE *p = popen(cmd, "r");
+	int status;
+
+	ck_assert_msg(p != NULL, "cannot run %s", cmd);
+	why[0] = '\0';
+	while (fgets(line, sizeof line, p)) {
+		line[strcspn(line, "\n")] = '\0';
+		snprintf(why, len, "%s", line);
+	}
+	status = pclose(p);
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 127) {
+		snprintf(why, len, "no python3");
+		return 77;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 77)
+		return 77;
+	ck_assert_msg(WIFEXITED(status) && WEXITSTATUS(status) == 0, "%s failed: %s", cmd, why);
+	return 0;
 }
 
 char *fx_repeat(const char *s, size_t n)

@@ -230,6 +230,13 @@ bool fx_err_matches(const struct mp_error *err, enum mp_err code,
 
 /* "${top_srcdir:-..}/tests/data/<rel>" into out (ck_abort if it does not fit). */
 char *fx_data_path(const char *rel, char *out, size_t len);
+/*
+ * Run the shell command cmd (its stderr folded into stdout): 0 when it
+ * exited 0, 77 when it exited 77 (it skipped) or 127 (no interpreter),
+ * with its last line of output in why; ck_abort otherwise, naming cmd and
+ * that line.
+ */
+int fx_run_script(const char *cmd, char *why, size_t len);
 /* mkstemp "${TMPDIR:-/tmp}/moepack-test.XXXXXX" into path; the open fd. */
 int fx_mkstemp(char path[PATH_MAX]);
 /* s written n times over, malloc'ed. */

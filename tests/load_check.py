@@ -30,6 +30,8 @@ import sys
 import threading
 import time
 
+from fileio import pread_all
+
 failures = []
 lock = threading.Lock()
 
@@ -67,16 +69,6 @@ def load_entries(ls_json):
         # object is up|gate|down as they lie in the pack: contiguous
         files.append(("layers/%03d/%03d/object" % (layer, expert), start, end - start))
     return files
-
-
-def pread_all(fd, n, off):
-    out = bytearray()
-    while len(out) < n:
-        b = os.pread(fd, n - len(out), off + len(out))
-        if not b:
-            break
-        out += b
-    return bytes(out)
 
 
 def check_load(seconds, nthreads, mount, pack, ls_json):

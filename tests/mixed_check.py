@@ -23,6 +23,8 @@ import random
 import sys
 import threading
 
+from fileio import pread_all
+
 PAGE = 4096
 KINDS = ("direct", "buffered", "mmap")
 
@@ -98,13 +100,7 @@ class Readers:
         try:
             os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
             if kind == "buffered":
-                out = bytearray()
-                while len(out) < n:
-                    b = os.pread(fd, n - len(out), off + len(out))
-                    if not b:
-                        break
-                    out += b
-                return bytes(out)
+                return pread_all(fd, n, off)
             m = mmap.mmap(fd, 0, prot=mmap.PROT_READ)
             try:
                 return m[off:off + n]

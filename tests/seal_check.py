@@ -19,6 +19,8 @@ import signal
 import sys
 import threading
 
+from fileio import pread_all
+
 ALIGN = 4096
 
 
@@ -33,16 +35,6 @@ def objects(ls_json):
         start = roles[0]["offset"]
         end = roles[-1]["offset"] + roles[-1]["nbytes"]
         yield "layers/%03d/%03d/object" % (layer, expert), start, end - start
-
-
-def pread_all(fd, n, off):
-    out = bytearray()
-    while len(out) < n:
-        b = os.pread(fd, n - len(out), off + len(out))
-        if not b:
-            break
-        out += b
-    return bytes(out)
 
 
 def direct_read(path, off, n):

@@ -20,6 +20,7 @@
 #include "pack/epcheck.h"
 #include "pack/expertpack.h"
 #include "pack/mjson.h"
+#include "pack/openhook.h"
 
 void mp_epcheck_warn(struct mp_epcheck *c, const char *fmt, ...)
 {
@@ -77,36 +78,6 @@ static enum mp_err check_opts(const struct mp_ep_opts *o, struct mp_error *err)
 	return MP_OK;
 }
 
-static bool same_time(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
-/*
- * The opened hook (a mount's read lease), then the pack as it is now: a
- * pack written to between its open and the hook is refused, as the Kimi
- * module does (validate.c).
- */
-static enum mp_err reopened(struct mp_epcheck *c, const char *pack_path, struct stat *st,
-			    struct mp_error *err)
-{
-	struct stat now;
-	enum mp_err rc = c->o->opened(c->ep->fd, c->o->opened_arg, err);
-
-	if (rc)
-		return rc;
-	if (fstat(c->ep->fd, &now) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: %s", pack_path,
-			       strerror(errno));
-	if (now.st_size != st->st_size || !same_time(&now.st_mtim, &st->st_mtim) ||
-	    !same_time(&now.st_ctim, &st->st_ctim))
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: it changed while it "
-			       "was being opened (written to before its read lease was held)",
-			       pack_path);
-	*st = now;
-	return MP_OK;
-}
-
 /* Step 1 and 2: the pack, resolved; the manifest, read and parsed. */
 /* The caller's bytes (`moepack relocate`'s text), held as a read would. */
 static enum mp_err manifest_copy(const struct mp_ep_opts *o, struct mp_ep *ep,
@@ -135,7 +106,8 @@ static enum mp_err open_files(struct mp_epcheck *c, const char *pack_path,
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &ep->fd, &st, err)))
 		return rc;
-	if (c->o->opened && (rc = reopened(c, pack_path, &st, err)))
+	if (c->o->opened && (rc = mp_open_hook_run(c->ep->fd, c->o->opened, c->o->opened_arg,
+						   pack_path, &st, err)))
 		return rc;
 	ep->file_size = (uint64_t)st.st_size;
 	ep->file_mtime = st.st_mtim;

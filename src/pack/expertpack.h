@@ -29,6 +29,7 @@
 #include "base/progress_fn.h"
 #include "pack/digest.h"
 #include "pack/epformat.h"
+#include "pack/openhook.h"
 
 /* What the caller expects and asks for.  All zero: the defaults. */
 struct mp_ep_opts {
@@ -60,7 +61,7 @@ struct mp_ep_opts {
 	void *progress_arg;
 	/* Called with the pack's descriptor right after it is opened, before
 	 * a byte is read (a mount's read lease): as mp_open_opts.opened. */
-	enum mp_err (*opened)(int fd, void *arg, struct mp_error *err);
+	mp_opened_fn opened;
 	void *opened_arg;
 };
 

@@ -21,6 +21,8 @@
 #define MP_FORMAT "SGLANG-KIMI-GGMLMOEPACK-ADAPTER-v1"
 #define MP_ACTIVE_FIRST 1  /* the reference loader wants layers 1..92 */
 #define MP_ACTIVE_LAST 92
+/* Kimi K3's config num_hidden_layers: layer 0 is dense, 1..92 are MoE */
+#define MP_K3_HIDDEN_LAYERS (MP_ACTIVE_LAST + 1)
 #define MP_MAX_SHAPE 8
 #define MP_MAX_EXPERTS 65536u /* sanity bound on model.num_experts */
 #define MP_PAGE 4096

@@ -22,6 +22,7 @@
 #include "base/progress_fn.h"
 #include "pack/digest.h"
 #include "pack/format.h"
+#include "pack/openhook.h"
 
 struct mp_role_info {
 	char dtype[16];        /* "Q2_K" / "Q3_K" */
@@ -167,7 +168,7 @@ struct mp_open_opts {
 	 * identity below (and every byte validated) is taken with the lease
 	 * held.  A failure stops the open with its code.  May be NULL.
 	 */
-	enum mp_err (*opened)(int fd, void *arg, struct mp_error *err);
+	mp_opened_fn opened;
 	void *opened_arg;
 };
 

@@ -19,6 +19,7 @@
 #include "base/file.h"
 #include "pack/index.h"
 #include "pack/manifest.h"
+#include "pack/openhook.h"
 #include "pack/pack.h"
 #include "base/quant.h"
 #include "base/text.h"
@@ -410,36 +411,6 @@ static void manifest_hint(const struct mp_pack *p, const char *pack_path, struct
 				"-o manifest=FILE)", first);
 }
 
-static bool same_time(const struct timespec *a, const struct timespec *b)
-{
-	return a->tv_sec == b->tv_sec && a->tv_nsec == b->tv_nsec;
-}
-
-/*
- * The opened hook (a mount's read lease), then the pack as it is now: a
- * write that came between the open and the hook moved its size or times,
- * and such a pack is refused, its bytes being nobody's in particular.
- */
-static enum mp_err reopened(struct mp_pack *p, const char *pack_path,
-			    const struct mp_open_opts *o, struct stat *st, struct mp_error *err)
-{
-	struct stat now;
-	enum mp_err rc = o->opened(p->fd, o->opened_arg, err);
-
-	if (rc)
-		return rc;
-	if (fstat(p->fd, &now) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: %s", pack_path,
-			       strerror(errno));
-	if (now.st_size != st->st_size || !same_time(&now.st_mtim, &st->st_mtim) ||
-	    !same_time(&now.st_ctim, &st->st_ctim))
-		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: it changed while it "
-			       "was being opened (written to before its read lease was held)",
-			       pack_path);
-	*st = now;
-	return MP_OK;
-}
-
 /* The manifest given in memory (mp_open_opts.manifest_text), as if read. */
 static enum mp_err manifest_copy(struct mp_pack *p, const struct mp_open_opts *o,
 				 struct mp_error *err)
@@ -470,7 +441,7 @@ static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
 		return rc;
-	if (o->opened && (rc = reopened(p, pack_path, o, &st, err)))
+	if (o->opened && (rc = mp_open_hook_run(p->fd, o->opened, o->opened_arg, pack_path, &st, err)))
 		return rc;
 	p->file_size = (uint64_t)st.st_size;
 	p->file_mtime = st.st_mtim;

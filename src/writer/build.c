@@ -56,7 +56,6 @@
 #include "writer/buildseal.h"
 
 #define ALIGNMENT MP_PAGE
-#define NUM_HIDDEN_LAYERS (MP_ACTIVE_LAST + 1)
 #define CHUNK (16u << 20)                /* the reference's copy chunk */
 #define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
 #define STATE_MAGIC "moepack build state 2"
@@ -1476,7 +1475,7 @@ static enum mp_err final_check(struct build *b, struct mp_error *err)
 {
 	struct mp_open_opts oo = {
 		.manifest_path = b->res->manifest_path,
-		.expect_layers = NUM_HIDDEN_LAYERS,
+		.expect_layers = MP_K3_HIDDEN_LAYERS,
 		.expect_experts = b->l.experts,
 		.config_path = b->o->config_path,
 	};

@@ -33,7 +33,6 @@
 
 #define DEFAULT_EXPERTS 4
 #define DEFAULT_ALIGNMENT 4096
-#define NUM_HIDDEN_LAYERS 93
 
 /* Limits that keep all arithmetic far from overflow and reject nonsense
  * early with a message instead of a failed multi-terabyte write. */
@@ -431,7 +430,7 @@ static char *config_text(const struct mp_demo_opts *o)
 	mp_mw_put(root, "moe_intermediate_size", mp_mw_u64(o->inter), &bad);
 	mp_mw_put(root, "n_routed_experts", mp_mw_u64(o->experts), &bad);
 	mp_mw_put(root, "num_experts_per_tok", json_integer(MP_TOP_K), &bad);
-	mp_mw_put(root, "num_hidden_layers", json_integer(NUM_HIDDEN_LAYERS), &bad);
+	mp_mw_put(root, "num_hidden_layers", json_integer(MP_K3_HIDDEN_LAYERS), &bad);
 	text = bad ? NULL : mp_json_dump_line(root, JSON_INDENT(2) | JSON_PRESERVE_ORDER);
 	json_decref(root);
 	return text;
@@ -471,7 +470,7 @@ static char *manifest_text(const struct mp_demo_opts *o, const struct mp_layout 
 {
 	int bad = 0;
 	json_t *inventory = inventory_json(&bad);
-	json_t *model = mp_mw_model(NUM_HIDDEN_LAYERS, o->experts, MP_TOP_K, d->config, &bad);
+	json_t *model = mp_mw_model(MP_K3_HIDDEN_LAYERS, o->experts, MP_TOP_K, d->config, &bad);
 	json_t *pack = mp_mw_expert_pack(l, d->index, &bad);
 	json_t *root;
 	char *text;

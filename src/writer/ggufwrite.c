@@ -306,12 +306,15 @@ static struct mp_gguf_out_tensor *demo_tensors(const struct mp_gguf_demo_opts *o
 		if (layer < MP_ACTIVE_FIRST)
 			continue;
 		/* llama.cpp's order (gate, up, down), not the pack's */
-		snprintf(name, sizeof name, "blk.%d.ffn_gate_exps.weight", layer);
-		tensor(&t[k++], name, MP_GGML_Q2_K, 3, o->hidden, o->inter, o->experts, seed + 2);
-		snprintf(name, sizeof name, "blk.%d.ffn_up_exps.weight", layer);
-		tensor(&t[k++], name, MP_GGML_Q2_K, 3, o->hidden, o->inter, o->experts, seed + 3);
-		snprintf(name, sizeof name, "blk.%d.ffn_down_exps.weight", layer);
-		tensor(&t[k++], name, MP_GGML_Q3_K, 3, o->inter, o->hidden, o->experts, seed + 4);
+		mp_tensor_name(name, sizeof name, (uint64_t)layer, MP_ROLE_GATE);
+		tensor(&t[k++], name, mp_role_dtype[MP_ROLE_GATE], 3, o->hidden, o->inter,
+		       o->experts, seed + 2);
+		mp_tensor_name(name, sizeof name, (uint64_t)layer, MP_ROLE_UP);
+		tensor(&t[k++], name, mp_role_dtype[MP_ROLE_UP], 3, o->hidden, o->inter,
+		       o->experts, seed + 3);
+		mp_tensor_name(name, sizeof name, (uint64_t)layer, MP_ROLE_DOWN);
+		tensor(&t[k++], name, mp_role_dtype[MP_ROLE_DOWN], 3, o->inter, o->hidden,
+		       o->experts, seed + 4);
 	}
 	if (s == MP_GGUF_DEMO_SHARDS - 1)
 		tensor(&t[k++], "output_norm.weight", MP_GGML_F32, 1, 64, 1, 1, o->seed + 5);
@@ -326,7 +329,7 @@ static char *config_text(const struct mp_gguf_demo_opts *o)
 				 "architectures", "KimiK3LinearForCausalLM",
 				 "model_type", "kimi_linear",
 				 "text_config",
-				 "num_hidden_layers", MP_ACTIVE_LAST + 1,
+				 "num_hidden_layers", MP_K3_HIDDEN_LAYERS,
 				 "first_k_dense_replace", MP_ACTIVE_FIRST,
 				 "num_experts", (json_int_t)o->experts,
 				 "num_experts_per_token", MP_TOP_K,

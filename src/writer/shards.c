@@ -861,7 +861,7 @@ static void config_expectations(struct mp_shard_set *set, bool kimi,
 				const struct mp_experts *ex, const struct mp_model_config *cfg)
 {
 	/* the MoE layers are first_k_dense_replace .. num_hidden_layers - 1 */
-	config_expect(set, "num_hidden_layers", cfg->num_hidden_layers, MP_ACTIVE_LAST + 1,
+	config_expect(set, "num_hidden_layers", cfg->num_hidden_layers, MP_K3_HIDDEN_LAYERS,
 		      "the MoE layers 1..92 need");
 	config_expect(set, "first_k_dense_replace", cfg->first_k_dense_replace,
 		      MP_ACTIVE_FIRST, "the MoE layers 1..92 need");
