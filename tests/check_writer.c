@@ -24,6 +24,7 @@
 #include "pack/index.h"
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
+#include "writer/epplan.h"
 #include "writer/outputs.h"
 #include "writer/pyjson.h"
 
@@ -603,6 +604,80 @@ START_TEST(test_ep_encode_roundtrip)
 }
 END_TEST
 
+/* A plan of one layer of 4 MXFP4 experts of 64 x 32 weights, as a GGUF
+ * would give it (mkdemo --sparse fills plans this way too). */
+static void one_layer_plan(struct mp_epw_plan *p, struct mp_epw_tensor t[3])
+{
+	struct mp_epw_tensor down, gate, up;
+
+	memset(p, 0, sizeof *p);
+	memset(t, 0, 3 * sizeof *t);
+	p->gguf_path = "x.gguf";
+	p->layers = 1;
+	p->experts = 4;
+	p->top_k = 2;
+	for (unsigned r = 0; r < 3; r++) {
+		mp_ep_tensor_name(t[r].name, sizeof t[r].name, 0, r);
+		t[r].type = 39;
+		t[r].n_dims = 3;
+		t[r].ne[0] = r == MP_EP_DOWN ? 32 : 64;
+		t[r].ne[1] = r == MP_EP_DOWN ? 64 : 32;
+		t[r].ne[2] = 4;
+		t[r].nbytes = 4 * 1088;
+		t[r].offset = 1024 + r * 4352;
+	}
+	/* sorted by name: down, gate, up */
+	gate = t[0];
+	up = t[1];
+	down = t[2];
+	t[0] = down;
+	t[1] = gate;
+	t[2] = up;
+	p->tensors = t;
+	p->ntensors = 3;
+}
+
+static void plan_refused(struct mp_epw_tensor *t, const char *want)
+{
+	struct mp_epw_plan p;
+	struct mp_epw_tensor tensors[3];
+	struct mp_error err;
+
+	one_layer_plan(&p, tensors);
+	if (t)
+		tensors[1] = *t;
+	ck_assert_int_eq(mp_epw_plan_check(&p, &err), MP_E_GGUF_EXPERTS);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "%s: not in %s", want, err.msg);
+	free(p.routed);
+}
+
+/* The builder's checks no GGUF ggml reads can reach: a tensor of E slices
+ * that are not whole, or whose size is not its weights'. */
+START_TEST(test_ep_plan_slices)
+{
+	struct mp_epw_plan p;
+	struct mp_epw_tensor tensors[3], gate;
+	struct mp_error err;
+
+	one_layer_plan(&p, tensors);
+	ck_assert_int_eq(mp_epw_plan_check(&p, &err), MP_OK);
+	ck_assert_uint_eq(p.role_bytes, 1088);
+	ck_assert_uint_eq(p.object_stride, 4096);
+	ck_assert_uint_eq(p.data_start, 8192);
+	ck_assert_uint_eq(p.size, 8192 + 4 * 4096);
+	free(p.routed);
+	gate = tensors[1];
+	gate.nbytes = 4 * 1088 + 1;
+	plan_refused(&gate, "expert tensor is not evenly sliceable: blk.0.ffn_gate_exps.weight");
+	gate.nbytes = 4 * 1105;
+	plan_refused(&gate, "quantized slice size mismatch for blk.0.ffn_gate_exps.weight: "
+			    "1105 != 1088");
+	gate.nbytes = 4 * 1088;
+	gate.ne[2] = 3;
+	plan_refused(&gate, "unexpected expert shape for layer=0 role=gate: [64, 32, 3]");
+}
+END_TEST
+
 static Suite *writer_suite(void)
 {
 	Suite *s = suite_create("writer");
@@ -627,6 +702,7 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_pyjson_numbers);
 	tcase_add_test(tc, test_ep_identities);
 	tcase_add_test(tc, test_ep_encode_roundtrip);
+	tcase_add_test(tc, test_ep_plan_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }
