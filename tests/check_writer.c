@@ -1,6 +1,8 @@
-/* check_writer.c - what both pack writers share: the pack layout
- * (layout.h), the manifest writer (manifestwrite.h) and the writing of
- * output files (outputs.h, base/outfile.h). */
+/* check_writer.c - what the pack writers share: the pack layout
+ * (layout.h), the manifest writers (manifestwrite.h, and pyjson.h for
+ * SGLang's), the expert pack's records and identities (pack/epformat.h,
+ * pack/epident.h) and the writing of output files (outputs.h,
+ * base/outfile.h). */
 #include "config.h"
 
 #include <check.h>
@@ -17,10 +19,14 @@
 
 #include "base/outfile.h"
 #include "fixture.h"
+#include "pack/epformat.h"
+#include "pack/epident.h"
 #include "pack/index.h"
 #include "writer/layout.h"
 #include "writer/manifestwrite.h"
+#include "writer/epplan.h"
 #include "writer/outputs.h"
+#include "writer/pyjson.h"
 
 #define OBJECTS (92 * 2) /* layers 1..92, two experts each */
 
@@ -493,6 +499,185 @@ START_TEST(test_output_resolve)
 }
 END_TEST
 
+/* v dumped as Python's json.dumps(v, ensure_ascii=ascii, indent=indent,
+ * sort_keys=True) does (expected strings from CPython 3.11). */
+static void assert_pyjson(const char *json, int indent, bool ascii, const char *want)
+{
+	json_error_t jerr;
+	json_t *v = json_loads(json, JSON_DECODE_ANY | JSON_ALLOW_NUL, &jerr);
+	size_t len;
+	char *got;
+
+	ck_assert_msg(v != NULL, "%s: %s", json, jerr.text);
+	got = mp_pyjson_dumps(v, indent, ascii, &len);
+	ck_assert_ptr_nonnull(got);
+	ck_assert_str_eq(got, want);
+	ck_assert_uint_eq(len, strlen(want));
+	free(got);
+	json_decref(v);
+}
+
+START_TEST(test_pyjson_nesting)
+{
+	assert_pyjson("{\"b\": [1, {\"y\": null, \"x\": true}], \"a\": {}, \"c\": []}", 2, false,
+		      "{\n  \"a\": {},\n  \"b\": [\n    1,\n    {\n      \"x\": true,\n"
+		      "      \"y\": null\n    }\n  ],\n  \"c\": []\n}");
+	assert_pyjson("{\"b\": [1, {\"y\": null, \"x\": false}], \"a\": {}, \"c\": []}",
+		      MP_PYJSON_ONE_LINE, false,
+		      "{\"a\": {}, \"b\": [1, {\"x\": false, \"y\": null}], \"c\": []}");
+	assert_pyjson("[]", 2, false, "[]");
+	assert_pyjson("{}", MP_PYJSON_ONE_LINE, false, "{}");
+	assert_pyjson("[[[]]]", 2, false, "[\n  [\n    []\n  ]\n]");
+	/* code point order: "B" < "a" < "\u00e9" < "\u4e2d" */
+	assert_pyjson("{\"\\u4e2d\": 1, \"a\": 2, \"\\u00e9\": 3, \"B\": 4}", MP_PYJSON_ONE_LINE,
+		      false, "{\"B\": 4, \"a\": 2, \"\xc3\xa9\": 3, \"\xe4\xb8\xad\": 1}");
+}
+END_TEST
+
+START_TEST(test_pyjson_escapes)
+{
+	assert_pyjson("\"q\\\" b\\\\ n\\n r\\r t\\t b\\b f\\f \\u0001 \\u001f \\u007f /\"", 2,
+		      false, "\"q\\\" b\\\\ n\\n r\\r t\\t b\\b f\\f \\u0001 \\u001f \x7f /\"");
+	assert_pyjson("\"nul\\u0000x\"", 2, false, "\"nul\\u0000x\"");
+	/* non-ASCII: raw UTF-8, or \u escapes (surrogate pairs) with ensure_ascii */
+	assert_pyjson("\"\\u00e9\\u4e2d\\ud83d\\ude00\"", 2, false,
+		      "\"\xc3\xa9\xe4\xb8\xad\xf0\x9f\x98\x80\"");
+	assert_pyjson("\"\\u00e9\\u4e2d\\ud83d\\ude00\\u007f\"", MP_PYJSON_ONE_LINE, true,
+		      "\"\\u00e9\\u4e2d\\ud83d\\ude00\\u007f\"");
+	assert_pyjson("{\"\\u00e9\": \"\\n\"}", MP_PYJSON_ONE_LINE, true,
+		      "{\"\\u00e9\": \"\\n\"}");
+}
+END_TEST
+
+START_TEST(test_pyjson_numbers)
+{
+	assert_pyjson("[0, -1, 9007199254740993, 1.0, 0.5, 0.1, 123.456, 1e16, 1.5e-05,"
+		      " 0.0001, 1e22, -2.5, 1234567890123456.0, 3.141592653589793]",
+		      MP_PYJSON_ONE_LINE, false,
+		      "[0, -1, 9007199254740993, 1.0, 0.5, 0.1, 123.456, 1e+16, 1.5e-05, "
+		      "0.0001, 1e+22, -2.5, 1234567890123456.0, 3.141592653589793]");
+}
+END_TEST
+
+/* The builder's identities, against Python's hashlib (values from CPython). */
+START_TEST(test_ep_identities)
+{
+	char model[MP_SHA256_HEX], source[MP_SHA256_HEX], config[MP_SHA256_HEX], hex[MP_SHA256_HEX];
+	unsigned char id[MP_SHA256_LEN];
+
+	for (int i = 0; i < 64; i += 2) {
+		model[i] = 'a', model[i + 1] = 'b';
+		source[i] = 'c', source[i + 1] = 'd';
+		config[i] = 'e', config[i + 1] = 'f';
+	}
+	model[64] = source[64] = config[64] = '\0';
+	ck_assert_uint_eq(mp_ep_generation(model, source, 1, 2), 1346525544250695593ULL);
+	mp_ep_model_identity(source, config, id);
+	mp_sha256_hex(id, hex);
+	ck_assert_str_eq(hex, "4e664a1230cbee5896414896619ea40e067307f77665c60e3120d399dbd7fa58");
+}
+END_TEST
+
+/* Encoding is the inverse of decoding, field by field. */
+START_TEST(test_ep_encode_roundtrip)
+{
+	unsigned char raw[MP_EP_ENTRY_SIZE], again[MP_EP_ENTRY_SIZE];
+	unsigned char hraw[MP_EP_HEADER_SIZE], hagain[MP_EP_HEADER_SIZE];
+	struct mp_ep_entry e;
+	struct mp_ep_header h;
+
+	for (size_t i = 0; i < sizeof raw; i++)
+		raw[i] = (unsigned char)(i * 37 + 11);
+	for (size_t i = 0; i < sizeof hraw; i++)
+		hraw[i] = (unsigned char)(i * 53 + 7);
+	mp_ep_entry_decode(raw, &e);
+	mp_ep_entry_encode(&e, again);
+	ck_assert_mem_eq(raw, again, sizeof raw);
+	mp_ep_header_decode(hraw, &h);
+	mp_ep_header_encode(&h, hagain);
+	ck_assert_mem_eq(hraw, hagain, sizeof hraw);
+	/* a text field needs room for its NUL */
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "MXFP4"), 0);
+	ck_assert_mem_eq(e.dtype, "MXFP4\0\0\0\0\0\0\0\0\0\0\0", MP_EP_DTYPE_LEN);
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "0123456789abcdef"), -1);
+	ck_assert_int_eq(mp_ep_text_put(e.dtype, MP_EP_DTYPE_LEN, "0123456789abcde"), 0);
+}
+END_TEST
+
+/* A plan of one layer of 4 MXFP4 experts of 64 x 32 weights, as a GGUF
+ * would give it (mkdemo --sparse fills plans this way too). */
+static void one_layer_plan(struct mp_epw_plan *p, struct mp_epw_tensor t[3])
+{
+	struct mp_epw_tensor down, gate, up;
+
+	memset(p, 0, sizeof *p);
+	memset(t, 0, 3 * sizeof *t);
+	p->gguf_path = "x.gguf";
+	p->layers = 1;
+	p->experts = 4;
+	p->top_k = 2;
+	for (unsigned r = 0; r < 3; r++) {
+		mp_ep_tensor_name(t[r].name, sizeof t[r].name, 0, r);
+		t[r].type = 39;
+		t[r].n_dims = 3;
+		t[r].ne[0] = r == MP_EP_DOWN ? 32 : 64;
+		t[r].ne[1] = r == MP_EP_DOWN ? 64 : 32;
+		t[r].ne[2] = 4;
+		t[r].nbytes = 4 * 1088;
+		t[r].offset = 1024 + r * 4352;
+	}
+	/* sorted by name: down, gate, up */
+	gate = t[0];
+	up = t[1];
+	down = t[2];
+	t[0] = down;
+	t[1] = gate;
+	t[2] = up;
+	p->tensors = t;
+	p->ntensors = 3;
+}
+
+static void plan_refused(struct mp_epw_tensor *t, const char *want)
+{
+	struct mp_epw_plan p;
+	struct mp_epw_tensor tensors[3];
+	struct mp_error err;
+
+	one_layer_plan(&p, tensors);
+	if (t)
+		tensors[1] = *t;
+	ck_assert_int_eq(mp_epw_plan_check(&p, &err), MP_E_GGUF_EXPERTS);
+	ck_assert_msg(strstr(err.msg, want) != NULL, "%s: not in %s", want, err.msg);
+	free(p.routed);
+}
+
+/* The builder's checks no GGUF ggml reads can reach: a tensor of E slices
+ * that are not whole, or whose size is not its weights'. */
+START_TEST(test_ep_plan_slices)
+{
+	struct mp_epw_plan p;
+	struct mp_epw_tensor tensors[3], gate;
+	struct mp_error err;
+
+	one_layer_plan(&p, tensors);
+	ck_assert_int_eq(mp_epw_plan_check(&p, &err), MP_OK);
+	ck_assert_uint_eq(p.role_bytes, 1088);
+	ck_assert_uint_eq(p.object_stride, 4096);
+	ck_assert_uint_eq(p.data_start, 8192);
+	ck_assert_uint_eq(p.size, 8192 + 4 * 4096);
+	free(p.routed);
+	gate = tensors[1];
+	gate.nbytes = 4 * 1088 + 1;
+	plan_refused(&gate, "expert tensor is not evenly sliceable: blk.0.ffn_gate_exps.weight");
+	gate.nbytes = 4 * 1105;
+	plan_refused(&gate, "quantized slice size mismatch for blk.0.ffn_gate_exps.weight: "
+			    "1105 != 1088");
+	gate.nbytes = 4 * 1088;
+	gate.ne[2] = 3;
+	plan_refused(&gate, "unexpected expert shape for layer=0 role=gate: [64, 32, 3]");
+}
+END_TEST
+
 static Suite *writer_suite(void)
 {
 	Suite *s = suite_create("writer");
@@ -512,6 +697,12 @@ static Suite *writer_suite(void)
 	tcase_add_test(tc, test_tmp_abandon);
 	tcase_add_test(tc, test_tmp_commit_symlink);
 	tcase_add_test(tc, test_output_resolve);
+	tcase_add_test(tc, test_pyjson_nesting);
+	tcase_add_test(tc, test_pyjson_escapes);
+	tcase_add_test(tc, test_pyjson_numbers);
+	tcase_add_test(tc, test_ep_identities);
+	tcase_add_test(tc, test_ep_encode_roundtrip);
+	tcase_add_test(tc, test_ep_plan_slices);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -5,6 +5,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "cli/buildep.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "writer/build.h"
@@ -19,10 +20,14 @@ enum {
 	OPT_CHECK_ONLY,
 	OPT_RESUME,
 	OPT_MARGIN,
+	OPT_FORMAT,
+	OPT_MODEL_REF,
 };
 
 struct args {
 	const char *gguf;
+	const char *format;    /* NULL: by the GGUF's routed type */
+	const char *model_ref; /* expertpack-v1: model.ref */
 	bool json, quiet, samples_given;
 	struct mp_gguf_build_opts o;
 };
@@ -30,10 +35,15 @@ struct args {
 #define A struct args
 const struct cli_option cli_build_options[] = {
 	CLI_OPT_TEXT("gguf", 'g', "SHARD", "any shard of the checkpoint (required)", A, gguf),
+	CLI_OPT_TEXT("format", OPT_FORMAT, "FORMAT", "kimi or expertpack-v1 (default: expertpack-v1\n"
+		     "when the GGUF's routed experts are MXFP4, else kimi)", A, format),
+	CLI_OPT_TEXT("model-ref", OPT_MODEL_REF, "REF", "expertpack-v1: the manifest's model.ref\n"
+		     "(default deepseek-v4-flash)", A, model_ref),
 	CLI_OPT_TEXT("config", 'c', "FILE", "the model's HF config.json (required)", A,
 		     o.config_path),
 	CLI_OPT_TEXT("out", 'o', "PACK", "the pack (default: NAME.expert-major.pack\n"
-		     "beside the shards)", A, o.out),
+		     "beside the shards; expertpack-v1: DeepSeek-V4-Flash.expert-pack\n"
+		     "beside the GGUF)", A, o.out),
 	CLI_OPT_MANIFEST(A, o.manifest),
 	CLI_OPT_TEXT("tokenizer-dir", 't', "DIR", "record the tokenizer files of DIR", A,
 		     o.tokenizer_dir),
@@ -360,6 +370,44 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	return print_summary(a, in->set, res);
 }
 
+/* -1: build SGLang's expert pack; 0: Kimi's; 1: a usage error (reported). */
+static int pick_format(const char *cmd, const struct args *a)
+{
+	bool ep = false;
+
+	if (a->format && cli_format_parse(a->format, &ep)) {
+		cli_usage_error(cmd, "--format: %s is not kimi or expertpack-v1", a->format);
+		return 1;
+	}
+	if (!a->format)
+		ep = mp_epw_gguf_is_mxfp4(a->gguf);
+	if (!ep && a->model_ref) {
+		cli_usage_error(cmd, "--model-ref is for --format expertpack-v1");
+		return 1;
+	}
+	if (ep && (a->o.tokenizer_dir || a->o.full_sha256 || a->samples_given ||
+		   a->o.compare_all || !a->o.kimi)) {
+		cli_usage_error(cmd, "--format expertpack-v1 always hashes and compares every "
+				"byte: no --tokenizer-dir, --full-sha256, --samples, --compare-all "
+				"or --any-geometry");
+		return 1;
+	}
+	return ep ? -1 : 0;
+}
+
+static int run_expertpack(const char *cmd, const struct args *a, int argc, char **argv)
+{
+	struct cli_build_ep e = {
+		.o = {.gguf_path = a->gguf, .config_path = a->o.config_path, .out = a->o.out,
+		      .manifest = a->o.manifest, .model_ref = a->model_ref,
+		      .resume = a->o.resume, .force = a->o.force, .margin = a->o.margin},
+		.check_only = a->o.check_only, .json = a->json, .quiet = a->quiet,
+		.argc = argc, .argv = argv,
+	};
+
+	return cli_build_ep_run(cmd, &e);
+}
+
 int cli_build_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
@@ -371,6 +419,10 @@ int cli_build_run(int argc, char **argv)
 
 	if (p != CLI_RUN)
 		return cli_parse_status(p, cmd);
+	if ((status = pick_format(cmd, &a)) < 0)
+		return cli_finish(cmd, run_expertpack(cmd, &a, argc, argv));
+	if (status)
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
 	status = open_inputs(&a, &in);
 	if (!status)
 		status = build(cmd, &a, &in, &res);

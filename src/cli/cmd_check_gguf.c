@@ -7,6 +7,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "cli/buildep.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "writer/gguf.h"
@@ -18,15 +19,22 @@
 
 struct check_args {
 	bool set, json, kimi;
+	const char *format; /* NULL: expertpack-v1 for MXFP4 routed experts */
+	const char *config; /* expertpack-v1: the model's config.json */
 };
 
-enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY, OPT_SET };
+enum { OPT_ANY_GEOMETRY = CLI_LONG_ONLY, OPT_SET, OPT_FORMAT };
 
 const struct cli_option cli_check_gguf_options[] = {
 	CLI_OPT_TRUE("set", OPT_SET, "check an unsplit FILE.gguf as a set of one", struct check_args,
 		     set),
 	CLI_OPT_FALSE("any-geometry", OPT_ANY_GEOMETRY, "any expert count and sizes, not "
 		      "Kimi-K3's", struct check_args, kimi),
+	CLI_OPT_TEXT("format", OPT_FORMAT, "FORMAT", "kimi or expertpack-v1 (default: expertpack-v1\n"
+		     "for a file whose routed experts are MXFP4, else kimi)", struct check_args,
+		     format),
+	CLI_OPT_TEXT("config", 'c', "FILE", "expertpack-v1: the model's config.json (default:\n"
+		     "layers and experts as the tensors say)", struct check_args, config),
 	CLI_OPT_JSON("print one JSON object per file, one per line", struct check_args, json),
 	{NULL},
 };
@@ -233,11 +241,51 @@ static int new_set(struct seen_sets *s, const char *path)
 	return 1;
 }
 
+/* One DeepSeek-V4-Flash GGUF, as SGLang's expert-pack builder checks it. */
+static int check_expertpack(const struct check_args *a, const char *path)
+{
+	struct mp_epw_plan p;
+	struct mp_error err = {0};
+	enum mp_err rc = mp_epw_plan_open(&p, path, a->config, &err);
+	char safe[SAFE_PATH_MAX];
+	json_t *o;
+	int out = CLI_EXIT_OK;
+
+	mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
+	if (a->json) {
+		o = json_object();
+		json_object_set_new(o, "file", cli_json_text(safe));
+		json_object_set_new(o, "format", json_string("expertpack-v1"));
+		json_object_set_new(o, "ok", json_boolean(rc == MP_OK));
+		json_object_set_new(o, "code", json_string(mp_err_name(rc)));
+		json_object_set_new(o, "message", cli_json_text(rc ? err.msg : "ok"));
+		json_object_set_new(o, "tensors_checked",
+				    json_integer(rc ? 0 : (json_int_t)(3 * p.layers)));
+		out = cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO : 0;
+	} else if (rc) {
+		cli_report(rc == MP_E_CONFIG_IO || rc == MP_E_CONFIG_MISMATCH ? a->config : path,
+			   &err);
+	} else {
+		printf("%s: ok (SGLANG-EXPERTPACK-v1: %llu layers x %llu experts, role %llu bytes, "
+		       "%zu tensors)\n", safe, (unsigned long long)p.layers,
+		       (unsigned long long)p.experts, (unsigned long long)p.role_bytes, p.ntensors);
+	}
+	mp_epw_plan_free(&p);
+	return out ? out : cli_exit_status(rc);
+}
+
 /* One operand: its status, or -1 when out of memory. */
 static int check_operand(const struct check_args *a, struct seen_sets *s, const char *path)
 {
+	bool ep = false;
 	int fresh;
 
+	if (a->format)
+		cli_format_parse(a->format, &ep);
+	else
+		ep = mp_epw_gguf_is_mxfp4(path);
+	if (ep)
+		return check_expertpack(a, path);
 	if (!is_split_name(path))
 		return a->set ? check_set(path, a->kimi, a->json) : check_one(path, a->json);
 	fresh = new_set(s, path);
@@ -257,6 +305,10 @@ int cli_check_gguf_run(int argc, char **argv)
 
 	if (p != CLI_RUN)
 		return cli_parse_status(p, cmd);
+	if (a.format && cli_format_parse(a.format, &(bool){false})) {
+		cli_usage_error(cmd, "--format: %s is not kimi or expertpack-v1", a.format);
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
+	}
 	seen.keys = calloc((size_t)ops.n, sizeof *seen.keys);
 	if (!seen.keys) {
 		fprintf(stderr, "moepack %s: out of memory\n", cmd);

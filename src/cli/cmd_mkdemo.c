@@ -8,6 +8,8 @@
 #include "writer/demo.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
+#include "cli/buildep.h"
+#include "cli/mkdemoep.h"
 #include "writer/ggufwrite.h"
 #include "pack/progress.h"
 #include "base/quant.h"
@@ -16,6 +18,8 @@ struct mkdemo_args {
 	struct mp_demo_opts o;
 	bool quiet, force;
 	const char *gguf;
+	const char *format;          /* NULL: kimi */
+	uint64_t layers, top_k;      /* expertpack-v1 only */
 };
 
 enum {
@@ -26,6 +30,9 @@ enum {
 	OPT_FULL_SHA256,
 	OPT_GGUF,
 	OPT_SEED,
+	OPT_FORMAT,
+	OPT_LAYERS,
+	OPT_TOP_K,
 };
 
 /* 0 means "default" to mp_demo_resolve, so an explicit 0 is refused where
@@ -34,6 +41,12 @@ enum {
 const struct cli_option cli_mkdemo_options[] = {
 	CLI_OPT_TEXT("out", 'o', "PACK", "the pack to write (required)", A, o.out),
 	CLI_OPT_MANIFEST(A, o.manifest),
+	CLI_OPT_TEXT("format", OPT_FORMAT, "FORMAT", "kimi (the default) or expertpack-v1", A,
+		     format),
+	CLI_OPT_U64("layers", OPT_LAYERS, "N", "expertpack-v1: MoE layers (default 2; sparse 43)",
+		    A, layers, 0, 1, UINT64_MAX),
+	CLI_OPT_U64("top-k", OPT_TOP_K, "N", "expertpack-v1: experts per token (default 2;\n"
+		    "sparse 6)", A, top_k, 0, 1, UINT64_MAX),
 	CLI_OPT_TEXT("gguf", OPT_GGUF, "DIR", "write a small GGUF checkpoint into DIR instead",
 		     A, gguf),
 	CLI_OPT_U64("experts", 'e', "N", "experts per layer (default 4)", A, o.experts, 0, 1,
@@ -206,16 +219,59 @@ static int make_pack(const char *cmd, struct mkdemo_args *a)
 	return cli_finish_stdout(cmd);
 }
 
+/* --format expertpack-v1: Kimi's layout options do not apply. */
+static int run_expertpack(const char *cmd, const struct mkdemo_args *a, int argc, char **argv)
+{
+	struct cli_mkdemo_ep e = {
+		.d = {.layers = a->layers, .experts = a->o.experts, .top_k = a->top_k,
+		      .hidden = a->o.hidden, .inter = a->o.inter, .seed = a->o.seed,
+		      .sparse = a->o.sparse, .force = a->force},
+		.out = a->o.out, .manifest = a->o.manifest, .gguf_dir = a->gguf,
+		.quiet = a->quiet, .argc = argc, .argv = argv,
+	};
+
+	if (a->o.alignment || a->o.gap || a->o.full_sha256) {
+		cli_usage_error(cmd, "--format expertpack-v1 has alignment 4096, no gap and always "
+				"records pack_sha256 (but --sparse): no --alignment, --gap or "
+				"--full-sha256");
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
+	}
+	if (!a->gguf)
+		cli_remove_temporaries_on_signal();
+	return cli_mkdemo_ep_run(cmd, &e);
+}
+
+/* -1: expertpack-v1; 0: kimi; else the usage error's status. */
+static int pick_format(const char *cmd, const struct mkdemo_args *a)
+{
+	bool ep = false;
+
+	if (a->format && cli_format_parse(a->format, &ep)) {
+		cli_usage_error(cmd, "--format: %s is not kimi or expertpack-v1", a->format);
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
+	}
+	if (!ep && (a->layers || a->top_k)) {
+		cli_usage_error(cmd, "--layers and --top-k are for --format expertpack-v1");
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
+	}
+	return ep ? -1 : 0;
+}
+
 int cli_mkdemo_run(int argc, char **argv)
 {
 	struct mkdemo_args a = {0};
 	struct cli_operands ops;
 	enum cli_parse p = cli_parse(&cli_mkdemo_command, argc, argv, &a, &ops);
+	int status;
 
 	if (p == CLI_RUN)
 		p = check_target(argv[0], &a);
 	if (p != CLI_RUN)
 		return cli_parse_status(p, argv[0]);
+	if ((status = pick_format(argv[0], &a)) < 0)
+		return run_expertpack(argv[0], &a, argc, argv);
+	if (status)
+		return status;
 	if (a.gguf)
 		return make_gguf(argv[0], a.gguf, &a.o, a.force, a.quiet);
 	return make_pack(argv[0], &a);

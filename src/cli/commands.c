@@ -133,6 +133,16 @@ const struct cli_command cli_mkdemo_command = {
 		    "if missing, existing files are replaced only with --force.  It is not\n"
 		    "Kimi-K3's geometry: check-gguf and build want --any-geometry.\n"
 		    "\n"
+		    "--format expertpack-v1 writes SGLang's SGLANG-EXPERTPACK-v1 pack instead\n"
+		    "(DeepSeek-V4-Flash: 2 layers of 4 MXFP4 experts, top-k 2, hidden 256,\n"
+		    "inter 512 by default), built as build builds it from a GGUF written beside\n"
+		    "it, PACK.source.gguf, with PACK.config.json; --sparse makes the full\n"
+		    "DeepSeek-V4-Flash geometry (43 x 256, top-k 6, hidden 4096, inter 2048:\n"
+		    "147 GB) with the data a hole, no source file (the source fields describe a GGUF\n"
+		    "that is not there) and no pack_sha256.  With --gguf DIR it writes\n"
+		    "DIR/deepseek-v4-flash-demo.gguf and DIR/config.json for check-gguf and\n"
+		    "build.\n"
+		    "\n"
 		    "Exit status: 0 written, 2 usage error, 3 a file cannot be written.\n",
 	.extra_hint = " (the pack is given with --out)",
 	.options = cli_mkdemo_options,
@@ -142,7 +152,7 @@ const struct cli_command cli_mkdemo_command = {
 
 const struct cli_command cli_check_gguf_command = {
 	.name = "check-gguf",
-	.summary = "check a Kimi-K3 GGUF checkpoint (or its shard set)",
+	.summary = "check a Kimi-K3 or DeepSeek-V4-Flash GGUF checkpoint",
 	.operands = "FILE.gguf...",
 	.about = "Read the tensor infos of each GGUF file (a whole checkpoint or the parts\n"
 		 "of a split one) and check the quant types the Kimi-K3 loader requires:\n"
@@ -160,7 +170,13 @@ const struct cli_command cli_check_gguf_command = {
 		 "all 276 routed expert tensors (layers 1..92 x up, gate, down) with their\n"
 		 "types and one consistent shape, Kimi-K3's unless --any-geometry.  Every\n"
 		 "problem is reported, then one summary line for the set.  A set is checked\n"
-		 "once however many of its shards are named (a glob names them all).\n",
+		 "once however many of its shards are named (a glob names them all).\n"
+		 "\n"
+		 "A file whose blk.0.ffn_gate_exps.weight is MXFP4 is judged instead as the\n"
+		 "source of SGLang's expert pack (DeepSeek-V4-Flash), as build\n"
+		 "--format expertpack-v1 judges it: routed tensors of layers 0..L-1, MXFP4,\n"
+		 "3-D with the expert count last, one role size (L and the experts from\n"
+		 "--config, else from the tensors).  --format forces either rule set.\n",
 	.epilogue = "\n"
 		    "Exit status: 0 all files pass, 1 a file breaks a rule or is not a valid\n"
 		    "GGUF, 2 usage error, 3 a file cannot be read (the highest status wins).\n",
@@ -178,7 +194,13 @@ const struct cli_command cli_build_command = {
 		 "the reference builder writes, and its manifest.  SHARD is any shard of a\n"
 		 "split checkpoint (NAME-0000i-of-0000N.gguf) or a single GGUF file; the\n"
 		 "whole set is discovered and checked first.  The pack is then validated as\n"
-		 "at mount time and payload samples are compared with their GGUF slices.\n",
+		 "at mount time and payload samples are compared with their GGUF slices.\n"
+		 "\n"
+		 "With --format expertpack-v1 (the default when the GGUF's routed experts\n"
+		 "are MXFP4), build SGLang's SGLANG-EXPERTPACK-v1 pack of one\n"
+		 "DeepSeek-V4-Flash GGUF instead, byte for byte the reference builder's\n"
+		 "(default DeepSeek-V4-Flash.expert-pack beside the GGUF), every byte\n"
+		 "checked against the GGUF before it is renamed into place.\n",
 	.epilogue = "\n"
 		    "Exit status: 0 built (or valid), 1 the checkpoint, config or pack is\n"
 		    "invalid, 2 usage error, 3 a file cannot be read or written.\n",

@@ -68,6 +68,16 @@ struct mp_ep_entry {
 
 void mp_ep_header_decode(const unsigned char raw[MP_EP_HEADER_SIZE], struct mp_ep_header *h);
 void mp_ep_entry_decode(const unsigned char raw[MP_EP_ENTRY_SIZE], struct mp_ep_entry *e);
+/* The inverse of the decoders: the record's bytes as the builder packs them. */
+void mp_ep_header_encode(const struct mp_ep_header *h, unsigned char raw[MP_EP_HEADER_SIZE]);
+void mp_ep_entry_encode(const struct mp_ep_entry *e, unsigned char raw[MP_EP_ENTRY_SIZE]);
+
+/*
+ * A text field as the builder packs it: s NUL-padded to len bytes.  -1 when
+ * s needs all len bytes (the reference validator refuses a field without
+ * room for its NUL), else 0.
+ */
+int mp_ep_text_put(unsigned char *field, size_t len, const char *s);
 
 /*
  * A text field as the reference reads it: the bytes before the first NUL,
@@ -80,8 +90,8 @@ const char *mp_ep_role_name(unsigned role);
 
 /*
  * The routed tensor that (pack layer, role) comes from, as the builder
- * names it: "blk.7.ffn_up_exps.weight" (pack layers are GGUF block numbers).
- * Returns snprintf()'s count.
+ * names it: "blk.7.ffn_up_exps.weight" (pack layers are GGUF block numbers;
+ * format.h's mp_tensor_name() holds the pattern).  Returns snprintf()'s count.
  */
 int mp_ep_tensor_name(char *buf, size_t len, unsigned layer, unsigned role);
 

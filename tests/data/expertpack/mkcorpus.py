@@ -7,6 +7,7 @@ the bench.
                         [--top-k 6] [--hidden 4096] [--inter 2048]
                         [--alignment 4096]
     python3 mkcorpus.py sample SEED N K
+    python3 mkcorpus.py refbuild GGUF CONFIG OUT
 
 corpus writes a small valid pack (2 layers x 4 experts, top-k 2, MXFP4
 roles of 64 x 32 weights, 1088 bytes, objects of 3264 bytes on a stride of
@@ -31,6 +32,12 @@ sparse writes a pack of full geometry whose data region is a hole, with a
 manifest (no pack_sha256: hashing 147 GB is not what it is for) and no
 source file; the tensors' source fields describe a GGUF that is not there.
 
+refbuild writes OUT and OUT.manifest.json from a DeepSeek-V4-Flash GGUF and
+its config.json as SGLang's reference builder (build.py, driven by
+prepare_deepseek_pack.py) does, with a GGUF reader of its own: what
+`moepack build --format expertpack-v1` must match byte for byte (the
+manifest but for created_at, builder.* and transform.tool_sha256).
+
 sample prints random.Random(SEED).sample(range(N), K), for comparing
 moepack's copy of Python's generator (src/pack/pyrandom.c) with Python's.
 
@@ -41,6 +48,7 @@ import hashlib
 import json
 import os
 import random
+import re
 import struct
 import sys
 
@@ -162,16 +170,18 @@ class Pack:
 
 
 def build(layers=2, experts=4, top_k=2, hidden=64, inter=32, alignment=256, seed=7,
-          source=None, payload=True):
-    """A valid pack of that geometry, built as SGLang's builder lays it out."""
+          source=None, payload=True, config_sha=None, role_bytes=None):
+    """A valid pack of that geometry, built as SGLang's builder lays it out
+    (role_bytes: the source's, when given, rather than hidden x inter's)."""
     if source is None:
         source = write_gguf(layers, experts, hidden, inter, seed)
     src_bytes, tensors, gguf_data = source
     by_name = {t["name"]: t for t in tensors}
     source_sha = sha(src_bytes) if payload else sha(b"sparse bench source")
-    config_sha = sha(b'{"model": "tiny-deepseek-v4-flash"}\n')
+    config_sha = config_sha or sha(b'{"model": "tiny-deepseek-v4-flash"}\n')
     model_sha = sha(("sglang-deepseek-expert-pack-v1:%s:%s" % (source_sha, config_sha)).encode())
-    role_bytes = hidden * inter // BLOCK * BLOCK_BYTES
+    role_bytes = role_bytes or hidden * inter // BLOCK * BLOCK_BYTES
+    routed = {tensor_name(l, r) for l in range(layers) for r in ROLES}
     stride = align_up(3 * role_bytes, alignment)
     count = layers * experts * 3
     data_start = align_up(HEADER.size + count * ENTRY.size, alignment)
@@ -234,11 +244,12 @@ def build(layers=2, experts=4, top_k=2, hidden=64, inter=32, alignment=256, seed
                       "description": "Contiguous source bytes; no value transform"},
         "builder": {"command": "mkcorpus.py"},
         "tensors": [{
-            "name": t["name"], "shape": t["ne"], "type": "MXFP4" if t["typ"] == MXFP4 else "F32",
+            "name": t["name"], "shape": t["ne"], "type": GGML_TYPES[t["typ"]][0],
             "type_id": t["typ"], "source_offset": t["offset"], "source_nbytes": t["nbytes"],
             "source_payload_sha256": t["sha256"],
-            "category": "routed_expert" if t["typ"] == MXFP4 else "non_routed",
-            "mapping": "expert_pack_identity" if t["typ"] == MXFP4 else "gguf_direct_identity",
+            "category": "routed_expert" if t["name"] in routed else "non_routed",
+            "mapping": ("expert_pack_identity" if t["name"] in routed
+                        else "gguf_direct_identity"),
             "scale_storage": "inline_quant_block" if t["typ"] == MXFP4 else "tensor_native",
         } for t in sorted(tensors, key=lambda t: t["name"])],
     }
@@ -879,6 +890,138 @@ def single(out, layers, experts, top_k, hidden, inter, alignment):
     c.write(os.path.basename(out)[:-len(".pack")], p)
 
 
+# ---- the reference builder, for byte identity --------------------------------
+
+# GGML types: id -> (gguf-py name, weights per block, bytes per block)
+GGML_TYPES = {0: ("F32", 1, 4), 1: ("F16", 1, 2), 2: ("Q4_0", 32, 18), 3: ("Q4_1", 32, 20),
+              6: ("Q5_0", 32, 22), 7: ("Q5_1", 32, 24), 8: ("Q8_0", 32, 34),
+              9: ("Q8_1", 32, 36), 10: ("Q2_K", 256, 84), 11: ("Q3_K", 256, 110),
+              12: ("Q4_K", 256, 144), 13: ("Q5_K", 256, 176), 14: ("Q6_K", 256, 210),
+              15: ("Q8_K", 256, 292), 24: ("I8", 1, 1), 25: ("I16", 1, 2), 26: ("I32", 1, 4),
+              27: ("I64", 1, 8), 28: ("F64", 1, 8), 30: ("BF16", 1, 2),
+              MXFP4: ("MXFP4", BLOCK, BLOCK_BYTES)}
+GGUF_SCALARS = {0: "B", 1: "b", 2: "H", 3: "h", 4: "I", 5: "i", 6: "f", 7: "?", 10: "Q",
+                11: "q", 12: "d"}
+
+
+def read_gguf(path):
+    """-> (tensors [{name, ne, typ, offset (absolute), nbytes}], data offset)."""
+    with open(path, "rb") as f:
+        b = f.read()
+    pos = [0]
+
+    def take(fmt):
+        v = struct.unpack_from("<" + fmt, b, pos[0])
+        pos[0] += struct.calcsize("<" + fmt)
+        return v[0]
+
+    def text():
+        n = take("Q")
+        pos[0] += n
+        return b[pos[0] - n:pos[0]].decode()
+
+    def value(t):
+        if t == 8:
+            return text()
+        if t == 9:
+            et, n = take("I"), take("Q")
+            return [value(et) for _ in range(n)]
+        return take(GGUF_SCALARS[t])
+
+    assert b[:4] == b"GGUF" and take("4s") and take("I") in (2, 3)
+    count, nkv = take("Q"), take("Q")
+    kv = {}
+    for _ in range(nkv):
+        k = text()
+        kv[k] = value(take("I"))
+    infos = []
+    for _ in range(count):
+        name = text()
+        ne = [take("Q") for _ in range(take("I"))]
+        infos.append((name, ne, take("I"), take("Q")))
+    align = kv.get("general.alignment", 32)
+    data = align_up(pos[0], align)
+    tensors = []
+    for name, ne, typ, off in infos:
+        n = 1
+        for d in ne:
+            n *= d
+        _, blk, size = GGML_TYPES[typ]
+        tensors.append({"name": name, "ne": ne, "typ": typ, "offset": data + off,
+                        "nbytes": n // blk * size})
+    return b, tensors, data
+
+
+def ref_slices(tensors, layers, experts):
+    """The reference builder's checks, in its order; -> (by name, role bytes)."""
+    by_name = {t["name"]: t for t in tensors}
+    want = {tensor_name(l, r) for l in range(layers) for r in ROLES}
+    have = {n for n in by_name if re.fullmatch(r"blk\.\d+\.ffn_(gate|up|down)_exps\.weight", n)}
+    if want - have or have - want:
+        raise SystemExit("routed-expert tensor coverage mismatch: missing=%s extra=%s"
+                         % (sorted(want - have), sorted(have - want)))
+    sizes = set()
+    for layer in range(layers):
+        for role in ROLES:
+            t = by_name[tensor_name(layer, role)]
+            if len(t["ne"]) != 3 or t["ne"][2] != experts:
+                raise SystemExit("unexpected expert shape for layer=%d role=%s: %s"
+                                 % (layer, role, t["ne"]))
+            if t["nbytes"] % experts:
+                raise SystemExit("expert tensor is not evenly sliceable: " + t["name"])
+            _, blk, size = GGML_TYPES[t["typ"]]
+            sl, want_sl = t["nbytes"] // experts, t["ne"][0] * t["ne"][1] // blk * size
+            if sl != want_sl:
+                raise SystemExit("quantized slice size mismatch for %s: %d != %d"
+                                 % (t["name"], sl, want_sl))
+            sizes.add(sl)
+    if len(sizes) != 1:
+        raise SystemExit("triplet v1 requires uniform role sizes, got %s" % sorted(sizes))
+    return by_name, sizes.pop()
+
+
+def inventory_sha256(tensors):
+    h = hashlib.sha256()
+    for t in sorted(tensors, key=lambda t: t["name"]):
+        h.update((json.dumps({"kind": "tensor", "name": t["name"], "shape": t["ne"],
+                              "type": GGML_TYPES[t["typ"]][0], "type_id": t["typ"],
+                              "offset": t["offset"], "nbytes": t["nbytes"],
+                              "sha256": t["sha256"]}, sort_keys=True) + "\n").encode())
+    return h.hexdigest()
+
+
+def refbuild(gguf, config, out, alignment=4096):
+    src, tensors, data_offset = read_gguf(gguf)
+    with open(config, "rb") as f:
+        config_bytes = f.read()
+    cfg = json.loads(config_bytes)
+    layers, experts = cfg["num_hidden_layers"], cfg["n_routed_experts"]
+    top_k = cfg["num_experts_per_tok"]
+    for t in tensors:
+        t["sha256"] = sha(src[t["offset"]:t["offset"] + t["nbytes"]])
+    _, role_bytes = ref_slices(tensors, layers, experts)
+    source_sha, config_sha = sha(src), sha(config_bytes)
+    p = build(layers, experts, top_k, 0, 0, alignment, source=(src, tensors, data_offset),
+              config_sha=config_sha, role_bytes=role_bytes)
+    blob, index = p.serialize()
+    man = p.manifest
+    man["pack_path"] = os.path.realpath(out)
+    man["pack_size"], man["pack_sha256"], man["index_sha256"] = len(blob), sha(blob), sha(index)
+    man["created_at"] = "2026-12-02T00:00:00+00:00"
+    man["model"]["ref"] = "deepseek-v4-flash"
+    man["source"].update(path=os.path.realpath(gguf), size=len(src),
+                         inventory_sha256=inventory_sha256(tensors))
+    man["transform"] = {"id": "identity-v1", "reversible": True, "tool_sha256": sha(b""),
+                        "description": "Contiguous source bytes; no dequantization, "
+                                       "requantization, or value transform"}
+    man["builder"] = {"git_sha": "unknown", "python": sys.version, "command": " ".join(sys.argv),
+                      "started_at": man["created_at"], "elapsed_s": 0.0}
+    with open(out, "wb") as f:
+        f.write(blob)
+    with open(out + ".manifest.json", "w", encoding="utf-8") as f:
+        f.write(json.dumps(man, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+
+
 def geometry_options(rest, opts):
     while rest:
         if rest[0] not in opts or len(rest) < 2:
@@ -901,6 +1044,9 @@ def main(argv):
         sparse(argv[1], *geometry_options(argv[2:], {
             "--layers": 43, "--experts": 256, "--top-k": 6, "--hidden": 4096,
             "--inter": 2048, "--alignment": 4096}))
+        return 0
+    if len(argv) == 4 and argv[0] == "refbuild":
+        refbuild(*argv[1:])
         return 0
     if len(argv) >= 2 and argv[0] == "pack" and argv[1].endswith(".pack"):
         single(argv[1], *geometry_options(argv[2:], {
