@@ -66,7 +66,7 @@ static int report(const struct cli_build_ep *a, const char *file, const struct m
 static int print_result(const struct cli_build_ep *a, const struct mp_epw_plan *p,
 			const struct mp_epw_result *r)
 {
-	char shown[CLI_TEXT_MAX], man[CLI_TEXT_MAX];
+	char shown[CLI_TEXT_MAX], man[CLI_TEXT_MAX], src[CLI_TEXT_MAX];
 	json_t *o;
 
 	if (a->quiet && !a->json)
@@ -75,7 +75,7 @@ static int print_result(const struct cli_build_ep *a, const struct mp_epw_plan *
 		printf("%s: built from %s (SGLANG-EXPERTPACK-v1, %llu layers x %llu experts, "
 		       "%llu entries, %llu bytes, %llu objects copied, %llu kept, %.1f s); manifest "
 		       "%s; validated, every entry compared with the GGUF; sha256 %s\n",
-		       cli_text(shown, r->pack_path), a->o.gguf_path,
+		       cli_text(shown, r->pack_path), cli_text(src, a->o.gguf_path),
 		       (unsigned long long)p->layers, (unsigned long long)p->experts,
 		       (unsigned long long)r->entries, (unsigned long long)r->size,
 		       (unsigned long long)r->objects_copied, (unsigned long long)r->objects_kept,

@@ -16,6 +16,7 @@
 #include "base/file.h"
 #include "base/outfile.h"
 #include "base/quant.h"
+#include "base/text.h"
 #include "pack/epident.h"
 #include "pack/expertpack.h"
 #include "writer/epjob.h"
@@ -280,7 +281,7 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 	enum mp_err rc;
 
 	if (!text)
-		return mp_fail(err, MP_E_NOMEM, "out of memory (or a path that is not UTF-8)");
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	mp_sha256_hex(j->d.model, model_hex);
 	mp_sha256_hex(j->d.source, source_hex);
 	mp_sha256_hex(j->p->config_sha256, config_hex);
@@ -309,6 +310,20 @@ static enum mp_err finish(struct mp_epw_job *j, struct mp_error *err)
 	return rc;
 }
 
+/* The manifest records both paths as JSON text, which holds only UTF-8. */
+static enum mp_err paths_are_text(const struct mp_epw_job *j, struct mp_error *err)
+{
+	const char *path[2] = {j->pack_real, j->source_real};
+	const char *what[2] = {"pack", "GGUF"};
+
+	for (int i = 0; i < 2; i++)
+		if (!mp_text_is_utf8(path[i], strlen(path[i])))
+			return mp_fail(err, MP_E_USAGE, "%s: the %s path %s is not UTF-8, and "
+				       "the manifest records it as JSON text: rename it",
+				       mp_err_summary(MP_E_USAGE), what[i], path[i]);
+	return MP_OK;
+}
+
 static enum mp_err resolve_inputs(struct mp_epw_job *j, struct mp_error *err)
 {
 	struct stat st;
@@ -319,6 +334,8 @@ static enum mp_err resolve_inputs(struct mp_epw_job *j, struct mp_error *err)
 	if (!(j->source_real = realpath(j->o->gguf_path, NULL)))
 		return mp_fail(err, MP_E_GGUF_IO, "%s %s: %s", mp_err_summary(MP_E_GGUF_IO),
 			       j->o->gguf_path, strerror(errno));
+	if ((rc = paths_are_text(j, err)))
+		return rc;
 	return mp_open_regular(j->o->gguf_path, "GGUF file", MP_E_GGUF_IO, &j->src_fd, &st, err);
 }
 
@@ -327,7 +344,7 @@ static enum mp_err run(struct mp_epw_job *j, struct mp_error *err)
 	enum mp_err rc;
 
 	if ((rc = name_outputs(j, err)) || (rc = check_outputs(j, err)) ||
-	    (rc = take_lock(j, err)) || (rc = resolve_inputs(j, err)) ||
+	    (rc = resolve_inputs(j, err)) || (rc = take_lock(j, err)) ||
 	    (rc = open_partial(j, err)))
 		return rc;
 	if ((rc = mp_epw_hash_source(j->p, &j->d, err)) ||
@@ -347,9 +364,9 @@ static enum mp_err run_sparse(struct mp_epw_job *j, struct mp_error *err)
 	enum mp_err rc;
 
 	if ((rc = name_outputs(j, err)) || (rc = check_outputs(j, err)) ||
-	    (rc = take_lock(j, err)) ||
 	    (rc = mp_output_resolve(j->res->pack_path, "--out", &j->pack_real, err)) ||
 	    (rc = mp_output_resolve(j->o->gguf_path, NULL, &j->source_real, err)) ||
+	    (rc = paths_are_text(j, err)) || (rc = take_lock(j, err)) ||
 	    (rc = open_partial(j, err)) ||
 	    (rc = mp_epw_inventory_sha256(j->p, j->res->inventory_sha256, err)) ||
 	    (rc = make_head(j, err)) ||
