@@ -9,13 +9,13 @@
 # DIR/fuzz_<name>.log.  The last lines of each log are the figures the README
 # records: executions, exec/s, cov: and ft: (coverage), corpus size.
 #
-# Knobs: FUZZ_SECONDS, FUZZ_TARGETS ("manifest pack gguf build" by default;
+# Knobs: FUZZ_SECONDS, FUZZ_TARGETS ("manifest pack gguf seal build ep" by default;
 # add ggml, with MOEPACK_GGML_LIB naming ggml's libggml-base.so, for the
 # differential target).
 set -u
 dir=$1
 seconds=${FUZZ_SECONDS:-60}
-targets=${FUZZ_TARGETS:-manifest pack gguf seal build}
+targets=${FUZZ_TARGETS:-manifest pack gguf seal build ep}
 
 # Per target: the largest input worth trying.  pack: the seed pack's header
 # and index (42,048 bytes) with room to grow; manifest: the seed manifests
@@ -24,6 +24,7 @@ max_len() {
 	case $1 in
 	manifest) echo 8192 ;;
 	pack) echo 65536 ;;
+	ep) echo 16384 ;;
 	gguf) echo 32768 ;;
 	seal) echo 4096 ;;
 	build) echo 262144 ;;

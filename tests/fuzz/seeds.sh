@@ -12,6 +12,10 @@
 #                         JSON object)
 #   OUTDIR/pack/          pack heads: header and index of the reference
 #                         (what fuzz_pack reads), and its header alone
+#   OUTDIR/ep.pack, OUTDIR/ep.pack.manifest.json
+#                         an SGLANG-EXPERTPACK-v1 demo pack (1 layer x 2
+#                         experts), fuzz_ep's reference
+#   OUTDIR/ep/            its head (header and index) and its header alone
 #   OUTDIR/gguf/          the GGUF fixtures
 #   OUTDIR/build/         a shard set and config (mkbuildseed.py)
 #   OUTDIR/ggml/          the GGUF fixtures and the crafted corpus
@@ -20,7 +24,7 @@ moepack=$1 srcdir=$2 out=$3
 
 rm -rf "$out.tmp"
 mkdir -p "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/other" \
-	"$out.tmp/seal" "$out.tmp/build"
+	"$out.tmp/seal" "$out.tmp/build" "$out.tmp/ep"
 # The reference's manifest must name where it will live, so write it in place.
 abs_out=$(mkdir -p "$out" && cd "$out" && pwd)
 abs_tmp=$(cd "$out.tmp" && pwd)
@@ -36,6 +40,13 @@ head_of() {
 }
 head_of "$abs_out/pack.pack" "$out.tmp/pack/seed-1-expert"
 head -c 40 "$abs_out/pack.pack" >"$out.tmp/pack/seed-header-only"
+# fuzz_ep: an SGLang pack's header and index (data_start: u64 at byte 48)
+"$moepack" mkdemo -q --force --format expertpack-v1 --layers 1 --experts 2 \
+	--out "$abs_out/ep.pack"
+rm -f "$abs_out/ep.pack.source.gguf" "$abs_out/ep.pack.config.json"
+head -c "$(od -An -t u8 -j 48 -N 8 "$abs_out/ep.pack" | tr -d ' ')" "$abs_out/ep.pack" \
+	>"$out.tmp/ep/seed-1-layer"
+head -c 176 "$abs_out/ep.pack" >"$out.tmp/ep/seed-header-only"
 cp "$abs_out/pack.pack.manifest.json" "$out.tmp/manifest/seed-reference.json"
 # Its path made relative to the reference: relative paths resolve against
 # the manifest's directory, which the target says is OUTDIR.
@@ -56,8 +67,10 @@ printf '\001moepack-statement v2\npack_size 12345\npack_sha256 %s\nindex_sha256 
 if command -v python3 >/dev/null 2>&1; then
 	python3 "$srcdir/tests/fuzz/mkbuildseed.py" "$srcdir" "$out.tmp/build/seed-3-shards"
 fi
-rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/seal" "$out/build" "$out/ggml"
-mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/seal" "$out.tmp/build" "$out/"
+rm -rf "$out.tmp/other" "$out/manifest" "$out/pack" "$out/gguf" "$out/seal" "$out/build" \
+	"$out/ggml" "$out/ep"
+mv "$out.tmp/manifest" "$out.tmp/pack" "$out.tmp/gguf" "$out.tmp/seal" "$out.tmp/build" \
+	"$out.tmp/ep" "$out/"
 # fuzz_ggml starts from the GGUF fixtures and the crafted corpus
 mkdir -p "$out/ggml" && cp "$srcdir"/tests/data/gguf/*.gguf "$srcdir"/tests/data/gguf/corpus/*.gguf "$out/ggml/"
 rmdir "$out.tmp"
