@@ -53,21 +53,6 @@ enum mp_err mp_epw_demo_resolve(struct mp_epw_demo_opts *o, struct mp_error *err
 
 /* ---- the tensors ---------------------------------------------------------------- */
 
-static void out_tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
-		       uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t seed)
-{
-	memset(t, 0, sizeof *t);
-	snprintf(t->name, sizeof t->name, "%s", name);
-	t->type = type;
-	t->n_dims = n_dims;
-	t->dims[0] = d0;
-	t->dims[1] = d1;
-	t->dims[2] = d2;
-	t->dims[3] = 1;
-	t->demo = type == MP_GGML_MXFP4;
-	t->seed = seed;
-}
-
 /* Every tensor of the demo GGUF, in file order; *n of them. */
 static struct mp_gguf_out_tensor *demo_tensors(const struct mp_epw_demo_opts *o, size_t *n)
 {
@@ -77,17 +62,20 @@ static struct mp_gguf_out_tensor *demo_tensors(const struct mp_epw_demo_opts *o,
 
 	if (!t)
 		return NULL;
-	out_tensor(&t[k++], "token_embd.weight", MP_GGML_F32, 2, o->hidden, 4, 1, 0);
+	mp_gguf_out_tensor_init(&t[k++], "token_embd.weight", MP_GGML_F32, 2, o->hidden, 4, 1,
+				0);
 	for (uint64_t l = 0; l < o->layers; l++)
 		for (unsigned r = 0; r < MP_EP_ROLES; r++) {
 			bool down = r == MP_EP_DOWN;
 
 			mp_ep_tensor_name(name, sizeof name, (unsigned)l, r);
-			out_tensor(&t[k++], name, MP_GGML_MXFP4, 3, down ? o->inter : o->hidden,
-				   down ? o->hidden : o->inter, o->experts,
-				   mp_splitmix64(o->seed ^ (l * MP_EP_ROLES + r + 1)));
+			mp_gguf_out_tensor_init(&t[k++], name, MP_GGML_MXFP4, 3,
+						down ? o->inter : o->hidden,
+						down ? o->hidden : o->inter, o->experts,
+						mp_splitmix64(o->seed ^ (l * MP_EP_ROLES + r + 1)));
 		}
-	out_tensor(&t[k++], "output_norm.weight", MP_GGML_F32, 1, o->hidden, 1, 1, 0);
+	mp_gguf_out_tensor_init(&t[k++], "output_norm.weight", MP_GGML_F32, 1, o->hidden, 1, 1,
+				0);
 	*n = k;
 	return t;
 }

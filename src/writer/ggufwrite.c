@@ -268,8 +268,9 @@ enum mp_err mp_gguf_demo_resolve(struct mp_gguf_demo_opts *o, struct mp_error *e
 	return MP_OK;
 }
 
-static void tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
-		   uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t seed)
+void mp_gguf_out_tensor_init(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
+			     uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2,
+			     uint64_t seed)
 {
 	memset(t, 0, sizeof *t);
 	snprintf(t->name, sizeof t->name, "%s", name);
@@ -279,8 +280,15 @@ static void tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type
 	t->dims[1] = d1;
 	t->dims[2] = d2;
 	t->dims[3] = 1;
-	t->demo = type == MP_GGML_Q2_K || type == MP_GGML_Q3_K;
-	t->seed = mp_splitmix64(seed);
+	t->demo = type == MP_GGML_Q2_K || type == MP_GGML_Q3_K || type == MP_GGML_MXFP4;
+	t->seed = seed;
+}
+
+/* The Kimi demo's tensors: seeds spread, so that neighbours differ. */
+static void tensor(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
+		   uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2, uint64_t seed)
+{
+	mp_gguf_out_tensor_init(t, name, type, n_dims, d0, d1, d2, mp_splitmix64(seed));
 }
 
 /* The tensors of shard s (layers 0..30, 31..61, 62..92): *n of them. */

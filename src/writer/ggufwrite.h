@@ -38,9 +38,18 @@ struct mp_gguf_out_tensor {
 	uint32_t type;     /* F32 (0), Q4_0, Q2_K or Q3_K */
 	uint32_t n_dims;   /* 1 to MP_GGUF_MAX_DIMS */
 	uint64_t dims[MP_GGUF_MAX_DIMS]; /* ne[0], the row, first */
-	bool demo;         /* Q2_K/Q3_K: well-formed demo blocks; else zeros */
+	bool demo;         /* Q2_K/Q3_K/MXFP4: well-formed demo blocks; else zeros */
 	uint64_t seed;     /* of the demo blocks */
 };
+
+/*
+ * Fill *t: its name, type and n_dims, dims d0, d1, d2 (the fourth 1), and
+ * demo blocks seeded by seed for the types that have them (Q2_K, Q3_K,
+ * MXFP4), zeros for the others.
+ */
+void mp_gguf_out_tensor_init(struct mp_gguf_out_tensor *t, const char *name, uint32_t type,
+			     uint32_t n_dims, uint64_t d0, uint64_t d1, uint64_t d2,
+			     uint64_t seed);
 
 /* Bytes of a tensor's data (unpadded); 0 for an unknown type, rows that
  * are not whole blocks, or a size past 2^62. */

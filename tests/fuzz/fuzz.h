@@ -40,4 +40,19 @@ _Noreturn void mp_fuzz_bug(const char *fmt, ...) __attribute__((format(printf, 1
  */
 void mp_fuzz_report(enum mp_err rc, const struct mp_error *err);
 
+/*
+ * Write size bytes of data to path (created or truncated) and extend the
+ * file with a hole to file_size when that is larger.
+ */
+void mp_fuzz_write_file(const char *path, const uint8_t *data, size_t size,
+			uint64_t file_size);
+
+/*
+ * mp_pack_open() the pack with that manifest, as a mount does: an accepted
+ * pack must answer every lookup with a range inside the file, a refused
+ * one must return no pack and an error whose code is the one returned.
+ * Aborts (mp_fuzz_bug) otherwise; reports the outcome (mp_fuzz_report).
+ */
+void mp_fuzz_open_pack(const char *pack_path, const char *manifest_path);
+
 #endif

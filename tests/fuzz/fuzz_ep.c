@@ -96,24 +96,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void write_pack(const uint8_t *data, size_t size, uint64_t file_size)
-{
-	int fd = open(pack_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		mp_fuzz_bug("cannot create %s: %s", pack_path, strerror(errno));
-	for (size_t done = 0; done < size;) {
-		ssize_t n = write(fd, data + done, size - done);
-
-		if (n <= 0)
-			mp_fuzz_bug("cannot write %s: %s", pack_path, strerror(errno));
-		done += (size_t)n;
-	}
-	if (file_size > size && ftruncate(fd, (off_t)file_size) != 0)
-		mp_fuzz_bug("cannot extend %s: %s", pack_path, strerror(errno));
-	close(fd);
-}
-
 static void hex(const uint8_t *d, size_t n, char *out)
 {
 	for (size_t i = 0; i < n; i++)
@@ -177,52 +159,18 @@ static void write_manifest(const uint8_t *h, uint64_t file_size, const char *dig
 	json_decref(m);
 }
 
-static void check_accepted(const struct mp_pack *p)
-{
-	for (size_t l = 0; l < p->m.layer_count; l++) {
-		uint64_t layer = p->m.layer_ids[l];
-
-		for (uint64_t e = 0; e < p->m.num_experts; e++) {
-			for (int r = 0; r < MP_ROLE_COUNT; r++) {
-				uint64_t off, n;
-				struct mp_error err;
-
-				if (mp_pack_lookup(p, layer, e, r, &off, &n, &err) != MP_OK)
-					mp_fuzz_bug("accepted pack: lookup %llu/%llu/%s: %s",
-						    (unsigned long long)layer,
-						    (unsigned long long)e, mp_role_name(r),
-						    err.msg);
-				if (off < p->m.data_start || n > p->file_size ||
-				    off > p->file_size - n)
-					mp_fuzz_bug("accepted pack: %llu/%llu/%s at %llu+%llu "
-						    "outside data %llu..%llu",
-						    (unsigned long long)layer,
-						    (unsigned long long)e, mp_role_name(r),
-						    (unsigned long long)off,
-						    (unsigned long long)n,
-						    (unsigned long long)p->m.data_start,
-						    (unsigned long long)p->file_size);
-			}
-		}
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
 	static const uint8_t no_header[MP_EP_HEADER_SIZE];
-	struct mp_open_opts opts = {.manifest_path = manifest_path};
-	struct mp_pack *p = NULL;
-	struct mp_error err;
 	const uint8_t *h = size >= MP_EP_HEADER_SIZE ? data : no_header;
 	uint64_t count = le(h + 40, 8), data_start = le(h + 48, 8), file_size = size;
 	unsigned __int128 end = (unsigned __int128)le(h + 64, 4) * le(h + 68, 4) * stride +
 				data_start;
 	char digest[MP_SHA256_HEX];
-	enum mp_err rc;
 
 	if (end <= MAX_EXTEND && end > file_size)
 		file_size = (uint64_t)end;
-	write_pack(data, size, file_size);
+	mp_fuzz_write_file(pack_path, data, size, file_size);
 	/* Hashing what a huge count claims would only slow the fuzzer down. */
 	if (count <= (MAX_HASHED - MP_EP_HEADER_SIZE) / MP_EP_ENTRY_SIZE)
 		index_digest(data, size, count, digest);
@@ -230,20 +178,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(digest, sizeof digest, "%064d", 0);
 	write_manifest(h, file_size, digest);
 
-	rc = mp_pack_open(&p, pack_path, &opts, &err);
-	if (rc == MP_OK) {
-		if (!p)
-			mp_fuzz_bug("mp_pack_open returned ok without a pack");
-		check_accepted(p);
-		mp_pack_close(p);
-	} else {
-		if (p)
-			mp_fuzz_bug("mp_pack_open failed (%s) but returned a pack",
-				    mp_err_name(rc));
-		if (err.code != rc)
-			mp_fuzz_bug("returned %s but err says %s", mp_err_name(rc),
-				    mp_err_name(err.code));
-	}
-	mp_fuzz_report(rc, &err);
+	mp_fuzz_open_pack(pack_path, manifest_path);
 	return 0;
 }

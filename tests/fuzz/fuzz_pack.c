@@ -98,23 +98,6 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 	return 0;
 }
 
-static void write_pack(const uint8_t *data, size_t size, uint64_t file_size)
-{
-	int fd = open(pack_path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-
-	if (fd < 0)
-		mp_fuzz_bug("cannot create %s: %s", pack_path, strerror(errno));
-	for (size_t done = 0; done < size;) {
-		ssize_t n = write(fd, data + done, size - done);
-		if (n <= 0)
-			mp_fuzz_bug("cannot write %s: %s", pack_path, strerror(errno));
-		done += (size_t)n;
-	}
-	if (file_size > size && ftruncate(fd, (off_t)file_size) != 0)
-		mp_fuzz_bug("cannot extend %s: %s", pack_path, strerror(errno));
-	close(fd);
-}
-
 /*
  * SHA-256 of the header and of as many whole index entries as the header
  * claims and the file holds: what the loader hashes when the index fits.
@@ -158,42 +141,10 @@ static void write_manifest(uint64_t file_size, uint64_t data_start, const char *
 	json_decref(m);
 }
 
-static void check_accepted(const struct mp_pack *p)
-{
-	for (size_t l = 0; l < p->m.layer_count; l++) {
-		uint64_t layer = p->m.layer_ids[l];
-		for (uint64_t e = 0; e < p->m.num_experts; e++) {
-			for (int r = 0; r < MP_ROLE_COUNT; r++) {
-				uint64_t off, n;
-				struct mp_error err;
-				if (mp_pack_lookup(p, layer, e, r, &off, &n, &err) != MP_OK)
-					mp_fuzz_bug("accepted pack: lookup %llu/%llu/%s: %s",
-						    (unsigned long long)layer,
-						    (unsigned long long)e, mp_role_name(r),
-						    err.msg);
-				if (off < p->m.data_start || n > p->file_size ||
-				    off > p->file_size - n)
-					mp_fuzz_bug("accepted pack: %llu/%llu/%s at %llu+%llu "
-						    "outside data %llu..%llu",
-						    (unsigned long long)layer,
-						    (unsigned long long)e, mp_role_name(r),
-						    (unsigned long long)off,
-						    (unsigned long long)n,
-						    (unsigned long long)p->m.data_start,
-						    (unsigned long long)p->file_size);
-			}
-		}
-	}
-}
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-	struct mp_open_opts opts = { .manifest_path = manifest_path };
-	struct mp_pack *p = NULL;
-	struct mp_error err;
 	uint64_t index_count = 0, data_start = 0, file_size = size;
 	char digest[MP_SHA256_HEX];
-	enum mp_err rc;
 
 	if (size >= MP_HEADER_SIZE) {
 		index_count = le64(data + 24);
@@ -201,7 +152,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		if (data_start <= MAX_EXTEND && data_start + payload_bytes > file_size)
 			file_size = data_start + payload_bytes;
 	}
-	write_pack(data, size, file_size);
+	mp_fuzz_write_file(pack_path, data, size, file_size);
 	/*
 	 * A wrong index count is refused before the index is read or hashed:
 	 * hashing what a huge count claims would only slow the fuzzer down.
@@ -212,20 +163,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		snprintf(digest, sizeof digest, "%064d", 0);
 	write_manifest(file_size, data_start, digest);
 
-	rc = mp_pack_open(&p, pack_path, &opts, &err);
-	if (rc == MP_OK) {
-		if (!p)
-			mp_fuzz_bug("mp_pack_open returned ok without a pack");
-		check_accepted(p);
-		mp_pack_close(p);
-	} else {
-		if (p)
-			mp_fuzz_bug("mp_pack_open failed (%s) but returned a pack",
-				    mp_err_name(rc));
-		if (err.code != rc)
-			mp_fuzz_bug("returned %s but err says %s", mp_err_name(rc),
-				    mp_err_name(err.code));
-	}
-	mp_fuzz_report(rc, &err);
+	mp_fuzz_open_pack(pack_path, manifest_path);
 	return 0;
 }
