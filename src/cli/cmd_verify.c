@@ -393,7 +393,7 @@ static json_t *problem_json(const struct mp_scan_problem *p)
 	if (p->kind == MP_SCAN_NONFINITE_SCALE) {
 		char hex[8];
 
-		snprintf(hex, sizeof hex, "0x%04x", p->first_value);
+		mp_scan_problem_raw_scale(hex, sizeof hex, p);
 		json_object_set_new(o, "count", json_integer((json_int_t)p->count));
 		json_object_set_new(o, "first_block", json_integer((json_int_t)p->first_block));
 		json_object_set_new(o, "first_scale", json_string(p->first_scale));

@@ -4,6 +4,17 @@
 #include "payload/scanreport.h"
 
 #include <stdio.h>
+#include <string.h>
+
+void mp_scan_problem_raw_scale(char *buf, size_t len, const struct mp_scan_problem *p)
+{
+	int digits = 4;
+
+	for (unsigned i = 0; p->codec && i < p->codec->nscales; i++)
+		if (strcmp(p->codec->scales[i].name, p->first_scale) == 0)
+			digits = 2 * (int)p->codec->scales[i].bytes;
+	snprintf(buf, len, "0x%0*x", digits, (unsigned)p->first_value);
+}
 
 static void describe_kind(char *buf, size_t len, const struct mp_scan_problem *p)
 {
@@ -15,7 +26,7 @@ static void describe_kind(char *buf, size_t len, const struct mp_scan_problem *p
 		if (p->codec)
 			p->codec->describe_scale(value, sizeof value, p->first_value);
 		else
-			snprintf(value, sizeof value, "0x%04x", p->first_value);
+			mp_scan_problem_raw_scale(value, sizeof value, p);
 		snprintf(buf, len, " %s: non-finite scale: %llu in the role, first at "
 			 "block %llu (%s = %s)", mp_role_name(p->role),
 			 (unsigned long long)p->count, (unsigned long long)p->first_block,

@@ -23,6 +23,12 @@
 void mp_scan_problem_describe(char *buf, size_t len, const struct mp_scan_problem *p);
 
 /*
+ * A non-finite scale's raw bits as hex, as wide as the scale: "0x7e00" for
+ * an fp16 d or dmin, "0xfd" for MXFP4's byte e.  For --json.
+ */
+void mp_scan_problem_raw_scale(char *buf, size_t len, const struct mp_scan_problem *p);
+
+/*
  * The counts of a scan, "N non-finite scales in N roles, N all-zero roles,
  * N experts with all-zero scales", then ", N roles with all-zero scales"
  * when there are any (MXFP4 roles only), truncated to fit len.
