@@ -219,6 +219,30 @@ wait_until() {
 	done
 }
 
+# daemon_pid MNT: the pid of the moepackfs serving MNT, the newest by start
+# time (the daemon of an earlier mount on MNT may still be exiting, and
+# /proc lists pids in text order), zombies and the fusermount3 that
+# -o auto_unmount starts (its options name moepackfs too) left out; empty
+# if none.
+daemon_pid() {
+	_lib_pid= _lib_start=-1
+	for _lib_d in /proc/[0-9]*; do
+		[ "$(cat "$_lib_d/comm" 2>/dev/null)" = moepackfs ] || continue
+		case $(tr '\0' ' ' 2>/dev/null <"$_lib_d/cmdline") in
+		*moepackfs*" $1 "* | *moepackfs*" $1") ;;
+		*) continue ;;
+		esac
+		# fields after the command name: state is the 1st, starttime the 20th
+		set -- "$1" $(sed 's/.*) //' "$_lib_d/stat" 2>/dev/null)
+		[ $# -ge 21 ] && [ "$2" != Z ] || { set -- "$1"; continue; }
+		if [ "${21}" -gt "$_lib_start" ]; then
+			_lib_pid=${_lib_d#/proc/} _lib_start=${21}
+		fi
+		set -- "$1"
+	done
+	echo "$_lib_pid"
+}
+
 # not CMD...: succeed when CMD fails (wait_until 30 not is_mounted "$M").
 not() {
 	! "$@"
