@@ -49,7 +49,8 @@
 
 #include <openssl/evp.h>
 
-#define PAGE 4096u
+#include "benchutil.h"
+
 #define MAX_THREADS 256u
 #define MAX_SPLITS 16u
 #define LINE_MAX_LEN 8192
@@ -115,38 +116,13 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-static uint64_t round_up(uint64_t v, uint64_t unit)
-{
-	return (v + unit - 1) / unit * unit;
-}
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Split i of an object of len bytes: page-aligned pieces, as the loader cuts. */
-static void split_bounds(uint64_t len, unsigned splits, unsigned i, uint64_t *at,
-			 uint64_t *n)
-{
-	uint64_t step = round_up((len + splits - 1) / splits, PAGE);
-	uint64_t b = (uint64_t)i * step, e = b + step < len ? b + step : len;
-
-	*at = b < len ? b : len;
-	*n = e > *at ? e - *at : 0;
-}
-
 /* Read split i of the current pick; 0 or an errno (EIO: a short file). */
 static int read_split(struct reader *r, unsigned i)
 {
 	const struct object *o = &r->s->objects[r->s->picks[r->pick]];
 	uint64_t at, n, done = 0;
 
-	split_bounds(o->length, r->s->splits, i, &at, &n);
+	part_bounds(o->length, r->s->splits, i, &at, &n);
 	/* O_DIRECT wants whole pages: the tail is read past the object */
 	n = round_up(n, PAGE);
 	while (done < n) {

@@ -42,7 +42,8 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGE 4096u
+#include "benchutil.h"
+
 #define MiB (1024u * 1024u)
 #define ERR_MAX 512
 
@@ -80,11 +81,6 @@ static double now_seconds(void)
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-static uint64_t round_up(uint64_t value, uint64_t unit)
-{
-	return (value + unit - 1) / unit * unit;
 }
 
 static void free_ranges(struct range_list *list)
@@ -298,27 +294,6 @@ struct od_thread {
 	bool failed;
 	struct rb_error err;
 };
-
-static uint64_t splitmix64(uint64_t *state)
-{
-	uint64_t z = (*state += 0x9e3779b97f4a7c15ull);
-
-	z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
-	z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
-	return z ^ (z >> 31);
-}
-
-/* Part p of a range, cut on page boundaries so O_DIRECT accepts it. */
-static void part_bounds(uint64_t length, unsigned parts, unsigned p, uint64_t *begin,
-			uint64_t *len)
-{
-	uint64_t step = round_up((length + parts - 1) / parts, PAGE);
-	uint64_t b = (uint64_t)p * step;
-	uint64_t e = b + step < length ? b + step : length;
-
-	*begin = b < length ? b : length;
-	*len = e > *begin ? e - *begin : 0;
-}
 
 static void *od_worker(void *arg)
 {
