@@ -55,4 +55,12 @@ void mp_fuzz_write_file(const char *path, const uint8_t *data, size_t size,
  */
 void mp_fuzz_open_pack(const char *pack_path, const char *manifest_path);
 
+/*
+ * A fresh directory TMPDIR/TARGET.XXXXXX (tmpfs when TMPDIR is unset) into
+ * dir, and the pack and manifest paths the target writes in it.  Exits
+ * with a message when it cannot be made.
+ */
+void mp_fuzz_work_dir(const char *target, char *dir, size_t dir_len, char *pack, size_t pack_len,
+		      char *manifest, size_t manifest_len);
+
 #endif

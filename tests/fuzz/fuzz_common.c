@@ -127,3 +127,20 @@ void mp_fuzz_open_pack(const char *pack_path, const char *manifest_path)
 	}
 	mp_fuzz_report(rc, &err);
 }
+
+void mp_fuzz_work_dir(const char *target, char *dir, size_t dir_len, char *pack, size_t pack_len,
+		      char *manifest, size_t manifest_len)
+{
+	const char *tmp = getenv("TMPDIR");
+
+	/* tmpfs when there is one: the targets rewrite their files each run */
+	if (!tmp || !*tmp)
+		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
+	snprintf(dir, dir_len, "%s/%s.XXXXXX", tmp, target);
+	if (!mkdtemp(dir)) {
+		fprintf(stderr, "%s: mkdtemp %s: %s\n", target, dir, strerror(errno));
+		exit(2);
+	}
+	snprintf(pack, pack_len, "%s/f.pack", dir);
+	snprintf(manifest, manifest_len, "%s/f.pack.manifest.json", dir);
+}

@@ -69,7 +69,6 @@ static uint64_t le(const uint8_t *p, int n)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *dir = mp_fuzz_seed_dir();
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX];
 	json_error_t jerr;
 	json_int_t s;
@@ -83,15 +82,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 		exit(2);
 	}
 	stride = (uint64_t)s;
-	if (!tmp || !*tmp)
-		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(work_dir, sizeof work_dir, "%s/fuzz_ep.XXXXXX", tmp);
-	if (!mkdtemp(work_dir)) {
-		fprintf(stderr, "fuzz_ep: mkdtemp %s: %s\n", work_dir, strerror(errno));
-		exit(2);
-	}
-	snprintf(pack_path, sizeof pack_path, "%s/f.pack", work_dir);
-	snprintf(manifest_path, sizeof manifest_path, "%s/f.pack.manifest.json", work_dir);
+	mp_fuzz_work_dir("fuzz_ep", work_dir, sizeof work_dir, pack_path, sizeof pack_path,
+			 manifest_path, sizeof manifest_path);
 	atexit(remove_work_dir);
 	return 0;
 }

@@ -64,7 +64,6 @@ static uint64_t le64(const uint8_t *p)
 int LLVMFuzzerInitialize(int *argc, char ***argv)
 {
 	const char *dir = mp_fuzz_seed_dir();
-	const char *tmp = getenv("TMPDIR");
 	char path[PATH_MAX];
 	json_error_t jerr;
 	json_int_t experts, object_bytes;
@@ -84,16 +83,8 @@ int LLVMFuzzerInitialize(int *argc, char ***argv)
 			(uint64_t)experts * (uint64_t)object_bytes;
 	entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * (uint64_t)experts *
 		  MP_ROLE_COUNT;
-	/* tmpfs when there is one: the target rewrites its file each run. */
-	if (!tmp || !*tmp)
-		tmp = access("/dev/shm", W_OK) == 0 ? "/dev/shm" : "/tmp";
-	snprintf(work_dir, sizeof work_dir, "%s/fuzz_pack.XXXXXX", tmp);
-	if (!mkdtemp(work_dir)) {
-		fprintf(stderr, "fuzz_pack: mkdtemp %s: %s\n", work_dir, strerror(errno));
-		exit(2);
-	}
-	snprintf(pack_path, sizeof pack_path, "%s/f.pack", work_dir);
-	snprintf(manifest_path, sizeof manifest_path, "%s/f.pack.manifest.json", work_dir);
+	mp_fuzz_work_dir("fuzz_pack", work_dir, sizeof work_dir, pack_path, sizeof pack_path,
+			 manifest_path, sizeof manifest_path);
 	atexit(remove_work_dir);
 	return 0;
 }
