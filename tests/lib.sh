@@ -243,6 +243,11 @@ daemon_pid() {
 	echo "$_lib_pid"
 }
 
+# is_mounted DIR: a moepackfs mount is at DIR (as /proc/mounts shows it).
+is_mounted() {
+	grep -q " $1 fuse.moepackfs " /proc/mounts
+}
+
 # not CMD...: succeed when CMD fails (wait_until 30 not is_mounted "$M").
 not() {
 	! "$@"
