@@ -975,8 +975,9 @@ static void keep_first(const struct mp_scan_problem *p, void *arg)
 
 /*
  * -o verify=payload: the scan of `moepack verify --payload`, and with
- * full the digest from the same read.  Anything found refuses the mount
- * with one line: the first problem and the counts.
+ * full the digest from the same read (and, where the index records each
+ * role's SHA-256, a second read checking them).  Anything found refuses
+ * the mount with one line: the first problem and the counts.
  */
 static int scan_payload(struct daemon *d)
 {
@@ -1001,6 +1002,13 @@ static int scan_payload(struct daemon *d)
 			rc = mp_pack_check_digest(pack, digest, &err);
 			pack->full_checked = rc == MP_OK;
 		}
+	}
+	/* -o verify=full's check of every role against its index entry, which
+	 * the scan's read does not make */
+	if (rc == MP_OK && d->opt.full && mp_entry_seal_possible(pack)) {
+		progress_bar_init(&bar, stderr, "entries", true);
+		rc = mp_entry_seal_check(pack, 0, progress_bar_update, &bar, &err);
+		progress_bar_finish(&bar);
 	}
 	if (rc != MP_OK) {
 		return pack_failure(d, rc, &err);

@@ -136,3 +136,45 @@ enum mp_err mp_entry_seal_make(struct mp_seal **out, struct mp_seal_layout *l,
 	}
 	return rc;
 }
+
+/* The bad chunks of a check: how many, and the first in file order. */
+struct entry_misses {
+	uint64_t count, first;
+};
+
+static void entry_miss(uint64_t chunk, void *arg)
+{
+	struct entry_misses *m = arg;
+
+	if (m->count++ == 0 || chunk < m->first)
+		m->first = chunk;
+}
+
+enum mp_err mp_entry_seal_check(const struct mp_pack *pack, unsigned jobs,
+				mp_progress_fn progress, void *progress_arg,
+				struct mp_error *err)
+{
+	struct mp_seal *seal;
+	struct mp_seal_layout l;
+	struct entry_misses m = {0, 0};
+	enum mp_err rc = mp_entry_seal_make(&seal, &l, pack, err);
+
+	if (rc != MP_OK)
+		return rc;
+	rc = mp_seal_check_file(pack->fd, pack->path, seal, &l, jobs, progress, progress_arg,
+				entry_miss, &m, err);
+	if (rc == MP_E_SEAL_CHUNK) {
+		struct mp_seal_chunk ch;
+		char where[160];
+
+		mp_seal_chunk_get(&l, m.first, &ch);
+		mp_seal_chunk_describe(pack, &l, m.first, where, sizeof where);
+		rc = mp_fail(err, MP_E_SEAL_CHUNK, "%s: bytes %" PRIu64 "..%" PRIu64 " do not "
+			     "match the SHA-256 of its index entry (%" PRIu64 " of %" PRIu64
+			     " roles differ)", where, ch.offset, ch.offset + ch.len - 1,
+			     m.count, pack->index_count);
+	}
+	mp_seal_free(seal);
+	mp_seal_layout_free(&l);
+	return rc;
+}

@@ -36,4 +36,16 @@ bool mp_entry_seal_possible(const struct mp_pack *pack);
 enum mp_err mp_entry_seal_make(struct mp_seal **out, struct mp_seal_layout *l,
 			       const struct mp_pack *pack, struct mp_error *err);
 
+/*
+ * Read the whole pack once, on `jobs` threads (0: one per CPU), and check
+ * every role against the SHA-256 its index entry records: what a format's
+ * full check adds to the whole-file digest, for a caller that had that
+ * digest from another read (the payload scan's).  MP_E_SEAL_CHUNK when any
+ * role differs, err naming the first in file order and the count; the
+ * codes of mp_entry_seal_make() otherwise, or MP_E_PACK_IO.
+ */
+enum mp_err mp_entry_seal_check(const struct mp_pack *pack, unsigned jobs,
+				mp_progress_fn progress, void *progress_arg,
+				struct mp_error *err);
+
 #endif
