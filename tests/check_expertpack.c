@@ -29,6 +29,7 @@
 
 #include "fixture.h"
 #include "base/u64map.h"
+#include "namespace/node.h"
 #include "pack/expertpack.h"
 #include "pack/mjson.h"
 #include "pack/pyrandom.h"
@@ -411,6 +412,65 @@ START_TEST(test_symlink_manifest)
 }
 END_TEST
 
+/* A file's user.moepack.shape is v. */
+static void assert_shape_xattr(const struct mp_pack *p, enum mp_node_kind kind,
+			       uint64_t object, enum mp_role role, const char *v)
+{
+	struct mp_node n = {.kind = kind, .layer_index = object / p->m.num_experts,
+			    .expert = object % p->m.num_experts, .object = object,
+			    .role = kind == MP_NODE_OBJECT ? MP_ROLE_COUNT : role};
+	char buf[MP_XATTR_VALUE_MAX];
+
+	ck_assert(mp_xattr_applies(p, kind, MP_XA_SHAPE));
+	ck_assert_uint_eq(mp_xattr_value(p, &n, MP_XA_SHAPE, buf, sizeof buf), strlen(v));
+	ck_assert_str_eq(buf, v);
+}
+
+/* Both checkers leave an entry's shape free, so experts may record
+ * different ones: each file shows its own entry's, the view says the role's
+ * shapes differ, and an object whose shapes are the first's shows those. */
+START_TEST(test_shape_per_expert)
+{
+	char dir[PATH_MAX], pack[PATH_MAX], text[MP_SHAPE_TEXT_MAX];
+	struct mp_error err;
+	struct mp_pack *p;
+	struct mp_role_info ri;
+
+	if (!make_corpus(dir))
+		return;
+	corpus_file(dir, "ok_shape_per_expert.pack", pack);
+	ck_assert_msg(mp_pack_open(&p, pack, NULL, &err) == MP_OK, "%s", err.msg);
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		ck_assert(p->m.roles[r].shape_varies);
+	mp_pack_role_info(p, 1, MP_ROLE_UP, &ri);
+	ck_assert_uint_eq(ri.shape_len, 1);
+	ck_assert_uint_eq(ri.shape[0], 2048);
+	ck_assert(!ri.shape_varies);
+	ck_assert_uint_eq(ri.expert_bytes, 1088);
+	mp_shape_text(&ri, text, sizeof text);
+	ck_assert_str_eq(text, "[2048]");
+	/* expert 1 of each layer, role and object files, .f32 views */
+	for (uint64_t k = 1; k < 8; k += 4) {
+		assert_shape_xattr(p, MP_NODE_ROLE, k, MP_ROLE_GATE, "[32, 64]");
+		assert_shape_xattr(p, MP_NODE_ROLE, k, MP_ROLE_UP, "[2048]");
+		assert_shape_xattr(p, MP_NODE_F32, k, MP_ROLE_DOWN, "[32, 32, 2]");
+		assert_shape_xattr(p, MP_NODE_OBJECT, k, MP_ROLE_COUNT,
+				   "[[32, 64], [2048], [32, 32, 2]]");
+	}
+	assert_shape_xattr(p, MP_NODE_ROLE, 6, MP_ROLE_UP, "[64, 32]");
+	assert_shape_xattr(p, MP_NODE_OBJECT, 0, MP_ROLE_COUNT, "[[64, 32], [64, 32], [32, 64]]");
+	mp_pack_close(p);
+	/* the valid pack's roles each have one shape */
+	corpus_file(dir, "valid.pack", pack);
+	ck_assert_msg(mp_pack_open(&p, pack, NULL, &err) == MP_OK, "%s", err.msg);
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		ck_assert(!p->m.roles[r].shape_varies);
+	assert_shape_xattr(p, MP_NODE_ROLE, 5, MP_ROLE_GATE, "[64, 32]");
+	mp_pack_close(p);
+	fx_rmtree(dir);
+}
+END_TEST
+
 /* ---- bad calls and files that are not packs ------------------------------- */
 
 START_TEST(test_usage_and_files)
@@ -679,6 +739,7 @@ static Suite *expertpack_suite(void)
 	tcase_add_test(corpus, test_corpus);
 	tcase_add_test(answers, test_valid_answers);
 	tcase_add_test(answers, test_symlink_manifest);
+	tcase_add_test(answers, test_shape_per_expert);
 	tcase_add_test(answers, test_usage_and_files);
 	tcase_add_test(answers, test_full_geometry);
 	tcase_add_test(answers, test_u64map);

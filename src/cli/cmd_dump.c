@@ -85,6 +85,7 @@ struct dump {
 	struct mp_pack *pack;
 	uint64_t layer_id, expert;
 	enum mp_role role;
+	struct mp_role_info ri; /* that expert's role, its own shape */
 	int write_errno; /* of the write that failed: stdio forgets it */
 };
 
@@ -96,7 +97,7 @@ static json_t *num_or_null(bool have, double v)
 static int print_stats_json(const struct dump *d, const struct stats *st, uint64_t row_len,
 			    uint64_t rows)
 {
-	const struct mp_role_info *ri = &d->pack->m.roles[d->role];
+	const struct mp_role_info *ri = &d->ri;
 	bool have = st->finite > 0;
 	double sd = have ? sqrt(st->m2 / (double)st->finite) : 0;
 	json_t *o = json_object(), *sh = json_array();
@@ -131,18 +132,15 @@ static int print_stats_json(const struct dump *d, const struct stats *st, uint64
 static int print_stats(const struct dump *d, const struct stats *st, uint64_t row_len,
 		       uint64_t rows)
 {
-	const struct mp_role_info *ri = &d->pack->m.roles[d->role];
+	const struct mp_role_info *ri = &d->ri;
 	bool have = st->finite > 0;
 	double sd = have ? sqrt(st->m2 / (double)st->finite) : 0;
-	char shape[160];
-	size_t used = 0;
+	char shape[MP_SHAPE_TEXT_MAX];
 
 	if (d->json)
 		return print_stats_json(d, st, row_len, rows);
-	for (unsigned i = 0; i < ri->shape_len && used < sizeof shape; i++)
-		used += (size_t)snprintf(shape + used, sizeof shape - used, "%s%" PRIu64,
-					 i ? ", " : "", ri->shape[i]);
-	printf("layer %" PRIu64 " expert %" PRIu64 " %s: %s, logical shape [%s], %" PRIu64
+	mp_shape_text(ri, shape, sizeof shape);
+	printf("layer %" PRIu64 " expert %" PRIu64 " %s: %s, logical shape %s, %" PRIu64
 	       " rows of %" PRIu64 "\n",
 	       d->layer_id, d->expert, mp_role_name(d->role), ri->dtype, shape, rows, row_len);
 	printf("%-18s %" PRIu64 " (%" PRIu64 " finite)\n", "values", st->values, st->finite);
@@ -309,18 +307,20 @@ static int emit_step(struct dump *d, struct step *s)
 /* Decode the role step by step and hand each step to the mode's output. */
 static int decode(struct dump *d)
 {
-	const struct mp_role_info *ri = &d->pack->m.roles[d->role];
-	struct step s = {.qt = mp_quant_by_id(ri->dtype_id)};
-	uint64_t offset, nbytes, rows, blocks;
 	long layer_index = mp_pack_layer_index(d->pack, d->layer_id);
+	uint64_t offset, nbytes, rows, blocks,
+		object = mp_pack_object(d->pack, (uint64_t)layer_index, d->expert);
+	struct step s;
 	int rc = CLI_EXIT_OK;
 
+	/* rows follow this expert's own shape, which another's may not share */
+	mp_pack_role_info(d->pack, object, d->role, &d->ri);
+	s = (struct step){.qt = mp_quant_by_id(d->ri.dtype_id)};
 	s.raw = malloc((size_t)STEP_BLOCKS * MP_CODEC_MAX_BLOCK_BYTES);
 	s.v = malloc(sizeof(float) * STEP_BLOCKS * MP_CODEC_MAX_BLOCK_WEIGHTS);
 	s.out = malloc(sizeof(float) * STEP_BLOCKS * MP_CODEC_MAX_BLOCK_WEIGHTS);
-	mp_pack_role_range(d->pack, mp_pack_object(d->pack, (uint64_t)layer_index, d->expert),
-			   d->role, &offset, &nbytes);
-	mp_role_rows(ri, &s.row_len, &rows);
+	mp_pack_role_range(d->pack, object, d->role, &offset, &nbytes);
+	mp_role_rows(&d->ri, &s.row_len, &rows);
 	blocks = nbytes / s.qt->block_bytes;
 	if (!s.raw || !s.v || !s.out || !mp_dequant_supported(s.qt)) {
 		fprintf(stderr, "moepack %s: out of memory\n", d->cmd);

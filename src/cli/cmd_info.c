@@ -20,16 +20,19 @@ const struct cli_option cli_info_options[] = {
 };
 
 /* As the manifest writes it, "[3584, 3072]": GGUF ne[] order, the row
- * length first.  ("3584 x 3072" would read as 3584 rows.) */
-static void format_shape(char *buf, size_t len, const struct mp_role_info *ri)
+ * length first.  ("3584 x 3072" would read as 3584 rows.)  A role whose
+ * experts' entries record different shapes says so after the first's. */
+static void format_shape(char *buf, size_t len, const struct mp_model *m,
+			 const struct mp_role_info *ri)
 {
-	size_t used = (size_t)snprintf(buf, len, "[");
+	char text[MP_SHAPE_TEXT_MAX];
 
-	for (unsigned i = 0; i < ri->shape_len && used < len; i++)
-		used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? ", " : "",
-					 (unsigned long long)ri->shape[i]);
-	if (used < len)
-		snprintf(buf + used, len - used, "]");
+	mp_shape_text(ri, text, sizeof text);
+	if (ri->shape_varies)
+		snprintf(buf, len, "%s in layer %u expert 0; other experts differ", text,
+			 m->layer_ids[0]);
+	else
+		snprintf(buf, len, "%s", text);
 }
 
 /* The format's own facts, the head or the tail ones, as text lines. */
@@ -53,7 +56,7 @@ static void print_facts(const struct mp_pack *p, bool tail)
 static void print_text(const struct mp_pack *p)
 {
 	const struct mp_model *m = &p->m;
-	char size[32], shape[96], shown[CLI_TEXT_MAX];
+	char size[32], shape[MP_SHAPE_TEXT_MAX + 64], shown[CLI_TEXT_MAX];
 
 	printf("pack              %s\n", cli_text(shown, p->path));
 	if (strcmp(p->path, p->real_path) != 0)
@@ -71,7 +74,7 @@ static void print_text(const struct mp_pack *p)
 		enum mp_role r = m->order[i];
 		const struct mp_role_info *ri = &m->roles[r];
 
-		format_shape(shape, sizeof shape, ri);
+		format_shape(shape, sizeof shape, m, ri);
 		printf("                  %-5s %-5s %3d %13llu %13llu  %s\n",
 		       mp_role_name(r), ri->dtype, ri->dtype_id,
 		       (unsigned long long)ri->expert_bytes,
@@ -110,6 +113,7 @@ static json_t *role_json(const struct mp_role_info *ri)
 	json_object_set_new(o, "expert_bytes", u64(ri->expert_bytes));
 	json_object_set_new(o, "role_offset", u64(ri->role_offset));
 	json_object_set_new(o, "logical_shape", shape);
+	json_object_set_new(o, "logical_shape_varies", json_boolean(ri->shape_varies));
 	return o;
 }
 

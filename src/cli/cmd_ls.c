@@ -34,7 +34,9 @@ struct selection {
  * need a buffer that outlives main.
  */
 #define OUT_BUF (1u << 20)
-#define LINE_MAX_BYTES 256
+/* The longest line: a 128-byte name escaped (at most 6 bytes a byte), a
+ * shape of MP_MAX_SHAPE 20-digit numbers, the other fields. */
+#define LINE_MAX_BYTES 2048
 
 struct out {
 	char *buf;
@@ -72,16 +74,22 @@ static void print_entry(struct out *o, const struct mp_pack *p, uint64_t layer_i
 	unsigned long long layer = p->m.layer_ids[layer_index];
 	uint64_t offset, nbytes, object = mp_pack_object(p, layer_index, expert);
 	char name[MP_PACK_TENSOR_NAME_MAX], shown[CLI_TEXT_MAX], *quoted = NULL;
+	char shape[MP_SHAPE_TEXT_MAX];
+	struct mp_role_info ri;
 
 	mp_pack_role_range(p, object, role, &offset, &nbytes);
 	/* a format's index may hold any bytes in a name: escaped either way */
 	mp_pack_tensor_name(p, object, role, name, sizeof name);
+	/* the entry's own shape: another expert's may differ */
+	mp_pack_role_info(p, object, role, &ri);
+	mp_shape_text(&ri, shape, sizeof shape);
 	if (json && (quoted = mp_json_quote(name, strlen(name), NULL)) != NULL)
 		out_printf(o, "%s\n  {\"name\": %s, \"layer\": %llu, \"expert\": %llu, "
-			   "\"role\": \"%s\", \"offset\": %llu, \"nbytes\": %llu}",
+			   "\"role\": \"%s\", \"offset\": %llu, \"nbytes\": %llu, "
+			   "\"shape\": %s}",
 			   first ? "" : ",", quoted, layer, (unsigned long long)expert,
 			   mp_role_name(role), (unsigned long long)offset,
-			   (unsigned long long)nbytes);
+			   (unsigned long long)nbytes, shape);
 	else if (json)
 		o->error = ENOMEM;
 	else

@@ -63,15 +63,6 @@ static void append(char *buf, size_t cap, size_t *len, const char *fmt, ...)
 		*len = *len + (size_t)n < cap ? *len + (size_t)n : cap;
 }
 
-static void append_shape(char *buf, size_t cap, size_t *len,
-			 const struct mp_role_info *r)
-{
-	append(buf, cap, len, "[");
-	for (unsigned i = 0; i < r->shape_len; i++)
-		append(buf, cap, len, "%s%" PRIu64, i ? ", " : "", r->shape[i]);
-	append(buf, cap, len, "]");
-}
-
 /* One role's value of an attribute that has one per role. */
 static void role_value(const struct mp_pack *pack, const struct mp_node *n, enum mp_role r,
 		       enum mp_xattr id, char *buf, size_t cap, size_t *len)
@@ -84,7 +75,12 @@ static void role_value(const struct mp_pack *pack, const struct mp_node *n, enum
 	} else if (id == MP_XA_DTYPE_ID) {
 		append(buf, cap, len, "%d", ri->dtype_id);
 	} else if (id == MP_XA_SHAPE) {
-		append_shape(buf, cap, len, ri);
+		struct mp_role_info own;
+
+		/* the object's own entry's: experts' shapes may differ */
+		mp_pack_role_info(pack, n->object, r, &own);
+		mp_shape_text(&own, text, sizeof text);
+		append(buf, cap, len, "%s", text);
 	} else if (id == MP_XA_SHA256) {
 		mp_sha256_hex(mp_pack_role_sha256(pack, n->object, r), text);
 		append(buf, cap, len, "%s", text);

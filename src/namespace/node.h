@@ -58,7 +58,8 @@ enum mp_xattr {
 };
 
 /* Longest value: the object's three tensor names or shapes (each in GGUF
- * ne[] order, the row length first, as the manifest has them). */
+ * ne[] order, the row length first, as the manifest or the object's own
+ * index entries have them). */
 #define MP_XATTR_VALUE_MAX 1024
 /* Longest listing: every name with its NUL. */
 #define MP_XATTR_LIST_MAX (MP_XA_COUNT * 32)

@@ -59,19 +59,45 @@ static enum mp_err ep_options(const struct mp_open_opts *o, struct mp_ep_opts *e
 	return MP_OK;
 }
 
-/* Role r of the view: one index entry's facts, the same for every object. */
+/* A role's shape as the entry of that object records it. */
+static void entry_shape(const struct mp_ep *ep, uint64_t object, enum mp_role r,
+			struct mp_role_info *ri)
+{
+	const struct mp_ep_role_info *e = mp_ep_role_at(ep, object, ep_role(r));
+
+	memset(ri->shape, 0, sizeof ri->shape);
+	ri->shape_len = e->rank < MP_MAX_SHAPE ? e->rank : MP_MAX_SHAPE;
+	for (unsigned i = 0; i < ri->shape_len; i++)
+		ri->shape[i] = e->shape[i];
+}
+
+/* Whether an entry of role r records another shape than object 0's: both
+ * checkers leave shapes free, so experts may differ (moepack-pack(5)). */
+static bool shape_varies(const struct mp_ep *ep, enum mp_role r)
+{
+	const struct mp_ep_role_info *first = mp_ep_role_at(ep, 0, ep_role(r));
+
+	for (uint64_t k = 1; k < ep->object_count; k++) {
+		const struct mp_ep_role_info *e = mp_ep_role_at(ep, k, ep_role(r));
+
+		if (e->rank != first->rank ||
+		    memcmp(e->shape, first->shape, e->rank * sizeof e->shape[0]) != 0)
+			return true;
+	}
+	return false;
+}
+
+/* Role r of the view: its facts, the same for every object, and object
+ * 0's shape, with whether another object's differs. */
 static void model_role(const struct mp_ep *ep, enum mp_role r, struct mp_role_info *ri)
 {
-	const struct mp_ep_role_info *e = mp_ep_role_at(ep, 0, ep_role(r));
-
 	memset(ri, 0, sizeof *ri);
 	snprintf(ri->dtype, sizeof ri->dtype, "%s", "MXFP4");
 	ri->dtype_id = MP_GGML_MXFP4;
 	ri->expert_bytes = ep->role_bytes;
 	ri->role_offset = (uint64_t)ep_role(r) * ep->role_bytes;
-	ri->shape_len = e->rank < MP_MAX_SHAPE ? e->rank : MP_MAX_SHAPE;
-	for (unsigned i = 0; i < ri->shape_len; i++)
-		ri->shape[i] = e->shape[i];
+	entry_shape(ep, 0, r, ri);
+	ri->shape_varies = shape_varies(ep, r);
 }
 
 static enum mp_err fill_model(struct mp_pack *p, const struct mp_ep *ep,
@@ -163,6 +189,12 @@ static void ep_tensor_name(const struct mp_pack *p, uint64_t object, enum mp_rol
 	snprintf(buf, len, "%s", mp_ep_role_at(p->ep, object, ep_role(role))->tensor_name);
 }
 
+static void ep_role_shape(const struct mp_pack *p, uint64_t object, enum mp_role role,
+			  struct mp_role_info *ri)
+{
+	entry_shape(p->ep, object, role, ri);
+}
+
 static const unsigned char *ep_role_sha256(const struct mp_pack *p, uint64_t object,
 					   enum mp_role role)
 {
@@ -215,6 +247,7 @@ const struct mp_pack_format mp_format_expertpack = {
 	.tensor_name = ep_tensor_name,
 	.facts = ep_facts,
 	.role_sha256 = ep_role_sha256,
+	.role_shape = ep_role_shape,
 	.manifest_with_path = ep_manifest_with_path,
 	.path_key = "pack_path",
 	.sha256_key = "pack_sha256",

@@ -184,3 +184,22 @@ const unsigned char *mp_pack_role_sha256(const struct mp_pack *pack, uint64_t ob
 {
 	return pack->format->role_sha256(pack, object, role);
 }
+
+void mp_pack_role_info(const struct mp_pack *pack, uint64_t object, enum mp_role role,
+		       struct mp_role_info *out)
+{
+	*out = pack->m.roles[role];
+	out->shape_varies = false;
+	pack->format->role_shape(pack, object, role, out);
+}
+
+void mp_shape_text(const struct mp_role_info *ri, char *buf, size_t len)
+{
+	size_t used = (size_t)snprintf(buf, len, "[");
+
+	for (unsigned i = 0; i < ri->shape_len && used < len; i++)
+		used += (size_t)snprintf(buf + used, len - used, "%s%llu", i ? ", " : "",
+					 (unsigned long long)ri->shape[i]);
+	if (used < len)
+		snprintf(buf + used, len - used, "]");
+}

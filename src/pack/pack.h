@@ -29,8 +29,12 @@ struct mp_role_info {
 	int dtype_id;          /* GGML type id: 10 / 11 */
 	uint64_t expert_bytes; /* payload bytes of one expert's role */
 	uint64_t role_offset;  /* offset of this role inside an object */
+	/* the logical shape, GGUF ne[] order: in struct mp_model the first
+	 * object's (a format may record one per entry: mp_pack_role_info()) */
 	uint64_t shape[MP_MAX_SHAPE];
 	unsigned shape_len;
+	/* in struct mp_model: some object's entry records another shape */
+	bool shape_varies;
 };
 
 /*
@@ -120,6 +124,10 @@ struct mp_pack_format {
 	/* The SHA-256 of a role's bytes that the format records, or NULL. */
 	const unsigned char *(*role_sha256)(const struct mp_pack *p, uint64_t object,
 					    enum mp_role role);
+	/* The logical shape of a role of an object, into ri->shape and
+	 * ri->shape_len: its own entry's, or the format's one per role. */
+	void (*role_shape)(const struct mp_pack *p, uint64_t object, enum mp_role role,
+			   struct mp_role_info *ri);
 	/* The manifest's text with the pack's path (path_key) replaced, every
 	 * other value kept: the mounted <pack>.manifest.json.  *out malloc'd. */
 	enum mp_err (*manifest_with_path)(const struct mp_pack *p, const char *path,
@@ -283,5 +291,20 @@ enum mp_err mp_pack_manifest_with_path(const struct mp_pack *pack, const char *p
 /* The SHA-256 the format records for a role's bytes, or NULL (Kimi: none). */
 const unsigned char *mp_pack_role_sha256(const struct mp_pack *pack, uint64_t object,
 					 enum mp_role role);
+/*
+ * Role r of one object: m.roles[r] with the shape that object's entry
+ * records (SGLang's entries each record one and may differ; a Kimi pack's
+ * manifest has one per role), shape_varies false.  What shows or decodes
+ * one expert's role reads this, not m.roles[r].shape.
+ */
+void mp_pack_role_info(const struct mp_pack *pack, uint64_t object, enum mp_role role,
+		       struct mp_role_info *out);
+
+/* Room for any shape as text, its NUL included. */
+#define MP_SHAPE_TEXT_MAX (MP_MAX_SHAPE * 22 + 3)
+/* ri's shape as the manifest writes it, a JSON list in GGUF ne[] order,
+ * the row length first: "[3584, 3072]".  Into buf[len], cut short at
+ * len - 1. */
+void mp_shape_text(const struct mp_role_info *ri, char *buf, size_t len);
 
 #endif

@@ -576,6 +576,15 @@ static const unsigned char *kimi_role_sha256(const struct mp_pack *p, uint64_t o
 	return NULL; /* the index records none */
 }
 
+/* The manifest's one shape per role: the index records none. */
+static void kimi_role_shape(const struct mp_pack *p, uint64_t object, enum mp_role role,
+			    struct mp_role_info *ri)
+{
+	(void)object;
+	memcpy(ri->shape, p->m.roles[role].shape, sizeof ri->shape);
+	ri->shape_len = p->m.roles[role].shape_len;
+}
+
 /* Re-encoded by jansson, key order kept (manifest.h). */
 static enum mp_err kimi_manifest_with_path(const struct mp_pack *p, const char *path,
 					   char **out, size_t *out_len, struct mp_error *err)
@@ -611,6 +620,7 @@ const struct mp_pack_format mp_format_kimi = {
 	.tensor_name = kimi_tensor_name,
 	.facts = kimi_facts,
 	.role_sha256 = kimi_role_sha256,
+	.role_shape = kimi_role_shape,
 	.manifest_with_path = kimi_manifest_with_path,
 	.path_key = "expert_pack.path",
 	.sha256_key = "expert_pack.sha256",

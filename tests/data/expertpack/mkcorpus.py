@@ -6,6 +6,9 @@ the bench.
     python3 mkcorpus.py sparse OUT.pack [--layers 43] [--experts 256]
                         [--top-k 6] [--hidden 4096] [--inter 2048]
                         [--alignment 4096]
+    python3 mkcorpus.py pack OUT.pack [--layers 2] [--experts 4] [--top-k 2]
+                        [--hidden 256] [--inter 512] [--alignment 4096]
+                        [--vary-shapes 0]
     python3 mkcorpus.py sample SEED N K
     python3 mkcorpus.py refbuild GGUF CONFIG OUT
 
@@ -31,6 +34,10 @@ the reference reaches first must win.
 sparse writes a pack of full geometry whose data region is a hole, with a
 manifest (no pack_sha256: hashing 147 GB is not what it is for) and no
 source file; the tensors' source fields describe a GGUF that is not there.
+
+pack writes one valid pack, its manifest and its source OUT.pack.gguf, for
+the mount tests; with --vary-shapes 1 expert 1 of every layer records other
+shapes than the rest (vary_shapes), as both checkers allow.
 
 refbuild writes OUT and OUT.manifest.json from a DeepSeek-V4-Flash GGUF and
 its config.json as SGLang's reference builder (build.py, driven by
@@ -368,6 +375,19 @@ def restride(stride):
     return f
 
 
+def vary_shapes(p):
+    """Expert 1 of every layer records other shapes of the same weights
+    than the others: gate's dimensions swapped, up's as one row of rank 1,
+    down's second dimension split in two (rank 3).  Both checkers leave
+    shapes free, so the pack stays valid."""
+    for e in p.entries:
+        if e["expert"] != 1:
+            continue
+        ne0, ne1 = e["shape"][:2]
+        e["rank"], e["shape"] = ((2, [ne1, ne0]), (1, [ne0 * ne1]),
+                                 (3, [ne0, ne1 // 2, 2]))[e["role_id"]]
+
+
 def raw_entry(i, offset, b):
     """Entry i's bytes at offset replaced by b (after serialization)."""
     def f(p):
@@ -418,6 +438,8 @@ def corpus(out):
       mutate=raw_entry(0, 8, b"MXFP4\0junk"))
     A("ok_shape_tail", "-", "ok", "passes: shape beyond rank is not read",
       mutate=raw_entry(2, 248 + 16, struct.pack("<Q", 5)))
+    A("ok_shape_per_expert", "-", "ok",
+      "passes: shapes are free; the model reads expert 0's of each layer", mutate=vary_shapes)
     A("ok_pack_path_relative", "-", "ok",
       "validate.py resolves pack_path against the current directory; moepack against "
       "the manifest's", mutate=man("pack_path", "ok_pack_path_relative.pack"))
@@ -877,11 +899,14 @@ def sparse(out, layers, experts, top_k, hidden, inter, alignment):
         f.write(json.dumps(p.manifest, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
 
 
-def single(out, layers, experts, top_k, hidden, inter, alignment):
+def single(out, layers, experts, top_k, hidden, inter, alignment, vary=0):
     """One valid pack OUT, its manifest and its source OUT.gguf (for the
-    mount tests: a geometry whose objects can be 4096-aligned)."""
+    mount tests: a geometry whose objects can be 4096-aligned); vary: its
+    experts 1 record other shapes (vary_shapes)."""
     p = build(layers, experts, top_k, hidden, inter, alignment,
               source=write_gguf(layers, experts, hidden, inter, 11))
+    if vary:
+        vary_shapes(p)
     c = Corpus.__new__(Corpus)
     c.out = os.path.dirname(os.path.abspath(out))
     c.source_path = os.path.abspath(out) + ".gguf"
@@ -1029,7 +1054,7 @@ def geometry_options(rest, opts):
         opts[rest[0]] = int(rest[1])
         rest = rest[2:]
     return [opts[k] for k in ("--layers", "--experts", "--top-k", "--hidden", "--inter",
-                              "--alignment")]
+                              "--alignment", "--vary-shapes") if k in opts]
 
 
 def main(argv):
@@ -1051,7 +1076,7 @@ def main(argv):
     if len(argv) >= 2 and argv[0] == "pack" and argv[1].endswith(".pack"):
         single(argv[1], *geometry_options(argv[2:], {
             "--layers": 2, "--experts": 4, "--top-k": 2, "--hidden": 256,
-            "--inter": 512, "--alignment": 4096}))
+            "--inter": 512, "--alignment": 4096, "--vary-shapes": 0}))
         return 0
     sys.exit(__doc__)
 
