@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "pack/epident.h"
 #include "pack/expertpack.h"
+#include "writer/build.h"
 #include "writer/epjob.h"
 #include "writer/outputs.h"
 
@@ -277,6 +278,7 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 		.expect_source_sha256 = source_hex, .expect_model_identity_sha256 = model_hex,
 		.expect_config_sha256 = config_hex, .full = !j->sparse,
 		.source_path = j->sparse ? NULL : j->o->gguf_path, .samples = j->p->index_count,
+		.cancel = j->o->cancel,
 	};
 	enum mp_err rc;
 
@@ -285,10 +287,35 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 	mp_sha256_hex(j->d.model, model_hex);
 	mp_sha256_hex(j->d.source, source_hex);
 	mp_sha256_hex(j->p->config_sha256, config_hex);
+	mp_build_test_pause(j->o->cancel, "final-check");
 	rc = mp_ep_open(&ep, j->partial, &eo, err);
 	mp_ep_close(ep);
 	free(text);
 	return rc;
+}
+
+/*
+ * A stop asked during the final check (rc MP_E_INTERRUPTED, the check's
+ * message in *err) or after it: PACK.partial is whole and stays for
+ * --resume, which compares every object and checks it again.
+ */
+static enum mp_err stop_checked(const struct mp_epw_job *j, enum mp_err rc,
+				struct mp_error *err)
+{
+	char why[MP_MSG_MAX], part[MP_MSG_MAX];
+
+	if (rc == MP_OK && !mp_cancel_sig(j->o->cancel))
+		return MP_OK;
+	if (rc == MP_OK)
+		mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after the final check",
+			mp_err_summary(MP_E_INTERRUPTED), mp_cancel_sig(j->o->cancel));
+	else if (rc != MP_E_INTERRUPTED)
+		return rc;
+	/* the check's message is escaped already; the path is escaped here */
+	snprintf(why, sizeof why, "%s", err->msg);
+	mp_text_escape(part, sizeof part, j->partial, strlen(j->partial), 0);
+	return mp_fail_escaped(err, MP_E_INTERRUPTED, "%s: %s is kept, run again with --resume "
+			       "to continue it", why, part);
 }
 
 static enum mp_err finish(struct mp_epw_job *j, struct mp_error *err)
@@ -347,13 +374,13 @@ static enum mp_err run(struct mp_epw_job *j, struct mp_error *err)
 	    (rc = resolve_inputs(j, err)) || (rc = take_lock(j, err)) ||
 	    (rc = open_partial(j, err)))
 		return rc;
-	if ((rc = mp_epw_hash_source(j->p, &j->d, err)) ||
+	if ((rc = mp_epw_hash_source(j->p, &j->d, j->o->cancel, err)) ||
 	    (rc = mp_epw_inventory_sha256(j->p, j->res->inventory_sha256, err)) ||
 	    (rc = make_head(j, err)) || (rc = mp_epw_copy(j, err)))
 		return rc;
 	close(j->out_fd);
 	j->out_fd = -1;
-	if ((rc = check_written(j, err)))
+	if ((rc = stop_checked(j, check_written(j, err), err)))
 		return rc;
 	mp_sha256_hex(j->pack_sha256, j->res->pack_sha256);
 	return finish(j, err);
