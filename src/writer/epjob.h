@@ -29,6 +29,7 @@ struct mp_epw_job {
 	struct stat out_st;
 	unsigned char pack_sha256[MP_SHA256_LEN];
 	bool sparse;              /* mkdemo --sparse: no pack_sha256, no source */
+	bool resumed;             /* PACK.partial was there: --resume continues it */
 	char started_at[MP_EPW_TIME_LEN];
 	struct timespec t0;
 };

@@ -231,6 +231,7 @@ static enum mp_err open_partial(struct mp_epw_job *j, struct mp_error *err)
 			       j->partial);
 	rc = mp_open_output(j->partial, O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), NULL,
 			    "PACK.partial", MP_E_PACK_IO, &j->out_fd, &j->out_st, err);
+	j->resumed = exists;
 	if (!rc && !j->sparse) /* a hole takes no space */
 		rc = check_space(j, exists ? (uint64_t)j->out_st.st_blocks * 512 : 0, err);
 	if (!rc && ftruncate(j->out_fd, (off_t)j->p->size) != 0)
@@ -409,20 +410,32 @@ static enum mp_err run_sparse(struct mp_epw_job *j, struct mp_error *err)
 	return finish(j, err);
 }
 
-/* After a failure: PACK.partial is kept for --resume only when a signal
- * stopped the copy; a pack renamed into place without its manifest goes. */
-static void clean_up(struct mp_epw_job *j, enum mp_err rc)
+static bool is_file(const char *path, const struct stat *want)
 {
 	struct stat st;
 
+	return lstat(path, &st) == 0 && st.st_ino == want->st_ino && st.st_dev == want->st_dev;
+}
+
+/*
+ * After a failure: PACK.partial is kept for --resume when a signal stopped
+ * the build, and always when this run resumed it (a full disk, a GGUF that
+ * changed: a resume compares every object it holds, so nothing it may hold
+ * makes it unusable, and a 147 GB copy is not thrown away for a failure of
+ * something else); one this run created goes.  A pack renamed into place
+ * without its manifest goes, back to PACK.partial when it was resumed.
+ */
+static void clean_up(struct mp_epw_job *j, enum mp_err rc)
+{
 	if (!rc || j->out_st.st_ino == 0 || rc == MP_E_INTERRUPTED)
 		return;
-	if (lstat(j->partial, &st) == 0 && st.st_ino == j->out_st.st_ino &&
-	    st.st_dev == j->out_st.st_dev)
-		unlink(j->partial);
-	else if (lstat(j->res->pack_path, &st) == 0 && st.st_ino == j->out_st.st_ino &&
-		 st.st_dev == j->out_st.st_dev)
-		unlink(j->res->pack_path);
+	if (is_file(j->partial, &j->out_st)) {
+		if (!j->resumed)
+			unlink(j->partial);
+	} else if (is_file(j->res->pack_path, &j->out_st)) {
+		if (!j->resumed || rename(j->res->pack_path, j->partial) != 0)
+			unlink(j->res->pack_path);
+	}
 }
 
 static double seconds_since(const struct timespec *t0)

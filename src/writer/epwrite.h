@@ -37,7 +37,8 @@
  * a stop was asked through opts->cancel before the rename: during the hash,
  * the copy (at an object boundary) or the final check (PACK.partial kept,
  * synced); MP_E_NO_SPACE, MP_E_PACK_IO, MP_E_GGUF_IO, or the code of the
- * check the written pack failed.  res freed with mp_epw_result_free().
+ * check the written pack failed (a resumed PACK.partial is kept whatever
+ * failed).  res freed with mp_epw_result_free().
  */
 enum mp_err mp_epw_build(struct mp_epw_plan *plan, const struct mp_epw_opts *opts,
 			 struct mp_epw_result *res, struct mp_error *err);
