@@ -690,8 +690,10 @@ static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_e
 	for (uint64_t done = 0; !rc && done < ch.len;) {
 		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
 
-		rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
-				   MP_E_GGUF_IO, err);
+		rc = mp_cancel_check(b->o->cancel, err, "copying chunk %" PRIu64 " again", c);
+		if (!rc)
+			rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
+					   MP_E_GGUF_IO, err);
 		if (!rc)
 			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
 		if (!rc)
@@ -726,7 +728,8 @@ static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst
 	if (rc)
 		return rc;
 	b->res->chunks_checked = mp_build_seal_chunks_before(&b->seal, start);
-	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc, err);
+	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc,
+				 b->o->cancel, err);
 	close(rfd);
 	if (rc == MP_E_SEAL_CHUNK)
 		rc = MP_OK; /* the bad ones are in bc */
@@ -808,8 +811,10 @@ static enum mp_err take_done_part(struct build *b, int fd, const struct stat *ps
 	for (uint64_t pos = b->l.data_start; !rc && h->sha && pos < end;) {
 		size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
-		rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
-				   err);
+		rc = mp_cancel_check(b->o->cancel, err, "reading %s back", b->partial);
+		if (!rc)
+			rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
+					   err);
 		pack_hash_update(h, b->buf, n);
 		pos += n;
 	}
