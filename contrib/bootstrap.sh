@@ -3,10 +3,10 @@
 #
 #   sh contrib/bootstrap.sh demo   install what is missing of DEMO_PACKAGES
 #                                  (what building and the demo need), build,
-#                                  make a demo pack, verify, inspect and
-#                                  mount it, make a small GGUF checkpoint
-#                                  and build a pack of it, then say what to
-#                                  do next
+#                                  make a demo pack, verify, seal, inspect
+#                                  and mount it, show a changed byte refused,
+#                                  make a small GGUF checkpoint and build a
+#                                  pack of it, then say what to do next
 #   sh contrib/bootstrap.sh test   install what is missing of TEST_PACKAGES
 #                                  (everything the tests use; and ggml from
 #                                  npm for the cross-checks, if it can),
@@ -24,8 +24,9 @@
 # build by hand does, so either may come first: demo reuses a build/ that is
 # already configured (keeping its options), or a source tree configured in
 # place (the old by-hand way); test configures build/ itself and so needs
-# the source tree unconfigured.  The demo files go to
-# ${DEMO_DIR:-/tmp/moepack-demo}; running demo again replaces them.
+# the source tree unconfigured.  The demo files go to $DEMO_DIR (running
+# demo again replaces them), or else to a new directory of the user's own
+# that mktemp makes in ${TMPDIR:-/tmp}, named when the demo starts and ends.
 set -eu
 
 mode=${1:-}
@@ -220,12 +221,21 @@ demo)
 	# shellcheck disable=SC2086 # a list of words
 	install_missing $DEMO_PACKAGES
 	demo_build
-	demo=${DEMO_DIR:-/tmp/moepack-demo}
-	mkdir -p "$demo"
+	# not a fixed name in /tmp, which every user of the host shares: it
+	# could be another user's, or a link one planted
+	if [ -n "${DEMO_DIR:-}" ]; then
+		demo=$DEMO_DIR
+		mkdir -p "$demo"
+	else
+		demo=$(mktemp -d "${TMPDIR:-/tmp}/moepack-demo.XXXXXX")
+	fi
+	say "the demo's files go to $demo"
 	say "writing a demo pack (92 layers x 4 experts, page-aligned)"
 	"$bin/moepack" mkdemo --force --out "$demo/demo.pack" --experts 4 --full-sha256
 	say "moepack verify --full"
 	"$bin/moepack" verify --full "$demo/demo.pack"
+	say "moepack seal   (a digest of every chunk, anchored to the manifest's SHA-256)"
+	"$bin/moepack" seal "$demo/demo.pack"
 	say "moepack info"
 	"$bin/moepack" info "$demo/demo.pack"
 	say "moepack verify --payload   (which experts hold NaN/Inf scales or holes)"
@@ -233,22 +243,46 @@ demo)
 	say "moepack dump --stats demo.pack 17 3 up   (the role dequantized as ggml does)"
 	"$bin/moepack" dump --stats "$demo/demo.pack" 17 3 up
 	mnt=$demo/mnt
+	role=$mnt/layers/017/003/up
 	mkdir -p "$mnt"
 	fusermount3 -u "$mnt" 2>/dev/null || true
-	say "mounting on $mnt"
+	say "mounting on $mnt   (the seal is found: every read is checked against it)"
 	"$bin/moepackfs" "$demo/demo.pack" "$mnt"
 	trap 'fusermount3 -u "$mnt" 2>/dev/null || true' EXIT
 	say "ls $mnt"
 	ls -l "$mnt"
 	say "ls $mnt/layers/017/003"
 	ls -l "$mnt/layers/017/003"
-	say "getfattr -d $mnt/layers/017/003/up"
-	getfattr -d "$mnt/layers/017/003/up"
-	say "head -c 84 $mnt/layers/017/003/up | xxd   (one Q2_K block)"
-	head -c 84 "$mnt/layers/017/003/up" | xxd
+	say "getfattr -d $role"
+	getfattr -d "$role"
+	say "head -c 84 $role | xxd   (one Q2_K block)"
+	head -c 84 "$role" | xxd
+	at=$(($(getfattr --only-values -n user.moepack.offset "$role") + 100))
 	say "unmounting"
 	fusermount3 -u "$mnt"
+	say "changing byte $at of the pack (layer 17, expert 3, up), as a bad disk would"
+	was=$(dd if="$demo/demo.pack" bs=1 skip="$at" count=1 status=none | od -An -tu1 | tr -d ' ')
+	# shellcheck disable=SC2059 # the format is the byte's escape
+	printf "\\$(printf %03o $((was ^ 1)))" |
+		dd of="$demo/demo.pack" bs=1 seek="$at" conv=notrunc status=none
+	"$bin/moepackfs" "$demo/demo.pack" "$mnt"
+	say "head -c 84 $role   (refused: not the sealed bytes)"
+	if head -c 84 "$role" >/dev/null; then
+		echo "bootstrap: the mount served a changed byte" >&2
+		exit 1
+	fi
+	fusermount3 -u "$mnt"
 	trap - EXIT
+	say "moepack verify --seal   (names the chunk)"
+	if "$bin/moepack" verify --seal "$demo/demo.pack"; then
+		echo "bootstrap: verify --seal passed a changed byte" >&2
+		exit 1
+	fi
+	say "putting the byte back: moepack verify --seal"
+	# shellcheck disable=SC2059
+	printf "\\$(printf %03o "$was")" |
+		dd of="$demo/demo.pack" bs=1 seek="$at" conv=notrunc status=none
+	"$bin/moepack" verify --seal "$demo/demo.pack"
 	ckpt=$demo/ckpt
 	shard=$ckpt/kimi-k3-demo-00001-of-00003.gguf
 	say "moepack mkdemo --gguf $ckpt   (a small Kimi-K3-shaped GGUF checkpoint)"
@@ -262,7 +296,9 @@ demo)
 		"$ckpt/kimi-k3-demo.expert-major.pack"
 	say "done"
 	cat <<EOF
-The demo pack is $demo/demo.pack; the pack built from GGUF shards is
+The demo's files are in $demo (rm -r it when done).  The demo pack is
+$demo/demo.pack, sealed by $demo/demo.pack.seal, so that a mount checks
+every read against it; the pack built from GGUF shards is
 $ckpt/kimi-k3-demo.expert-major.pack.
 
 Next steps:

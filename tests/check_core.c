@@ -264,7 +264,7 @@ START_TEST(test_sha256_fd_matches_buf)
 	data = make_file(path, len);
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(mp_sha256_fd(fd, len, path, fx_progress_log, &log, d, &err), MP_OK);
+	ck_assert_int_eq(mp_sha256_fd(fd, len, path, fx_progress_log, &log, NULL, d, &err), MP_OK);
 	mp_sha256_buf(data, len, b);
 	ck_assert_mem_eq(d, b, MP_SHA256_LEN);
 	hex_of(d, hex);
@@ -277,11 +277,11 @@ START_TEST(test_sha256_fd_matches_buf)
 	ck_assert(!log.backwards);
 
 	/* a prefix is the digest of the prefix; no callback is fine */
-	ck_assert_int_eq(mp_sha256_fd(fd, 1000, path, NULL, NULL, d, &err), MP_OK);
+	ck_assert_int_eq(mp_sha256_fd(fd, 1000, path, NULL, NULL, NULL, d, &err), MP_OK);
 	mp_sha256_buf(data, 1000, b);
 	ck_assert_mem_eq(d, b, MP_SHA256_LEN);
 	/* the empty prefix */
-	ck_assert_int_eq(mp_sha256_fd(fd, 0, path, NULL, NULL, d, &err), MP_OK);
+	ck_assert_int_eq(mp_sha256_fd(fd, 0, path, NULL, NULL, NULL, d, &err), MP_OK);
 	hex_of(d, hex);
 	ck_assert_str_eq(hex, SHA256_EMPTY);
 	close(fd);
@@ -496,6 +496,65 @@ START_TEST(test_ring_with_a_writer)
 }
 END_TEST
 
+/* A consumer that asks a stop (as a signal would) once it has pos bytes. */
+struct stopping_sink {
+	struct ring_sink sink;
+	struct mp_cancel *stop;
+	uint64_t stop_at;
+};
+
+static enum mp_err stopping_consume(const unsigned char *buf, size_t len, uint64_t pos,
+				    void *arg, struct mp_error *err)
+{
+	struct stopping_sink *k = arg;
+
+	if (pos + len >= k->stop_at)
+		mp_cancel_request(k->stop, 2);
+	return ring_consume(buf, len, pos, &k->sink, err);
+}
+
+/* A stop asked during a run ends it before the next piece, on either path. */
+START_TEST(test_ring_stop_asked)
+{
+	struct mp_cancel stop = {0};
+	struct mp_readahead_opts ro = {.buf_size = 1000, .nbufs = 2, .cancel = &stop};
+	struct mp_error err = {0};
+	struct ring_src src = {0};
+	struct stopping_sink k = {.stop = &stop, .stop_at = 20000};
+	char dir[PATH_MAX], path[PATH_MAX + 16];
+	unsigned char d[MP_SHA256_LEN];
+	int fd;
+
+	ck_assert_int_eq(mp_ring_run(0, 10000000, &ro, ring_fill, &src, stopping_consume, &k,
+				     &err), MP_E_INTERRUPTED);
+	fx_assert_err(&err, MP_E_INTERRUPTED, "build interrupted by signal 2 while reading a file "
+		      "at byte 20000");
+	ck_assert_uint_eq(k.sink.consumed, 20000);
+	ck_assert_int_eq(k.sink.bad, 0);
+	/* one buffer, no thread: the same */
+	memset(&src, 0, sizeof src);
+	memset(&k.sink, 0, sizeof k.sink);
+	stop.sig = 0;
+	ro.nbufs = 1;
+	ro.buf_size = 20000000;
+	ck_assert_int_eq(mp_ring_run(0, 30000, &ro, ring_fill, &src, stopping_consume, &k, &err),
+			 MP_OK);
+	ck_assert_int_eq(mp_ring_run(0, 30000, &ro, ring_fill, &src, stopping_consume, &k, &err),
+			 MP_E_INTERRUPTED);
+	/* a whole-file digest asked to stop names its file */
+	fx_mkdtemp(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/f", dir);
+	free(make_file(path, 4096));
+	fd = open(path, O_RDONLY);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(mp_sha256_fd(fd, 4096, path, NULL, NULL, &stop, d, &err),
+			 MP_E_INTERRUPTED);
+	fx_assert_err(&err, MP_E_INTERRUPTED, path);
+	close(fd);
+	fx_rmtree(dir);
+}
+END_TEST
+
 START_TEST(test_sha256_fd_short_file)
 {
 	char dir[PATH_MAX], path[PATH_MAX + 16];
@@ -508,7 +567,7 @@ START_TEST(test_sha256_fd_short_file)
 	free(make_file(path, 4096));
 	fd = open(path, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(mp_sha256_fd(fd, 4097, path, NULL, NULL, d, &err), MP_E_PACK_IO);
+	ck_assert_int_eq(mp_sha256_fd(fd, 4097, path, NULL, NULL, NULL, d, &err), MP_E_PACK_IO);
 	fx_assert_err(&err, MP_E_PACK_IO, path);
 	close(fd);
 
@@ -516,7 +575,7 @@ START_TEST(test_sha256_fd_short_file)
 	fd = open(dir, O_RDONLY | O_DIRECTORY);
 	ck_assert_int_ge(fd, 0);
 	memset(&err, 0, sizeof err);
-	ck_assert_int_eq(mp_sha256_fd(fd, 10, dir, NULL, NULL, d, &err), MP_E_PACK_IO);
+	ck_assert_int_eq(mp_sha256_fd(fd, 10, dir, NULL, NULL, NULL, d, &err), MP_E_PACK_IO);
 	fx_assert_err(&err, MP_E_PACK_IO, dir);
 	close(fd);
 	fx_rmtree(dir);
@@ -1287,6 +1346,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_sha256_fd_short_file);
 	tcase_add_test(tc, test_readahead_ring);
 	tcase_add_test(tc, test_ring_with_a_writer);
+	tcase_add_test(tc, test_ring_stop_asked);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("quant");

@@ -391,6 +391,36 @@ START_TEST(test_valid_answers)
 }
 END_TEST
 
+/* A stop asked (a build's signal during its final check) ends the full
+ * read and the source comparison, each naming what it was doing. */
+START_TEST(test_stop_asked)
+{
+	char dir[PATH_MAX], pack[PATH_MAX], source[PATH_MAX];
+	struct mp_cancel stop = {0};
+	struct mp_ep_opts o = {.full = true, .source_path = source, .cancel = &stop};
+	struct mp_error err;
+	struct mp_ep *ep = NULL;
+
+	if (!make_corpus(dir))
+		return;
+	corpus_file(dir, "valid.pack", pack);
+	corpus_file(dir, "source.gguf", source);
+	ck_assert_msg(mp_ep_open(&ep, pack, &o, &err) == MP_OK, "%s", err.msg);
+	mp_ep_close(ep);
+	mp_cancel_request(&stop, 15);
+	ck_assert_int_eq(mp_ep_open(&ep, pack, &o, &err), MP_E_INTERRUPTED);
+	ck_assert_ptr_null(ep);
+	ck_assert_msg(strstr(err.msg, "build interrupted by signal 15 while reading ") &&
+		      strstr(err.msg, "valid.pack at byte 0"), "%s", err.msg);
+	/* without the full read: the sampled comparison with the source */
+	o.full = false;
+	ck_assert_int_eq(mp_ep_open(&ep, pack, &o, &err), MP_E_INTERRUPTED);
+	ck_assert_msg(strstr(err.msg, "build interrupted by signal 15 while comparing ") &&
+		      strstr(err.msg, "source.gguf"), "%s", err.msg);
+	fx_rmtree(dir);
+}
+END_TEST
+
 /* Through a symlink the manifest is the resolved pack's, as the runtime
  * looks for it, and path is the name given. */
 START_TEST(test_symlink_manifest)
@@ -740,6 +770,7 @@ static Suite *expertpack_suite(void)
 	tcase_add_test(answers, test_valid_answers);
 	tcase_add_test(answers, test_symlink_manifest);
 	tcase_add_test(answers, test_shape_per_expert);
+	tcase_add_test(answers, test_stop_asked);
 	tcase_add_test(answers, test_usage_and_files);
 	tcase_add_test(answers, test_full_geometry);
 	tcase_add_test(answers, test_u64map);

@@ -604,6 +604,17 @@ START_TEST(test_pack_bind_check)
 					    &err),
 			 MP_OK);
 	ck_assert_uint_eq(bad.n, 0);
+	/* a stop asked (a resumed build's signal) ends the check, naming the file */
+	{
+		struct mp_cancel stop = {.sig = 15};
+
+		ck_assert_int_eq(mp_seal_check_file_until(pack->fd, f.pack, s, &l, 2, NULL, NULL,
+							  note_bad, &bad, &stop, &err),
+				 MP_E_INTERRUPTED);
+		fx_assert_err(&err, MP_E_INTERRUPTED, "build interrupted by signal 15 while "
+			      "checking ", f.pack, " against its seal");
+		ck_assert_uint_eq(bad.n, 0);
+	}
 
 	/* describe: head, a role, a gap */
 	mp_seal_chunk_describe(pack, &l, 0, desc, sizeof desc);

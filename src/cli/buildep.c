@@ -25,11 +25,6 @@ int cli_format_parse(const char *name, bool *ep)
 	return 0;
 }
 
-static void on_signal(int sig)
-{
-	mp_gguf_build_interrupt(sig);
-}
-
 /* "moepack" and the subcommand's argv (its name first) joined by spaces,
  * for builder.command. */
 static char *command_line(int argc, char **argv)
@@ -150,7 +145,7 @@ static int build(const char *cmd, struct cli_build_ep *a, struct mp_epw_plan *p)
 
 	(void)cmd;
 	a->o.command = command;
-	cli_catch_signals(on_signal);
+	a->o.cancel = cli_cancel_on_signal();
 	progress_bar_init(&bar, stderr, "build", !a->quiet && !a->json);
 	a->o.progress = progress_bar_update;
 	a->o.progress_arg = &bar;
@@ -160,7 +155,7 @@ static int build(const char *cmd, struct cli_build_ep *a, struct mp_epw_plan *p)
 		    : print_result(a, p, &res);
 	mp_epw_result_free(&res);
 	free(command);
-	if (rc == MP_E_INTERRUPTED && (sig = mp_gguf_build_interrupted())) {
+	if (rc == MP_E_INTERRUPTED && (sig = mp_cancel_sig(a->o.cancel))) {
 		mp_epw_plan_free(p);
 		fflush(NULL);
 		signal(sig, SIG_DFL);

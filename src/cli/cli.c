@@ -729,6 +729,21 @@ void cli_catch_signals(void (*handler)(int))
 	}
 }
 
+/* The one stop request of the process: a signal handler has no other way
+ * to reach the work it stops.  Written only by ask_stop(). */
+static struct mp_cancel signal_cancel;
+
+static void ask_stop(int sig)
+{
+	mp_cancel_request(&signal_cancel, sig);
+}
+
+const struct mp_cancel *cli_cancel_on_signal(void)
+{
+	cli_catch_signals(ask_stop);
+	return &signal_cancel;
+}
+
 /* SA_RESETHAND has restored the default action: the re-raised signal is
  * delivered, and kills, when the handler returns. */
 static void remove_temporaries_and_die(int sig)

@@ -19,6 +19,7 @@
 
 #include <jansson.h>
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "pack/pack.h"
 
@@ -316,6 +317,14 @@ int cli_finish_stdout_errno(const char *cmd, int error);
  * stays ignored.
  */
 void cli_catch_signals(void (*handler)(int));
+
+/*
+ * cli_catch_signals() with a handler that only asks long work to stop: the
+ * request returned, which the command passes down in its options (a build's
+ * `cancel`), and whose signal it re-raises once the work has stopped and
+ * said why.  A second signal kills at once.
+ */
+const struct mp_cancel *cli_cancel_on_signal(void);
 
 /*
  * cli_catch_signals() with a handler that removes the temporaries being

@@ -177,13 +177,6 @@ static int report_problems(const struct args *a, const struct mp_shard_set *set)
 	return status;
 }
 
-/* A first signal stops the copy at an object boundary, durable for
- * --resume; SA_RESETHAND lets a second one kill at once. */
-static void on_signal(int sig)
-{
-	mp_gguf_build_interrupt(sig);
-}
-
 static int print_summary_json(const struct args *a, const struct mp_shard_set *set,
 			      const struct mp_gguf_build_result *r)
 {
@@ -328,7 +321,7 @@ static void close_inputs(struct inputs *in)
 static int build_failed(const struct args *a, struct inputs *in, enum mp_err rc,
 			struct mp_gguf_build_result *res, const struct mp_error *err)
 {
-	int sig = mp_gguf_build_interrupted(), status = cli_exit_status(rc);
+	int sig = mp_cancel_sig(a->o.cancel), status = cli_exit_status(rc);
 	char name[CLI_TEXT_MAX];
 
 	if (!res->pack_path)
@@ -355,7 +348,9 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	struct mp_error err = {0};
 	enum mp_err rc;
 
-	cli_catch_signals(on_signal);
+	/* a first signal stops the copy at an object boundary, durable for
+	 * --resume, or any check at its next read */
+	a->o.cancel = cli_cancel_on_signal();
 	progress_bar_init(&bar, stderr, "build", !a->quiet && !a->json);
 	a->o.progress = progress_bar_update;
 	a->o.progress_arg = &bar;

@@ -82,10 +82,11 @@ static enum mp_err hash_piece(const unsigned char *buf, size_t len, uint64_t pos
 /* The read goes on a second thread (readahead.h): the wall time is the
  * hash's alone. */
 enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
-			 mp_progress_fn progress, void *arg,
+			 mp_progress_fn progress, void *arg, const struct mp_cancel *cancel,
 			 unsigned char out[MP_SHA256_LEN], struct mp_error *err)
 {
-	struct mp_readahead_opts ro = {.progress = progress, .progress_arg = arg};
+	struct mp_readahead_opts ro = {.progress = progress, .progress_arg = arg,
+				       .cancel = cancel};
 	struct mp_sha256 *h = mp_sha256_new();
 	enum mp_err rc;
 

@@ -7,6 +7,7 @@
 #include <stdint.h>
 #include <stddef.h>
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "base/progress_fn.h"
 
@@ -34,10 +35,11 @@ int mp_is_sha256_hex(const char *s);
 /*
  * Digest bytes [0, size) of fd with large reads, calling progress (if not
  * NULL) as it goes.  A short file or a read error gives MP_E_PACK_IO with a
- * message naming `what` (a path).
+ * message naming `what` (a path); a stop asked through cancel (may be
+ * NULL) MP_E_INTERRUPTED, between reads.
  */
 enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
-			 mp_progress_fn progress, void *arg,
+			 mp_progress_fn progress, void *arg, const struct mp_cancel *cancel,
 			 unsigned char out[MP_SHA256_LEN], struct mp_error *err);
 
 #endif

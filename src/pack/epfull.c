@@ -65,7 +65,8 @@ enum mp_err mp_epcheck_full(struct mp_epcheck *c, struct mp_error *err)
 {
 	struct mp_ep *ep = c->ep;
 	struct mp_readahead_opts ro = {.progress = c->o->progress,
-				       .progress_arg = c->o->progress_arg};
+				       .progress_arg = c->o->progress_arg,
+				       .cancel = c->o->cancel};
 	struct full f = {c, mp_sha256_new(), mp_sha256_new(), 0};
 	unsigned char d[MP_SHA256_LEN];
 	char hex[MP_SHA256_HEX];

@@ -54,6 +54,7 @@ static enum mp_err hash_piece(const unsigned char *buf, size_t len, uint64_t pos
 static enum mp_err check_tensor(const struct mp_epcheck *c, const struct source *src,
 				const struct span *s, struct mp_sha256 *h, struct mp_error *err)
 {
+	struct mp_readahead_opts ro = {.cancel = c->o->cancel};
 	char path[64], want[MP_SHA256_HEX], hex[MP_SHA256_HEX];
 	unsigned char d[MP_SHA256_LEN];
 	const char *name;
@@ -71,7 +72,7 @@ static enum mp_err check_tensor(const struct mp_epcheck *c, const struct source 
 			       "%llu bytes at %llu, runs past the end of the source (%llu bytes)",
 			       s->index, name, (unsigned long long)s->nbytes,
 			       (unsigned long long)s->offset, (unsigned long long)src->size);
-	if ((rc = mp_readahead(src->fd, s->offset, s->offset + s->nbytes, src->path, NULL,
+	if ((rc = mp_readahead(src->fd, s->offset, s->offset + s->nbytes, src->path, &ro,
 			       hash_piece, h, err)))
 		return rc;
 	mp_sha256_final(h, d);
@@ -129,7 +130,7 @@ static enum mp_err check_digests(const struct mp_epcheck *c, const struct source
 	free(spans);
 	mp_sha256_free(h);
 	if (rc || (rc = mp_json_get_digest(c->root, "source.sha256", want, err)) ||
-	    (rc = mp_sha256_fd(src->fd, src->size, src->path, NULL, NULL, d, err)))
+	    (rc = mp_sha256_fd(src->fd, src->size, src->path, NULL, NULL, c->o->cancel, d, err)))
 		return rc;
 	mp_sha256_hex(d, hex);
 	if (strcmp(hex, want) != 0)
@@ -178,7 +179,9 @@ static enum mp_err compare_slice(const struct mp_epcheck *c, const struct source
 		size_t n = e.pack_nbytes - at < COMPARE_CHUNK ? (size_t)(e.pack_nbytes - at)
 							      : COMPARE_CHUNK;
 
-		if ((rc = mp_pread_full(c->ep->fd, a, n, e.pack_offset + at, "pack", c->ep->path,
+		if ((rc = mp_cancel_check(c->o->cancel, err, "comparing %s with %s", c->ep->path,
+					  src->path)) ||
+		    (rc = mp_pread_full(c->ep->fd, a, n, e.pack_offset + at, "pack", c->ep->path,
 					MP_E_PACK_IO, err)) ||
 		    (rc = mp_pread_full(src->fd, b, n, e.source_slice_offset + at, "GGUF file",
 					src->path, MP_E_GGUF_IO, err)))

@@ -43,6 +43,7 @@ static enum mp_err ep_options(const struct mp_open_opts *o, struct mp_ep_opts *e
 		.progress_arg = o->progress_arg,
 		.opened = o->opened,
 		.opened_arg = o->opened_arg,
+		.cancel = o->cancel,
 	};
 	/* --config FILE: its digest is the one the header must record */
 	if (o->config_path) {

@@ -25,6 +25,7 @@
 #include <stdint.h>
 #include <time.h>
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "base/progress_fn.h"
 #include "pack/digest.h"
@@ -63,6 +64,9 @@ struct mp_ep_opts {
 	 * a byte is read (a mount's read lease): as mp_open_opts.opened. */
 	mp_opened_fn opened;
 	void *opened_arg;
+	/* as mp_open_opts.cancel: the full read, the source's digests and the
+	 * sampled comparisons stop with MP_E_INTERRUPTED.  May be NULL. */
+	const struct mp_cancel *cancel;
 };
 
 #define MP_EP_SAMPLES 96 /* the reference validator's default */

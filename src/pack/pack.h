@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <time.h>
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "base/progress_fn.h"
 #include "pack/digest.h"
@@ -178,6 +179,9 @@ struct mp_open_opts {
 	 */
 	mp_opened_fn opened;
 	void *opened_arg;
+	/* A stop asked (a build's signal): every long read, digest and
+	 * comparison ends with MP_E_INTERRUPTED.  May be NULL. */
+	const struct mp_cancel *cancel;
 };
 
 #define MP_MAX_WARNINGS 4

@@ -35,6 +35,7 @@ struct slot {
 
 struct ring {
 	uint64_t start, end;
+	const char *what;         /* named by a stop: a path, or NULL */
 	mp_ring_fill_fn fill;
 	void *fill_arg;
 	size_t buf_size;
@@ -106,6 +107,14 @@ static void report(const struct mp_readahead_opts *o, uint64_t done, uint64_t to
 		o->progress(done, total, o->progress_arg);
 }
 
+/* A stop asked before the piece at pos is consumed. */
+static enum mp_err stop_asked(const struct ring *r, const struct mp_readahead_opts *o,
+			      uint64_t pos, struct mp_error *err)
+{
+	return mp_cancel_check(o->cancel, err, "reading %s at byte %llu",
+			       r->what ? r->what : "a file", (unsigned long long)pos);
+}
+
 /* Without a thread: read and consume in turn from the first slot. */
 static enum mp_err run_inline(struct ring *r, const struct mp_readahead_opts *o,
 			      mp_readahead_fn fn, void *arg, struct mp_error *err)
@@ -116,7 +125,8 @@ static enum mp_err run_inline(struct ring *r, const struct mp_readahead_opts *o,
 	for (uint64_t pos = r->start; pos < r->end;) {
 		size_t len = piece(r, pos);
 
-		if ((rc = r->fill(buf, len, pos, r->fill_arg, err)) ||
+		if ((rc = stop_asked(r, o, pos, err)) ||
+		    (rc = r->fill(buf, len, pos, r->fill_arg, err)) ||
 		    (rc = fn(buf, len, pos, arg, err)))
 			return rc;
 		pos += len;
@@ -146,6 +156,8 @@ static enum mp_err run_threaded(struct ring *r, pthread_t thread,
 				*err = s->err;
 			break;
 		}
+		if ((rc = stop_asked(r, o, pos, err)))
+			break;
 		rc = fn(s->buf, s->len, s->pos, arg, err);
 		if (rc != MP_OK)
 			break;
@@ -164,15 +176,16 @@ static enum mp_err run_threaded(struct ring *r, pthread_t thread,
 	return rc;
 }
 
-enum mp_err mp_ring_run(uint64_t start, uint64_t end,
-			const struct mp_readahead_opts *opts,
-			mp_ring_fill_fn fill, void *fill_arg,
-			mp_readahead_fn consume, void *consume_arg,
-			struct mp_error *err)
+static enum mp_err ring_run(uint64_t start, uint64_t end, const char *what,
+			    const struct mp_readahead_opts *opts,
+			    mp_ring_fill_fn fill, void *fill_arg,
+			    mp_readahead_fn consume, void *consume_arg,
+			    struct mp_error *err)
 {
 	static const struct mp_readahead_opts none;
 	const struct mp_readahead_opts *o = opts ? opts : &none;
-	struct ring r = {.start = start, .end = end, .fill = fill, .fill_arg = fill_arg};
+	struct ring r = {.start = start, .end = end, .what = what, .fill = fill,
+			 .fill_arg = fill_arg};
 	unsigned char *mem = NULL;
 	enum mp_err rc;
 	pthread_t thread;
@@ -226,6 +239,15 @@ enum mp_err mp_ring_run(uint64_t start, uint64_t end,
 	return rc;
 }
 
+enum mp_err mp_ring_run(uint64_t start, uint64_t end,
+			const struct mp_readahead_opts *opts,
+			mp_ring_fill_fn fill, void *fill_arg,
+			mp_readahead_fn consume, void *consume_arg,
+			struct mp_error *err)
+{
+	return ring_run(start, end, NULL, opts, fill, fill_arg, consume, consume_arg, err);
+}
+
 enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 			 const struct mp_readahead_opts *opts,
 			 mp_readahead_fn fn, void *arg, struct mp_error *err)
@@ -235,5 +257,5 @@ enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 	if (start < end)
 		posix_fadvise(fd, (off_t)start, (off_t)(end - start),
 			      POSIX_FADV_SEQUENTIAL);
-	return mp_ring_run(start, end, opts, read_piece, &f, fn, arg, err);
+	return ring_run(start, end, what, opts, read_piece, &f, fn, arg, err);
 }

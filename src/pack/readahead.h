@@ -26,6 +26,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "base/progress_fn.h"
 
@@ -56,6 +57,9 @@ struct mp_readahead_opts {
 	unsigned nbufs;           /* 0: MP_READAHEAD_NBUFS; at least 2 */
 	mp_progress_fn progress;  /* may be NULL: bytes done of end - start */
 	void *progress_arg;
+	/* looked at before each piece is consumed: a stop asked ends the run
+	 * with MP_E_INTERRUPTED (mp_cancel_check()); may be NULL */
+	const struct mp_cancel *cancel;
 };
 
 /*
@@ -63,7 +67,8 @@ struct mp_readahead_opts {
  * before `end`, gives MP_E_PACK_IO with a message naming `what` (a path,
  * or "pack PATH") and the byte; bytes before it have been consumed.  Out
  * of memory is MP_E_NOMEM.  When no thread can be started the same work
- * is done on the calling thread, without the overlap.  opts may be NULL.
+ * is done on the calling thread, without the overlap.  A stop asked through
+ * opts->cancel gives MP_E_INTERRUPTED naming `what`.  opts may be NULL.
  */
 enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 			 const struct mp_readahead_opts *opts,
@@ -72,7 +77,8 @@ enum mp_err mp_readahead(int fd, uint64_t start, uint64_t end, const char *what,
 /*
  * The general engine: bytes [start, end) made by fill on the second thread
  * and handed to consume on the caller's, in order, through the ring.
- * Returns the first failure of either side, MP_E_NOMEM, or MP_OK.
+ * Returns the first failure of either side, MP_E_INTERRUPTED (a stop
+ * asked through opts->cancel), MP_E_NOMEM, or MP_OK.
  */
 enum mp_err mp_ring_run(uint64_t start, uint64_t end,
 			const struct mp_readahead_opts *opts,

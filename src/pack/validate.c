@@ -274,8 +274,8 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 
 	/* no digest to compare with: said before the long read */
 	if (p->kimi->sha256[0])
-		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg, d,
-				  err);
+		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg,
+				  o->cancel, d, err);
 	if (!rc)
 		rc = mp_pack_check_digest(p, d, err);
 	p->full_checked = rc == MP_OK;

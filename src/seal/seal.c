@@ -498,6 +498,7 @@ struct par {
 	unsigned char (*digests)[MP_SHA256_LEN]; /* hashing, or NULL */
 	mp_seal_bad_fn bad;
 	void *bad_arg;
+	const struct mp_cancel *cancel; /* a stop asked ends the claims */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint64_t next;       /* next chunk to claim */
@@ -552,6 +553,21 @@ struct par_run {
 	uint64_t first, last, start, end;
 };
 
+/* A stop asked: the job's failure, every thread stopped.  Called with
+ * p->lock held. */
+static void par_stop_asked(struct par *p)
+{
+	struct mp_error e;
+
+	if (p->f.stop || !mp_cancel_check(p->cancel, &e, "checking %s against its seal",
+					  p->what))
+		return;
+	p->f.rc = e.code;
+	p->f.err = e;
+	p->f.stop = true;
+	pthread_cond_broadcast(&p->cond);
+}
+
 /* Claim the next run of chunks totalling at most SEAL_WINDOW bytes (or one
  * larger chunk); false when none is left or the work stopped. */
 static bool par_claim(struct par *p, struct par_run *r)
@@ -560,6 +576,7 @@ static bool par_claim(struct par *p, struct par_run *r)
 	struct mp_seal_chunk ch;
 
 	pthread_mutex_lock(&p->lock);
+	par_stop_asked(p);
 	if (p->f.stop || p->next >= l->chunk_count) {
 		pthread_mutex_unlock(&p->lock);
 		return false;
@@ -1031,7 +1048,18 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 			       mp_progress_fn progress, void *progress_arg,
 			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
 {
-	struct par p = {.fd = fd, .what = what, .l = l, .s = s, .bad = bad, .bad_arg = bad_arg};
+	return mp_seal_check_file_until(fd, what, s, l, jobs, progress, progress_arg, bad, bad_arg,
+					NULL, err);
+}
+
+enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_seal *s,
+				     const struct mp_seal_layout *l, unsigned jobs,
+				     mp_progress_fn progress, void *progress_arg,
+				     mp_seal_bad_fn bad, void *bad_arg,
+				     const struct mp_cancel *cancel, struct mp_error *err)
+{
+	struct par p = {.fd = fd, .what = what, .l = l, .s = s, .bad = bad, .bad_arg = bad_arg,
+			.cancel = cancel};
 
 	if (s->chunk_count != l->chunk_count || s->chunk_size != l->chunk_size)
 		return mp_fail(err, MP_E_SEAL_MISMATCH,

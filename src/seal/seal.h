@@ -70,6 +70,7 @@
 #include <stdint.h>
 
 #include "pack/digest.h"
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "pack/pack.h"
 
@@ -225,6 +226,14 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 			       const struct mp_seal_layout *l, unsigned jobs,
 			       mp_progress_fn progress, void *progress_arg,
 			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
+/* The same, stopped by a stop asked through cancel (may be NULL) before
+ * the next run of chunks: MP_E_INTERRUPTED naming `what` (a build's check
+ * of the part of PACK.partial it resumes). */
+enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_seal *s,
+				     const struct mp_seal_layout *l, unsigned jobs,
+				     mp_progress_fn progress, void *progress_arg,
+				     mp_seal_bad_fn bad, void *bad_arg,
+				     const struct mp_cancel *cancel, struct mp_error *err);
 
 /*
  * Encode a seal (header, digests, trailer) and write it to PATH whole

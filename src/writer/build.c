@@ -29,7 +29,6 @@
 #include <inttypes.h>
 #include <jansson.h>
 #include <limits.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -62,24 +61,13 @@
 /* Test hook: milliseconds to sleep after each object, so that a test can
  * interrupt a small build deterministically.  Documented in moepack(1). */
 #define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
+/* Test hook: at the named point (mp_build_test_pause()), wait for a stop
+ * to be asked, so that a test's signal lands there.  Documented in
+ * moepack(1). */
+#define PAUSE_ENV "MOEPACK_TEST_BUILD_PAUSE"
+#define PAUSE_MS 120000 /* a bound: a test that never signals still ends */
 /* Test hook: skip the free-space check, to reach a real ENOSPC. */
 #define NO_SPACE_CHECK_ENV "MOEPACK_TEST_NO_SPACE_CHECK"
-
-/*
- * The one piece of global state: a signal handler has no other way to
- * reach the copy loop.  Written only by mp_gguf_build_interrupt().
- */
-static volatile sig_atomic_t interrupted_by;
-
-void mp_gguf_build_interrupt(int sig)
-{
-	interrupted_by = sig;
-}
-
-int mp_gguf_build_interrupted(void)
-{
-	return interrupted_by;
-}
 
 void mp_gguf_build_result_free(struct mp_gguf_build_result *res)
 {
@@ -184,23 +172,21 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 
 /* ---- judging an existing pack ------------------------------------------ */
 
-static void sleep_ms(long ms);
-
-/* MP_E_INTERRUPTED when a signal asked the build to stop. */
-static enum mp_err stop_requested(const char *doing, struct mp_error *err)
-{
-	if (!interrupted_by)
-		return MP_OK;
-	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d while %s",
-		       mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by, doing);
-}
 
 /* The test hook's delay, slowing each object copied or entry compared. */
-static long test_delay_ms(void)
+long mp_build_test_delay_ms(void)
 {
 	const char *env = getenv(DELAY_ENV);
 
 	return env ? strtol(env, NULL, 10) : 0;
+}
+
+void mp_build_test_pause(const struct mp_cancel *cancel, const char *point)
+{
+	const char *env = getenv(PAUSE_ENV);
+
+	if (env && strcmp(env, point) == 0)
+		mp_cancel_sleep_ms(cancel, PAUSE_MS);
 }
 
 
@@ -209,7 +195,7 @@ static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
 {
 	for (uint64_t pos = 0; pos < b->l.data_start;) {
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
-		enum mp_err rc = stop_requested("comparing the pack's index", err);
+		enum mp_err rc = mp_cancel_check(b->o->cancel, err, "comparing the pack's index");
 
 		if (!rc)
 			rc = mp_pread_full(fd, b->buf, n, pos, "pack", path, MP_E_PACK_IO, err);
@@ -249,14 +235,14 @@ static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint
 {
 	const struct mp_shard *s;
 	uint64_t src, n, dst;
-	long delay = test_delay_ms();
+	long delay = mp_build_test_delay_ms();
 
-	if (delay > 0)
-		sleep_ms(delay);
+	mp_cancel_sleep_ms(b->o->cancel, delay);
 	entry_source(b, i, &s, &src, &n, &dst);
 	for (uint64_t done = 0; done < n;) {
 		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
-		enum mp_err rc = stop_requested("comparing the pack with the shards", err);
+		enum mp_err rc = mp_cancel_check(b->o->cancel, err,
+						 "comparing the pack with the shards");
 
 		if (!rc)
 			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO,
@@ -644,14 +630,6 @@ static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_
 	return MP_OK;
 }
 
-static void sleep_ms(long ms)
-{
-	struct timespec ts = {ms / 1000, (ms % 1000) * 1000000L};
-
-	while (nanosleep(&ts, &ts) != 0 && errno == EINTR && !interrupted_by)
-		;
-}
-
 /* The pack bytes, then the digests of their chunks, then the state that
  * vouches for both: each durable before the next is written. */
 static enum mp_err checkpoint(struct build *b, int fd, uint64_t objects, struct mp_error *err)
@@ -712,8 +690,10 @@ static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_e
 	for (uint64_t done = 0; !rc && done < ch.len;) {
 		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
 
-		rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
-				   MP_E_GGUF_IO, err);
+		rc = mp_cancel_check(b->o->cancel, err, "copying chunk %" PRIu64 " again", c);
+		if (!rc)
+			rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
+					   MP_E_GGUF_IO, err);
 		if (!rc)
 			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
 		if (!rc)
@@ -748,7 +728,8 @@ static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst
 	if (rc)
 		return rc;
 	b->res->chunks_checked = mp_build_seal_chunks_before(&b->seal, start);
-	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc, err);
+	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc,
+				 b->o->cancel, err);
 	close(rfd);
 	if (rc == MP_E_SEAL_CHUNK)
 		rc = MP_OK; /* the bad ones are in bc */
@@ -830,8 +811,10 @@ static enum mp_err take_done_part(struct build *b, int fd, const struct stat *ps
 	for (uint64_t pos = b->l.data_start; !rc && h->sha && pos < end;) {
 		size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
 
-		rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
-				   err);
+		rc = mp_cancel_check(b->o->cancel, err, "reading %s back", b->partial);
+		if (!rc)
+			rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
+					   err);
 		pack_hash_update(h, b->buf, n);
 		pos += n;
 	}
@@ -851,7 +834,7 @@ static enum mp_err stop_copy(struct build *b, int fd, uint64_t object, struct mp
 		return rc;
 	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64 " of %" PRIu64
 		       " objects: %s is kept, run again with --resume to continue it",
-		       mp_err_summary(MP_E_INTERRUPTED), (int)interrupted_by, object,
+		       mp_err_summary(MP_E_INTERRUPTED), mp_cancel_sig(b->o->cancel), object,
 		       b->l.objects, b->partial);
 }
 
@@ -890,12 +873,12 @@ static enum mp_err copy_object(struct build *b, int fd, uint64_t object, struct 
 static enum mp_err copy_objects(struct build *b, int fd, uint64_t start, struct pack_hash *h,
 				struct mp_error *err)
 {
-	long delay = test_delay_ms();
+	long delay = mp_build_test_delay_ms();
 	uint64_t since = 0;
 	enum mp_err rc = MP_OK;
 
 	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
-		if (interrupted_by)
+		if (mp_cancel_sig(b->o->cancel))
 			return stop_copy(b, fd, object, err);
 		rc = copy_object(b, fd, object, h, &since, err);
 		if (rc)
@@ -904,8 +887,7 @@ static enum mp_err copy_objects(struct build *b, int fd, uint64_t start, struct 
 			rc = checkpoint(b, fd, object + 1, err);
 			since = 0;
 		}
-		if (delay > 0)
-			sleep_ms(delay);
+		mp_cancel_sleep_ms(b->o->cancel, delay);
 	}
 	return rc;
 }
@@ -948,6 +930,11 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 		rc = copy_objects(b, fd, start, &h, err);
 	if (!rc)
 		rc = sync_partial(b, fd, err);
+	/* asked after the last object: still kept, not renamed */
+	if (!rc)
+		mp_build_test_pause(b->o->cancel, "copied");
+	if (!rc && mp_cancel_sig(b->o->cancel))
+		rc = stop_copy(b, fd, b->l.objects, err);
 	if (close(fd) != 0 && !rc)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
 			     strerror(errno));
@@ -1001,8 +988,8 @@ static enum mp_err shards_json(const struct mp_shard_set *set, json_t *shards,
 		const struct mp_shard *s = &set->shards[i];
 		unsigned char d[MP_SHA256_LEN];
 		char hex[MP_SHA256_HEX];
-		enum mp_err rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, d,
-					      err);
+		enum mp_err rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, NULL,
+					      d, err);
 		json_t *o;
 
 		if (rc)
@@ -1109,7 +1096,7 @@ static enum mp_err tokenizer_file(const char *path, const char *name, json_t *fi
 	rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd, &st, err);
 	if (rc)
 		return rc;
-	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, d, err);
+	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, NULL, d, err);
 	close(fd);
 	if (rc)
 		return rc;
@@ -1478,6 +1465,7 @@ static enum mp_err final_check(struct build *b, struct mp_error *err)
 		.expect_layers = MP_K3_HIDDEN_LAYERS,
 		.expect_experts = b->l.experts,
 		.config_path = b->o->config_path,
+		.cancel = b->o->cancel,
 	};
 	struct mp_pack *pack = NULL;
 	enum mp_err rc = mp_pack_open(&pack, b->res->pack_path, &oo, err);
@@ -1892,7 +1880,7 @@ static enum mp_err hash_kept_pack(struct build *b, struct mp_error *err)
 	if (rc)
 		return rc;
 	rc = mp_sha256_fd(fd, b->l.size, b->res->pack_path, b->o->progress, b->o->progress_arg,
-			  d, err);
+			  b->o->cancel, d, err);
 	close(fd);
 	mp_sha256_hex(d, b->res->sha256);
 	memcpy(b->pack_sha256, d, sizeof d);

@@ -39,6 +39,11 @@ struct mp_gguf_build_opts {
 	uint64_t margin;           /* free space wanted beyond the pack */
 	mp_progress_fn progress;   /* may be NULL */
 	void *progress_arg;
+	/* A stop asked (the caller's signal handler): looked at by every loop
+	 * that copies, hashes or compares, the final check's included; the
+	 * build ends with MP_E_INTERRUPTED, what it wrote kept for --resume
+	 * when the copy had begun.  May be NULL. */
+	const struct mp_cancel *cancel;
 };
 
 struct mp_gguf_build_result {
@@ -88,12 +93,13 @@ void mp_gguf_build_result_free(struct mp_gguf_build_result *res);
 uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n);
 
 /*
- * Ask a running build to stop at its next object boundary, after making
- * what it wrote durable for --resume.  Async-signal-safe: a SIGINT or
- * SIGTERM handler calls it with the signal's number.
+ * The builders' test hooks (moepack(1)): the milliseconds each object
+ * copied or entry compared is slowed by (MOEPACK_TEST_BUILD_DELAY_MS, 0
+ * without it), and a wait at the point the test names
+ * (MOEPACK_TEST_BUILD_PAUSE=point) until a stop is asked through cancel,
+ * at most two minutes; nothing at any other point.
  */
-void mp_gguf_build_interrupt(int sig);
-/* The signal that interrupted the build, or 0. */
-int mp_gguf_build_interrupted(void);
+long mp_build_test_delay_ms(void);
+void mp_build_test_pause(const struct mp_cancel *cancel, const char *point);
 
 #endif

@@ -162,7 +162,7 @@ void mp_build_seal_unsave(struct mp_build_seal *s, uint64_t from)
 
 enum mp_err mp_build_seal_check(const struct mp_build_seal *s, int fd, const char *what,
 				uint64_t objects, mp_seal_bad_fn bad, void *bad_arg,
-				struct mp_error *err)
+				const struct mp_cancel *cancel, struct mp_error *err)
 {
 	struct mp_seal_layout done;
 	struct mp_seal sofar;
@@ -180,7 +180,8 @@ enum mp_err mp_build_seal_check(const struct mp_build_seal *s, int fd, const cha
 	sofar.chunk_count = done.chunk_count;
 	sofar.pack_size = end;
 	sofar.digests = s->digests;
-	rc = mp_seal_check_file(fd, what, &sofar, &done, 0, NULL, NULL, bad, bad_arg, err);
+	rc = mp_seal_check_file_until(fd, what, &sofar, &done, 0, NULL, NULL, bad, bad_arg, cancel,
+				      err);
 	mp_seal_layout_free(&done);
 	return rc;
 }

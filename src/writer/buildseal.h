@@ -75,11 +75,12 @@ void mp_build_seal_unsave(struct mp_build_seal *s, uint64_t from);
  * loaded, on every core (mp_seal_check_file over the layout of that much
  * of the file).  bad(chunk, arg) is called for each chunk that differs or
  * cannot be read.  MP_OK or MP_E_SEAL_CHUNK (some differ; err counts
- * them) or MP_E_NOMEM / MP_E_PACK_IO.
+ * them) or MP_E_NOMEM / MP_E_PACK_IO; MP_E_INTERRUPTED when a stop was
+ * asked through cancel (may be NULL).
  */
 enum mp_err mp_build_seal_check(const struct mp_build_seal *s, int fd, const char *what,
 				uint64_t objects, mp_seal_bad_fn bad, void *bad_arg,
-				struct mp_error *err);
+				const struct mp_cancel *cancel, struct mp_error *err);
 
 /*
  * Write PACK.seal from the digests (every chunk hashed): anchored to

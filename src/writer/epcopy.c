@@ -12,19 +12,6 @@
 #include "base/file.h"
 #include "writer/build.h"
 
-/* Test hook, as the Kimi build's: milliseconds to sleep after each object,
- * so that a test can interrupt a small build (moepack(1)). */
-#define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
-
-static void test_delay(long ms)
-{
-	struct timespec ts = {ms / 1000, ms % 1000 * 1000000L};
-
-	while (ms > 0 && nanosleep(&ts, &ts) != 0 && errno == EINTR &&
-	       !mp_gguf_build_interrupted())
-		;
-}
-
 /* Object (layer, expert) as the builder lays it out: three slices, zeros. */
 static enum mp_err read_object(struct mp_epw_job *j, uint64_t layer, uint64_t expert,
 			       unsigned char *buf, struct mp_error *err)
@@ -60,39 +47,41 @@ static enum mp_err put_object(struct mp_epw_job *j, uint64_t object, unsigned ch
 	return mp_pwrite_full(j->out_fd, buf, n, at, j->partial, err);
 }
 
+/* A stop asked before object `done`: what is written made durable. */
 static enum mp_err interrupted(struct mp_epw_job *j, uint64_t done, struct mp_error *err)
 {
 	if (fsync(j->out_fd) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", j->partial,
 			       strerror(errno));
-	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %llu of %llu layers: %s "
+	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %llu of %llu objects: %s "
 		       "is kept, run again with --resume to continue it",
-		       mp_err_summary(MP_E_INTERRUPTED), mp_gguf_build_interrupted(),
-		       (unsigned long long)done, (unsigned long long)j->p->layers, j->partial);
+		       mp_err_summary(MP_E_INTERRUPTED), mp_cancel_sig(j->o->cancel),
+		       (unsigned long long)done,
+		       (unsigned long long)(j->p->layers * j->p->experts), j->partial);
 }
 
-static enum mp_err copy_layers(struct mp_epw_job *j, struct mp_sha256 *h, unsigned char *buf,
-			       unsigned char *old, struct mp_error *err)
+/* Every object, the flag looked at before each: an object of the last
+ * layer is as far from the end as any other. */
+static enum mp_err copy_objects(struct mp_epw_job *j, struct mp_sha256 *h, unsigned char *buf,
+				unsigned char *old, struct mp_error *err)
 {
 	const struct mp_epw_plan *p = j->p;
-	const char *delay = getenv(DELAY_ENV);
-	long ms = delay ? strtol(delay, NULL, 10) : 0;
+	uint64_t objects = p->layers * p->experts;
+	long ms = mp_build_test_delay_ms();
 	enum mp_err rc = MP_OK;
 
-	for (uint64_t l = 0; l < p->layers && !rc; l++) {
-		if (mp_gguf_build_interrupted())
-			return interrupted(j, l, err);
-		for (uint64_t e = 0; e < p->experts && !rc; e++) {
-			uint64_t object = l * p->experts + e;
-
-			rc = read_object(j, l, e, buf, err);
-			if (!rc)
-				rc = put_object(j, object, buf, old, err);
-			mp_sha256_update(h, buf, (size_t)p->object_stride);
-			if (j->o->progress)
-				j->o->progress(object + 1, p->layers * p->experts, j->o->progress_arg);
-			test_delay(ms);
-		}
+	for (uint64_t object = 0; object < objects && !rc; object++) {
+		if (object + 1 == objects)
+			mp_build_test_pause(j->o->cancel, "last-object");
+		if (mp_cancel_sig(j->o->cancel))
+			return interrupted(j, object, err);
+		rc = read_object(j, object / p->experts, object % p->experts, buf, err);
+		if (!rc)
+			rc = put_object(j, object, buf, old, err);
+		mp_sha256_update(h, buf, (size_t)p->object_stride);
+		if (j->o->progress)
+			j->o->progress(object + 1, objects, j->o->progress_arg);
+		mp_cancel_sleep_ms(j->o->cancel, ms);
 	}
 	return rc;
 }
@@ -109,7 +98,7 @@ enum mp_err mp_epw_copy(struct mp_epw_job *j, struct mp_error *err)
 	if (!rc)
 		mp_sha256_update(h, j->head, (size_t)j->p->data_start);
 	if (!rc)
-		rc = copy_layers(j, h, buf, old, err);
+		rc = copy_objects(j, h, buf, old, err);
 	/* the index last, as the reference writes it (with the header) */
 	if (!rc)
 		rc = mp_pwrite_full(j->out_fd, j->head, (size_t)j->p->data_start, 0, j->partial, err);

@@ -11,7 +11,6 @@
 
 #include "base/file.h"
 #include "pack/epident.h"
-#include "writer/build.h"
 
 #define CHUNK (16u << 20)
 
@@ -88,7 +87,8 @@ static void feed(struct hashing *h, uint64_t pos, const unsigned char *b, uint64
 	}
 }
 
-static enum mp_err hash_file(struct hashing *h, int fd, struct mp_error *err)
+static enum mp_err hash_file(struct hashing *h, int fd, const struct mp_cancel *cancel,
+			     struct mp_error *err)
 {
 	unsigned char *buf = malloc(CHUNK);
 	enum mp_err rc = MP_OK;
@@ -98,13 +98,9 @@ static enum mp_err hash_file(struct hashing *h, int fd, struct mp_error *err)
 	for (uint64_t pos = 0; pos < h->p->gguf_size && !rc; pos += CHUNK) {
 		uint64_t n = h->p->gguf_size - pos < CHUNK ? h->p->gguf_size - pos : CHUNK;
 
-		if (mp_gguf_build_interrupted()) { /* a 147 GB pass must stop promptly */
-			rc = mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d while hashing %s",
-				     mp_err_summary(MP_E_INTERRUPTED), mp_gguf_build_interrupted(),
-				     h->p->gguf_path);
+		/* a 147 GB pass must stop promptly */
+		if ((rc = mp_cancel_check(cancel, err, "hashing %s", h->p->gguf_path)))
 			break;
-		}
-
 		rc = mp_pread_full(fd, buf, n, pos, "GGUF file", h->p->gguf_path, MP_E_GGUF_IO, err);
 		if (!rc)
 			feed(h, pos, buf, n);
@@ -145,7 +141,7 @@ static void hashing_free(struct hashing *h)
 }
 
 enum mp_err mp_epw_hash_source(struct mp_epw_plan *p, struct mp_epw_digests *d,
-			       struct mp_error *err)
+			       const struct mp_cancel *cancel, struct mp_error *err)
 {
 	char source_hex[MP_SHA256_HEX], config_hex[MP_SHA256_HEX];
 	struct hashing h;
@@ -160,7 +156,7 @@ enum mp_err mp_epw_hash_source(struct mp_epw_plan *p, struct mp_epw_digests *d,
 			     mp_err_summary(MP_E_GGUF_IO), p->gguf_path,
 			     (unsigned long long)p->gguf_size, (unsigned long long)st.st_size);
 	if (!rc)
-		rc = hash_file(&h, fd, err);
+		rc = hash_file(&h, fd, cancel, err);
 	if (fd >= 0)
 		close(fd);
 	if (!rc) {

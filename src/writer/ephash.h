@@ -6,6 +6,7 @@
 #ifndef MOEPACK_EPHASH_H
 #define MOEPACK_EPHASH_H
 
+#include "base/cancel.h"
 #include "base/errors.h"
 #include "pack/digest.h"
 #include "writer/epplan.h"
@@ -22,9 +23,10 @@ struct mp_epw_digests {
 /*
  * One pass over the GGUF: the digests above.  MP_E_GGUF_IO on a read
  * failure; the file must still be plan->gguf_size bytes long.
- * MP_E_INTERRUPTED when mp_gguf_build_interrupt() asked, between chunks.
+ * MP_E_INTERRUPTED when a stop was asked through cancel (may be NULL),
+ * between chunks.
  */
 enum mp_err mp_epw_hash_source(struct mp_epw_plan *plan, struct mp_epw_digests *d,
-			       struct mp_error *err);
+			       const struct mp_cancel *cancel, struct mp_error *err);
 
 #endif

@@ -29,6 +29,7 @@ struct mp_epw_job {
 	struct stat out_st;
 	unsigned char pack_sha256[MP_SHA256_LEN];
 	bool sparse;              /* mkdemo --sparse: no pack_sha256, no source */
+	bool resumed;             /* PACK.partial was there: --resume continues it */
 	char started_at[MP_EPW_TIME_LEN];
 	struct timespec t0;
 };
@@ -37,8 +38,8 @@ struct mp_epw_job {
  * Copy every object from the GGUF into PACK.partial (job->out_fd, sized
  * already), comparing first with what a resumed PACK.partial holds; the
  * header and index go in last.  The whole file's digest into
- * job->pack_sha256.  MP_E_INTERRUPTED at a layer boundary when a signal
- * asked (the partial synced).
+ * job->pack_sha256.  MP_E_INTERRUPTED before any object when a stop was
+ * asked (job->o->cancel; the partial synced).
  */
 enum mp_err mp_epw_copy(struct mp_epw_job *job, struct mp_error *err);
 

@@ -248,7 +248,7 @@ void mp_epw_tool_sha256(char out[MP_SHA256_HEX])
 	out[0] = '\0';
 	if (mp_open_regular("/proc/self/exe", "program", MP_E_PACK_IO, &fd, &st, &err))
 		return;
-	if (!mp_sha256_fd(fd, (uint64_t)st.st_size, "program", NULL, NULL, d, &err))
+	if (!mp_sha256_fd(fd, (uint64_t)st.st_size, "program", NULL, NULL, NULL, d, &err))
 		mp_sha256_hex(d, out);
 	close(fd);
 }

@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/cancel.h"
 #include "base/progress_fn.h"
 #include "pack/digest.h"
 
@@ -25,6 +26,11 @@ struct mp_epw_opts {
 	uint64_t margin;        /* free space wanted beyond the pack */
 	mp_progress_fn progress; /* objects done of all; may be NULL */
 	void *progress_arg;
+	/* A stop asked (the caller's signal handler): looked at by every loop
+	 * that copies, hashes or compares, the final check's included, and
+	 * once more before the rename; PACK.partial is kept for --resume.
+	 * May be NULL. */
+	const struct mp_cancel *cancel;
 };
 
 struct mp_epw_result {

@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "pack/epident.h"
 #include "pack/expertpack.h"
+#include "writer/build.h"
 #include "writer/epjob.h"
 #include "writer/outputs.h"
 
@@ -230,6 +231,7 @@ static enum mp_err open_partial(struct mp_epw_job *j, struct mp_error *err)
 			       j->partial);
 	rc = mp_open_output(j->partial, O_RDWR | (exists ? 0 : O_CREAT | O_EXCL), NULL,
 			    "PACK.partial", MP_E_PACK_IO, &j->out_fd, &j->out_st, err);
+	j->resumed = exists;
 	if (!rc && !j->sparse) /* a hole takes no space */
 		rc = check_space(j, exists ? (uint64_t)j->out_st.st_blocks * 512 : 0, err);
 	if (!rc && ftruncate(j->out_fd, (off_t)j->p->size) != 0)
@@ -277,6 +279,7 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 		.expect_source_sha256 = source_hex, .expect_model_identity_sha256 = model_hex,
 		.expect_config_sha256 = config_hex, .full = !j->sparse,
 		.source_path = j->sparse ? NULL : j->o->gguf_path, .samples = j->p->index_count,
+		.cancel = j->o->cancel,
 	};
 	enum mp_err rc;
 
@@ -285,10 +288,35 @@ static enum mp_err check_written(struct mp_epw_job *j, struct mp_error *err)
 	mp_sha256_hex(j->d.model, model_hex);
 	mp_sha256_hex(j->d.source, source_hex);
 	mp_sha256_hex(j->p->config_sha256, config_hex);
+	mp_build_test_pause(j->o->cancel, "final-check");
 	rc = mp_ep_open(&ep, j->partial, &eo, err);
 	mp_ep_close(ep);
 	free(text);
 	return rc;
+}
+
+/*
+ * A stop asked during the final check (rc MP_E_INTERRUPTED, the check's
+ * message in *err) or after it: PACK.partial is whole and stays for
+ * --resume, which compares every object and checks it again.
+ */
+static enum mp_err stop_checked(const struct mp_epw_job *j, enum mp_err rc,
+				struct mp_error *err)
+{
+	char why[MP_MSG_MAX], part[MP_MSG_MAX];
+
+	if (rc == MP_OK && !mp_cancel_sig(j->o->cancel))
+		return MP_OK;
+	if (rc == MP_OK)
+		mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after the final check",
+			mp_err_summary(MP_E_INTERRUPTED), mp_cancel_sig(j->o->cancel));
+	else if (rc != MP_E_INTERRUPTED)
+		return rc;
+	/* the check's message is escaped already; the path is escaped here */
+	snprintf(why, sizeof why, "%s", err->msg);
+	mp_text_escape(part, sizeof part, j->partial, strlen(j->partial), 0);
+	return mp_fail_escaped(err, MP_E_INTERRUPTED, "%s: %s is kept, run again with --resume "
+			       "to continue it", why, part);
 }
 
 static enum mp_err finish(struct mp_epw_job *j, struct mp_error *err)
@@ -347,13 +375,13 @@ static enum mp_err run(struct mp_epw_job *j, struct mp_error *err)
 	    (rc = resolve_inputs(j, err)) || (rc = take_lock(j, err)) ||
 	    (rc = open_partial(j, err)))
 		return rc;
-	if ((rc = mp_epw_hash_source(j->p, &j->d, err)) ||
+	if ((rc = mp_epw_hash_source(j->p, &j->d, j->o->cancel, err)) ||
 	    (rc = mp_epw_inventory_sha256(j->p, j->res->inventory_sha256, err)) ||
 	    (rc = make_head(j, err)) || (rc = mp_epw_copy(j, err)))
 		return rc;
 	close(j->out_fd);
 	j->out_fd = -1;
-	if ((rc = check_written(j, err)))
+	if ((rc = stop_checked(j, check_written(j, err), err)))
 		return rc;
 	mp_sha256_hex(j->pack_sha256, j->res->pack_sha256);
 	return finish(j, err);
@@ -382,20 +410,32 @@ static enum mp_err run_sparse(struct mp_epw_job *j, struct mp_error *err)
 	return finish(j, err);
 }
 
-/* After a failure: PACK.partial is kept for --resume only when a signal
- * stopped the copy; a pack renamed into place without its manifest goes. */
-static void clean_up(struct mp_epw_job *j, enum mp_err rc)
+static bool is_file(const char *path, const struct stat *want)
 {
 	struct stat st;
 
+	return lstat(path, &st) == 0 && st.st_ino == want->st_ino && st.st_dev == want->st_dev;
+}
+
+/*
+ * After a failure: PACK.partial is kept for --resume when a signal stopped
+ * the build, and always when this run resumed it (a full disk, a GGUF that
+ * changed: a resume compares every object it holds, so nothing it may hold
+ * makes it unusable, and a 147 GB copy is not thrown away for a failure of
+ * something else); one this run created goes.  A pack renamed into place
+ * without its manifest goes, back to PACK.partial when it was resumed.
+ */
+static void clean_up(struct mp_epw_job *j, enum mp_err rc)
+{
 	if (!rc || j->out_st.st_ino == 0 || rc == MP_E_INTERRUPTED)
 		return;
-	if (lstat(j->partial, &st) == 0 && st.st_ino == j->out_st.st_ino &&
-	    st.st_dev == j->out_st.st_dev)
-		unlink(j->partial);
-	else if (lstat(j->res->pack_path, &st) == 0 && st.st_ino == j->out_st.st_ino &&
-		 st.st_dev == j->out_st.st_dev)
-		unlink(j->res->pack_path);
+	if (is_file(j->partial, &j->out_st)) {
+		if (!j->resumed)
+			unlink(j->partial);
+	} else if (is_file(j->res->pack_path, &j->out_st)) {
+		if (!j->resumed || rename(j->res->pack_path, j->partial) != 0)
+			unlink(j->res->pack_path);
+	}
 }
 
 static double seconds_since(const struct timespec *t0)

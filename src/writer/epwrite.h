@@ -34,9 +34,11 @@
  * Build the pack and manifest of a checked plan.  MP_OK: both exist under
  * their names and passed the checks above.  MP_E_USAGE for outputs that
  * alias inputs, exist (without force) or are links; MP_E_INTERRUPTED when
- * mp_gguf_build_interrupt() stopped the copy at a layer boundary (PACK.partial
- * kept, synced); MP_E_NO_SPACE, MP_E_PACK_IO, MP_E_GGUF_IO, or the code of
- * the check the written pack failed.  res freed with mp_epw_result_free().
+ * a stop was asked through opts->cancel before the rename: during the hash,
+ * the copy (at an object boundary) or the final check (PACK.partial kept,
+ * synced); MP_E_NO_SPACE, MP_E_PACK_IO, MP_E_GGUF_IO, or the code of the
+ * check the written pack failed (a resumed PACK.partial is kept whatever
+ * failed).  res freed with mp_epw_result_free().
  */
 enum mp_err mp_epw_build(struct mp_epw_plan *plan, const struct mp_epw_opts *opts,
 			 struct mp_epw_result *res, struct mp_error *err);
