@@ -14,6 +14,7 @@
 #include <check.h>
 
 #include "fixture.h"
+#include "base/text.h"
 #include "namespace/metrics.h"
 #include "namespace/stats.h"
 
@@ -259,6 +260,34 @@ START_TEST(test_report_path_labels)
 }
 END_TEST
 
+/* A long path is cut at a character boundary: the report stays UTF-8. */
+START_TEST(test_report_label_cut_utf8)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char path[341], *text;
+
+	memset(&m, 0, sizeof m);
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	/* "/" and 139 a's, then two-byte characters: one straddles byte 141,
+	 * where a label of MP_METRICS_LABEL_MAX is cut */
+	path[0] = '/';
+	memset(path + 1, 'a', 139);
+	for (size_t i = 140; i < 340; i += 2)
+		memcpy(path + i, "\xc3\xa9", 2);
+	path[340] = '\0';
+	info.mountpoint = path;
+	info.pack = path;
+	text = render(&s, &m, &info);
+	ck_assert_msg(mp_text_is_utf8(text, strlen(text)), "the report is not UTF-8");
+	ck_assert_ptr_nonnull(strstr(text, "aaa...")); /* cut before the first 'é' */
+	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
 /* Too long for max_len: the same without the layers' series, marked. */
 START_TEST(test_report_brief)
 {
@@ -377,6 +406,7 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_report_seal);
 	tcase_add_test(tc, test_report_shape);
 	tcase_add_test(tc, test_report_path_labels);
+	tcase_add_test(tc, test_report_label_cut_utf8);
 	tcase_add_test(tc, test_report_brief);
 	tcase_add_test(tc, test_report_too_small);
 	tcase_add_test(tc, test_sharded_counts_are_exact);

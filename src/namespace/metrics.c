@@ -207,9 +207,10 @@ static void label_value(char *dst, size_t cap, const char *s)
 /*
  * A path as a label value: escaped as every path we print (control bytes
  * and bytes that are not UTF-8 as \xNN, which a label must not hold raw),
- * then as a label value; one longer than MP_METRICS_LABEL_MAX is cut and
- * ends in "..." and 16 hex digits of its SHA-256, so that two long paths
- * that share a beginning still label two mounts apart.
+ * then as a label value; one longer than MP_METRICS_LABEL_MAX is cut (at
+ * a character boundary) and ends in "..." and 16 hex digits of its
+ * SHA-256, so that two long paths that share a beginning still label two
+ * mounts apart.
  */
 static void path_label(char *dst, size_t cap, const char *path)
 {
@@ -223,6 +224,9 @@ static void path_label(char *dst, size_t cap, const char *path)
 
 		size_t cut = MP_METRICS_LABEL_MAX - 19;
 
+		/* at a character boundary: a label must stay UTF-8 (shown is) */
+		while (cut > 0 && ((unsigned char)shown[cut] & 0xc0) == 0x80)
+			cut--;
 		mp_sha256_buf(path, n, d);
 		mp_sha256_hex(d, hex);
 		snprintf(shown + cut, 20, "...%.16s", hex);
