@@ -660,7 +660,11 @@ struct daemon {
 	char *client_path;
 	char *manifest_real;
 	char *pack_real;
-	char *trust_keys;          /* -o trust='s list as given, for check_metrics_file */
+	/* -o trust='s key files, split once (trust_split holds them): the
+	 * signature check and check_metrics_file read the same list */
+	char *trust_split;
+	const char *trust_keys[MP_MAX_TRUSTED_KEYS];
+	int ntrust;
 	bool stats_ok;
 	bool fs_ok;
 	/* how pack bytes are read, and the buffers requests read them into */
@@ -921,7 +925,7 @@ static void daemon_free(struct daemon *d)
 	free(d->client_path);
 	free(d->manifest_real);
 	free(d->pack_real);
-	free(d->trust_keys);
+	free(d->trust_split);
 	free(d->opt.pack);
 	free(d->opt.manifest);
 	free(d->opt.config);
@@ -1245,18 +1249,8 @@ static int open_seal(struct daemon *d)
 		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
 	if (rc == MP_OK)
 		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->fd, &err);
-	if (rc == MP_OK && d->opt.trust) {
-		const char *keys[MP_MAX_TRUSTED_KEYS];
-		int n = mp_trust_list_split(d->opt.trust, keys);
-
-		if (n <= 0) {
-			free(own);
-			return n < 0 ? usage_failure("-o trust: more than %d keys",
-						     MP_MAX_TRUSTED_KEYS)
-				     : usage_failure("-o trust: no key file given");
-		}
-		rc = mp_trust_check(d->pack, d->seal, keys, (size_t)n, &err);
-	}
+	if (rc == MP_OK && d->opt.trust)
+		rc = mp_trust_check(d->pack, d->seal, d->trust_keys, (size_t)d->ntrust, &err);
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
 	if (rc != MP_OK) {
@@ -1322,47 +1316,64 @@ static bool path_within(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* The files a mount reads, by what they are to it. */
+struct mount_inputs {
+	size_t n;
+	const char *path[7 + MP_MAX_TRUSTED_KEYS];
+	const char *what[7 + MP_MAX_TRUSTED_KEYS];
+	char *own[3];              /* the malloc'd paths among them */
+};
+
+static void add_input(struct mount_inputs *in, const char *path, const char *what)
+{
+	if (path) {
+		in->path[in->n] = path;
+		in->what[in->n++] = what;
+	}
+}
+
+/*
+ * Every file the mount reads, from the options it was parsed into: the
+ * pack, its manifest, -o config, -o source, the seal, the signed statement
+ * and signature, and each -o trust key as the signature check splits them.
+ */
+static void mount_inputs_of(const struct daemon *d, struct mount_inputs *in)
+{
+	memset(in, 0, sizeof *in);
+	in->own[0] = seal_path_of(d);
+	in->own[1] = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
+	in->own[2] = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
+	add_input(in, d->pack->real_path, "the pack");
+	add_input(in, d->pack->manifest_path, "its manifest");
+	add_input(in, d->opt.config, "the config file");
+	add_input(in, d->opt.source, "the pack's source checkpoint (-o source)");
+	add_input(in, in->own[0], "the seal");
+	add_input(in, in->own[1], "the pack's signed statement or signature");
+	add_input(in, in->own[2], "the pack's signed statement or signature");
+	for (int i = 0; i < d->ntrust; i++)
+		add_input(in, d->trust_keys[i], "a trusted key");
+}
+
 /*
  * Whether the metrics file's name is one of the mount's inputs (the name
- * itself, or the file behind it): the rename would replace it.  Its name
- * (for the message) in *what, or NULL.
+ * itself, or the file behind it): the rename would replace it, and the
+ * unmount remove it.  What it is (for the message) in *what, or NULL.
  */
 static bool names_an_input(struct daemon *d, const char *path, const char **what)
 {
 	struct stat self, behind;
 	bool have_self = lstat(path, &self) == 0, have_behind = stat(path, &behind) == 0;
-	char *seal = seal_path_of(d);
-	char *statement = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
-	char *sig = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
-	const char *inputs[4 + MP_MAX_TRUSTED_KEYS] = {
-		d->pack->real_path, d->pack->manifest_path, d->opt.config, seal,
-	};
-	const char *names[4] = {"the pack", "its manifest", "the config file", "the seal"};
-	size_t n = 4;
-	bool clash = false;
-
-	char *keys = d->trust_keys ? strdup(d->trust_keys) : NULL, *save = NULL;
+	struct mount_inputs in;
 
 	*what = NULL;
-	for (char *k = keys ? strtok_r(keys, ":", &save) : NULL;
-	     k && n < sizeof inputs / sizeof inputs[0]; k = strtok_r(NULL, ":", &save))
-		inputs[n++] = k;
-	for (size_t i = 0; !clash && i < n; i++)
-		if (inputs[i] && ((have_self && same_file(&self, inputs[i])) ||
-				  (have_behind && same_file(&behind, inputs[i])))) {
-			clash = true;
-			*what = i < 4 ? names[i] : "a trusted key";
-		}
-	if (!clash && ((have_self && (same_file(&self, statement) || same_file(&self, sig))) ||
-		       (have_behind && (same_file(&behind, statement) || same_file(&behind, sig))))) {
-		clash = true;
-		*what = "the pack's signed statement or signature";
-	}
-	free(keys);
-	free(seal);
-	free(statement);
-	free(sig);
-	return clash;
+	mount_inputs_of(d, &in);
+	for (size_t i = 0; !*what && i < in.n; i++)
+		if ((have_self && same_file(&self, in.path[i])) ||
+		    (have_behind && same_file(&behind, in.path[i])))
+			*what = in.what[i];
+	for (size_t i = 0; i < sizeof in.own / sizeof in.own[0]; i++)
+		free(in.own[i]);
+	return *what != NULL;
 }
 
 /*
@@ -1747,6 +1758,22 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 	return 0;
 }
 
+/* -o trust='s list into its key files, once, before anything is read. */
+static int split_trust(struct daemon *d)
+{
+	d->trust_split = strdup(d->opt.trust);
+	if (!d->trust_split) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	d->ntrust = mp_trust_list_split(d->trust_split, d->trust_keys);
+	if (d->ntrust < 0)
+		return usage_failure("-o trust: more than %d keys", MP_MAX_TRUSTED_KEYS);
+	if (d->ntrust == 0)
+		return usage_failure("-o trust: no key file given");
+	return 0;
+}
+
 /*
  * The session before the pack: it rejects unknown options, and that should
  * not wait for a full digest of a large pack.
@@ -1902,8 +1929,8 @@ int main(int argc, char **argv)
 	/* before any thread: only the lease thread takes the lease's signal */
 	mp_fs_block_signals();
 	status = parse_command_line(&d, &args);
-	if (status == 0 && d.opt.trust && !(d.trust_keys = strdup(d.opt.trust)))
-		status = EXIT_IO;
+	if (status == 0 && d.opt.trust)
+		status = split_trust(&d);
 	if (status == 0)
 		status = new_session(&d, &args, &se);
 	if (status == 0)
