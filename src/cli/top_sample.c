@@ -220,6 +220,12 @@ static enum top_state read_status(const char *mount, struct top_sample *s, char 
 			 ? "longer than moepackfs ever writes" : "not a regular file");
 		return TOP_INVALID;
 	}
+	if (!text && (errno == EACCES || errno == EPERM)) {
+		snprintf(why, why_len, "status.json: %s (it is the mount owner's and group's "
+			 "only: mount with -o status_mode=0444, or join its group)",
+			 strerror(errno));
+		return TOP_DENIED;
+	}
 	if (!text) {
 		snprintf(why, why_len, "status.json: %s%s", strerror(errno),
 			 errno == ENOENT ? " (not a moepackfs mount?)"

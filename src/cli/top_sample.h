@@ -56,12 +56,13 @@ struct top_sample {
 enum top_state {
 	TOP_OK,      /* the sample holds what the mount says */
 	TOP_GONE,    /* status.json cannot be opened or read (errno) */
+	TOP_DENIED,  /* status.json is there, but not for this user (EACCES) */
 	TOP_INVALID, /* status.json was read but is not what moepackfs writes */
 };
 
 /*
  * Fill *s (which must hold no expert_reads) from the mount at path mount.
- * On TOP_GONE and TOP_INVALID, why says what failed as "status.json: ..."
+ * On TOP_GONE, TOP_DENIED and TOP_INVALID, why says what failed as "status.json: ..."
  * (the caller names the mount), and *s holds nothing to free.  Missing
  * metrics or attributes are no failure: an older mount has none.
  */
