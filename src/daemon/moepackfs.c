@@ -141,6 +141,10 @@ static const char usage_text[] =
 	"Exit status: 0 mounted, 1 invalid pack, 2 usage error, 3 a file cannot be\n"
 	"read or the mount failed.  See moepackfs(1).\n";
 
+/* Unkeyed options kept to name the one libfuse refuses (more are handed
+ * over unnamed) */
+#define UNKEYED_MAX 32
+
 /* fuse_opt hands out arguments in buffers it reuses: strings are copied. */
 struct options {
 	char *pack;
@@ -180,6 +184,10 @@ struct options {
 	unsigned max_read;
 	bool has_fsname, has_subtype;
 	bool show_help, show_version, list_options;
+	/* the options handed to libfuse that no key names: the ones it may
+	 * not know, each tried alone before the session is made */
+	char *unkeyed[UNKEYED_MAX];
+	unsigned nunkeyed;
 	char error[256];          /* the first usage error */
 };
 
@@ -219,8 +227,7 @@ enum {
 	KEY_DROP,
 };
 
-/* The -o options come first: the unknown-option message lists the entries
- * up to the first one that starts with '-'. */
+/* The -o options come first, then the program's and libfuse's. */
 static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
 	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
@@ -460,7 +467,7 @@ static int operand(struct options *o, const char *arg)
 }
 
 /* An option of no key: libfuse's, or fstab's that mean nothing here. */
-static int unkeyed_option(const char *arg, struct fuse_args *out)
+static int unkeyed_option(struct options *o, const char *arg, struct fuse_args *out)
 {
 	/*
 	 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as getopt would
@@ -479,6 +486,8 @@ static int unkeyed_option(const char *arg, struct fuse_args *out)
 	/* fstab-only options (x-systemd.*, comment=...) */
 	if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
 		return 0;
+	if (o->nunkeyed < UNKEYED_MAX && !(o->unkeyed[o->nunkeyed++] = strdup(arg)))
+		return -1;
 	return 1;
 }
 
@@ -550,7 +559,7 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case FUSE_OPT_KEY_NONOPT:
 		return operand(o, arg);
 	case FUSE_OPT_KEY_OPT:
-		return unkeyed_option(arg, out);
+		return unkeyed_option(o, arg, out);
 	case KEY_MANIFEST:
 		return replace_string(o, &o->manifest, value_of(arg));
 	case KEY_CONFIG:
@@ -936,6 +945,8 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.client_root);
 	free(d->opt.metrics_file);
 	free(d->opt.mountpoint);
+	for (unsigned i = 0; i < d->opt.nunkeyed; i++)
+		free(d->opt.unkeyed[i]);
 	if (d->fs_ok)
 		mp_fs_cleanup(&d->fs);
 	if (d->check_ok)
@@ -1774,29 +1785,92 @@ static int split_trust(struct daemon *d)
 	return 0;
 }
 
+/* libfuse's messages, while options are tried one by one */
+static void no_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+}
+
+/* Whether libfuse's session takes the one option arg (as -o arg, or as
+ * it is when it begins with '-'). */
+static bool fuse_takes(const char *arg)
+{
+	struct fuse_args one = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	bool ok = true;
+
+	add_arg(&one, PROG, &ok);
+	if (arg[0] == '-')
+		add_arg(&one, arg, &ok);
+	else
+		add_escaped_option(&one, "", arg, &ok);
+	if (ok) {
+		fuse_set_log_func(no_log);
+		se = fuse_session_new(&one, &mp_fs_ops, sizeof mp_fs_ops, NULL);
+		fuse_set_log_func(NULL);
+	}
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&one);
+	/* out of memory: not known to be unknown */
+	return se != NULL || !ok;
+}
+
+/* The -o options of option_spec, for mp_text_nearest() ("" for -f, -h...). */
+static const char *option_name(size_t i, const void *arg)
+{
+	(void)arg;
+	return option_spec[i].templ[0] == '-' ? "" : option_spec[i].templ;
+}
+
+/*
+ * The unknown option among those handed to libfuse, in one line with the
+ * option meant when it is near one; 0 when none is unknown by itself.
+ */
+static int unknown_option(const struct daemon *d)
+{
+	for (unsigned i = 0; i < d->opt.nunkeyed; i++) {
+		const char *arg = d->opt.unkeyed[i], *eq = strchr(arg, '=');
+		char key[MP_TEXT_TYPO_MAX + 2], shown[1024], near[80] = "";
+		const char *meant;
+
+		if (fuse_takes(arg))
+			continue;
+		/* "metrics_fille=/x" is compared as "metrics_fille=" */
+		snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - arg + 1) : (int)strlen(arg), arg);
+		meant = arg[0] == '-' ? NULL
+			: mp_text_nearest(key, option_name, NULL,
+						  sizeof option_spec / sizeof option_spec[0] - 1);
+		if (meant)
+			snprintf(near, sizeof near, " (did you mean -o %s?)", meant);
+		mp_text_escape(shown, sizeof shown, arg, strlen(arg), 0);
+		fprintf(stderr, PROG ": unknown option %s%s%s; '" PROG " --help' lists them\n",
+			arg[0] == '-' ? "" : "-o ", shown, near);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /*
  * The session before the pack: it rejects unknown options, and that should
  * not wait for a full digest of a large pack.
  */
 static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
 {
+	int status = unknown_option(d);
+
+	if (status != 0)
+		return status;
 	d->pack_real = realpath(d->opt.pack, NULL);
 	if (!add_mount_options(d, args)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return EXIT_IO;
 	}
 	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
-	if (!*se) {
-		/* libfuse said which option it did not know; say what is known */
-		fprintf(stderr, PROG ": valid -o options:");
-		for (const struct fuse_opt *o = option_spec; o->templ[0] != '-'; o++)
-			fprintf(stderr, "%s %s", o == option_spec ? "" : ",", o->templ);
-		/* only what --help and moepackfs(1) document */
-		fprintf(stderr, "; libfuse's allow_other, auto_unmount, max_threads=, "
-			"max_idle_threads=, clone_fd, debug; and mount(8)'s generic ones (ro, "
-			"defaults, nofail, x-*...)\n");
-		return usage_failure("invalid FUSE options");
-	}
+	if (!*se)
+		return usage_failure("libfuse refused the options (its message is above)");
 	return 0;
 }
 
