@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -43,6 +44,7 @@
 #include "base/text.h"
 
 #define PROG "moepackfs"
+#define FUSE_DEVICE "/dev/fuse"
 
 /* Exit statuses: the error classes of errors.h, as for `moepack`. */
 enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
@@ -111,6 +113,8 @@ static const char usage_text[] =
 	"                          decoded on read) beside each expert's roles\n"
 	"  -o nolease              take no read lease on the pack: writers are not\n"
 	"                          held up, changes are found by stat checks only\n"
+	"  -o quiet                print no notes (which verify mode was chosen);\n"
+	"                          warnings and errors still\n"
 	"  -o client_root=PATH     where clients see the mount, for\n"
 	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
 	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
@@ -163,6 +167,7 @@ struct options {
 	bool payload;             /* -o verify=payload: the scan before mounting */
 	bool dequant;             /* -o dequant: the .f32 files */
 	bool nolease;             /* -o nolease: no read lease, the stat checks */
+	bool quiet;               /* -o quiet: no notes, only warnings and errors */
 	bool seal;                /* -o verify=seal (or -o trust=) */
 	bool entries;             /* -o verify=entries: the index's role digests */
 	char *seal_path;          /* -o seal=PATH */
@@ -204,6 +209,7 @@ enum {
 	KEY_VERIFY,
 	KEY_DEQUANT,
 	KEY_NOLEASE,
+	KEY_QUIET,
 	KEY_SEAL,
 	KEY_TRUST,
 	KEY_CLIENT_ROOT,
@@ -241,6 +247,7 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("verify=", KEY_VERIFY),
 	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
 	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
+	FUSE_OPT_KEY("quiet", KEY_QUIET),
 	FUSE_OPT_KEY("seal=", KEY_SEAL),
 	FUSE_OPT_KEY("seal_ahead=", KEY_SEAL_AHEAD),
 	FUSE_OPT_KEY("seal_cache_mb=", KEY_SEAL_CACHE),
@@ -529,6 +536,9 @@ static int flag_option(struct options *o, int key)
 		return 0;
 	case KEY_NOLEASE:
 		o->nolease = true;
+		return 0;
+	case KEY_QUIET:
+		o->quiet = true;
 		return 0;
 	case KEY_FSNAME:
 		o->has_fsname = true;
@@ -1265,12 +1275,18 @@ static int open_seal(struct daemon *d)
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
 	if (rc != MP_OK) {
-		char shown[1024];
+		char shown[1024], pack[1024], hint[2200] = "";
+		struct stat st;
 
 		mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
-		fprintf(stderr, PROG ": %s: %s; not mounted%s\n", shown, err.msg,
-			d->seal_by_default ? " (the seal beside the pack is used unless "
-			"-o verify=index is given)" : "");
+		mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
+		if (d->seal_by_default)
+			snprintf(hint, sizeof hint, " (the seal beside the pack is used unless "
+				 "-o verify=index is given)");
+		else if (!d->seal && stat(path, &st) != 0 && errno == ENOENT)
+			snprintf(hint, sizeof hint, " (`moepack seal %s` makes %s)", pack,
+				 d->opt.seal_path ? "PACK.seal" : "it");
+		fprintf(stderr, PROG ": %s: %s; not mounted%s\n", shown, err.msg, hint);
 		free(own);
 		return mp_err_exit_status(rc);
 	}
@@ -1875,6 +1891,36 @@ static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_ses
 }
 
 /*
+ * Why a mount failed when it is /dev/fuse that this user may not open (a
+ * mount by root never fails so): the device's mode and owners, and the way
+ * out, into hint[len] ("" otherwise); returns hint.
+ */
+static const char *fuse_device_hint(char *hint, size_t len)
+{
+	struct group *g;
+	struct stat st;
+	int fd = open(FUSE_DEVICE, O_RDWR | O_CLOEXEC);
+
+	hint[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 || (errno != EACCES && errno != EPERM) || stat(FUSE_DEVICE, &st) != 0)
+		return hint;
+	g = getgrgid(st.st_gid);
+	if (st.st_gid != 0 && (st.st_mode & 0060) == 0060)
+		snprintf(hint, len, ": " FUSE_DEVICE " (mode %04o, group %s) is not open "
+			 "to uid %ld: join its group (`usermod -aG %s USER`, then log in again)",
+			 (unsigned)(st.st_mode & 07777), g ? g->gr_name : "?", (long)getuid(),
+			 g ? g->gr_name : "GROUP");
+	else
+		snprintf(hint, len, ": " FUSE_DEVICE " (mode %04o, group %s) is not open "
+			 "to uid %ld: its usual mode is 0666 (as root: `chmod 0666 " FUSE_DEVICE
+			 "`), or 0660 with a group such as fuse that the user joins",
+			 (unsigned)(st.st_mode & 07777), g ? g->gr_name : "?", (long)getuid());
+	return hint;
+}
+
+/*
  * Mount under the mount point's lock (see lock_mountpoint), which goes as
  * soon as the mount is in mountinfo: the daemon must not inherit it.
  */
@@ -1894,8 +1940,12 @@ static int mount_locked(struct daemon *d, struct fuse_session *se)
 			warn_if_not_empty(d);
 	}
 	if (status == 0 && fuse_session_mount(se, d->cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
-			d->cmd.mountpoint);
+		char pack[1024], mnt[1024], hint[512];
+
+		mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
+		mp_text_escape(mnt, sizeof mnt, d->cmd.mountpoint, strlen(d->cmd.mountpoint), 0);
+		fprintf(stderr, PROG ": cannot mount %s on %s%s\n", pack, mnt,
+			fuse_device_hint(hint, sizeof hint));
 		status = EXIT_IO;
 	}
 	if (lock >= 0)
@@ -1978,7 +2028,7 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		return EXIT_IO;
 	status = mount_locked(d, se);
 	if (status == 0) {
-		if (d->verify_note[0])
+		if (d->verify_note[0] && !d->opt.quiet)
 			fprintf(stderr, PROG ": %s\n", d->verify_note);
 		setup_readahead(d);
 		status = first_metrics_file(d);
