@@ -640,8 +640,50 @@ START_TEST(test_snapshot_render)
 							  0)), "daemon says");
 	json_decref(root);
 	ck_assert_uint_gt(snap->metrics_len, 0);
-	ck_assert_uint_lt(snap->metrics_len, MP_METRICS_FILE_SIZE);
+	ck_assert_uint_lt(snap->metrics_len, mp_metrics_max_len(stats.layer_count));
 	ck_assert_int_eq(snap->metrics[snap->metrics_len - 1], '\n');
+	mp_snap_put(snap);
+	mp_stats_free(&stats);
+}
+END_TEST
+
+/*
+ * Many layers and long paths: both files are rendered whole (a report
+ * past a fixed buffer once failed both, and neither file was served).
+ */
+START_TEST(test_snapshot_many_layers)
+{
+	static struct mp_metrics metrics;
+	static uint32_t many[600];
+	char path[300];
+	struct mp_status_info status = fixed_facts();
+	struct timespec started;
+	struct mp_stats stats;
+	struct mp_error err = {0};
+	struct mp_snap_source src = {&stats, &metrics, &status, NULL, NULL, &started};
+	struct mp_snap_moment m = {.lease = MP_LEASE_HELD};
+	struct mp_status_snap *snap;
+	json_t *root;
+
+	for (uint32_t i = 0; i < 600; i++)
+		many[i] = i;
+	memset(path, 'm', sizeof path - 1);
+	path[0] = '/';
+	path[sizeof path - 1] = '\0';
+	status.mountpoint = path;
+	status.layer_ids = many;
+	clock_gettime(CLOCK_MONOTONIC, &started);
+	ck_assert_int_eq(mp_stats_init(&stats, 600, 2, &err), MP_OK);
+	snap = mp_snap_render(&src, &m, &err);
+	ck_assert_msg(snap != NULL, "%s", err.msg);
+	root = json_loadb(snap->text, snap->text_len, 0, NULL);
+	ck_assert_ptr_nonnull(root);
+	ck_assert_uint_eq(json_array_size(json_object_get(root, "layers")), 600);
+	json_decref(root);
+	ck_assert_uint_gt(snap->metrics_len, 128u << 10);
+	ck_assert_ptr_nonnull(memmem(snap->metrics, snap->metrics_len,
+				     "moepackfs_metrics_truncated{", 28));
+	ck_assert_ptr_nonnull(memmem(snap->metrics, snap->metrics_len, ",layer=\"599\"} 0\n", 16));
 	mp_snap_put(snap);
 	mp_stats_free(&stats);
 }
@@ -820,6 +862,7 @@ static Suite *daemoncore_suite(void)
 
 	tc = tcase_create("snapshot");
 	tcase_add_test(tc, test_snapshot_render);
+	tcase_add_test(tc, test_snapshot_many_layers);
 	tcase_add_test(tc, test_snapshot_metrics_info);
 	tcase_add_test(tc, test_snapshot_slot);
 	suite_add_tcase(s, tc);

@@ -14,6 +14,7 @@
 #include <check.h>
 
 #include "fixture.h"
+#include "base/text.h"
 #include "namespace/metrics.h"
 #include "namespace/stats.h"
 
@@ -38,15 +39,15 @@ static struct mp_metrics_info info_of(void)
 static char *render(const struct mp_stats *s, const struct mp_metrics *m,
 		    const struct mp_metrics_info *info)
 {
-	char *buf = malloc(MP_METRICS_FILE_SIZE + 1);
+	char *buf = NULL;
 	struct mp_error err = {0};
 	size_t len = 0;
 
+	ck_assert_int_eq(mp_metrics_render(s, m, info, mp_metrics_max_len(s->layer_count), &buf,
+					   &len, &err), MP_OK);
 	ck_assert_ptr_nonnull(buf);
-	ck_assert_int_eq(mp_metrics_render(s, m, info, buf, MP_METRICS_FILE_SIZE, &len, &err),
-			 MP_OK);
 	ck_assert_uint_gt(len, 0);
-	buf[len] = '\0';
+	ck_assert_uint_eq(strlen(buf), len);
 	return buf;
 }
 
@@ -259,20 +260,79 @@ START_TEST(test_report_path_labels)
 }
 END_TEST
 
+/* A long path is cut at a character boundary: the report stays UTF-8. */
+START_TEST(test_report_label_cut_utf8)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	char path[341], *text;
+
+	memset(&m, 0, sizeof m);
+	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
+	/* "/" and 139 a's, then two-byte characters: one straddles byte 141,
+	 * where a label of MP_METRICS_LABEL_MAX is cut */
+	path[0] = '/';
+	memset(path + 1, 'a', 139);
+	for (size_t i = 140; i < 340; i += 2)
+		memcpy(path + i, "\xc3\xa9", 2);
+	path[340] = '\0';
+	info.mountpoint = path;
+	info.pack = path;
+	text = render(&s, &m, &info);
+	ck_assert_msg(mp_text_is_utf8(text, strlen(text)), "the report is not UTF-8");
+	ck_assert_ptr_nonnull(strstr(text, "aaa...")); /* cut before the first 'é' */
+	free(text);
+	mp_stats_free(&s);
+}
+END_TEST
+
+/* Too long for max_len: the same without the layers' series, marked. */
+START_TEST(test_report_brief)
+{
+	struct mp_stats s;
+	static struct mp_metrics m;
+	struct mp_error err = {0};
+	struct mp_metrics_info info = info_of();
+	uint32_t many[600];
+	char *full, *brief = NULL;
+	size_t len;
+
+	memset(&m, 0, sizeof m);
+	for (uint32_t i = 0; i < 600; i++)
+		many[i] = i;
+	info.layer_ids = many;
+	ck_assert_int_eq(mp_stats_init(&s, 600, 2, &err), MP_OK);
+	full = render(&s, &m, &info);
+	has_line(full, "moepackfs_metrics_truncated 0");
+	has_line(full, "moepackfs_layer_reads_total{layer=\"599\"} 0");
+	ck_assert_int_eq(mp_metrics_render(&s, &m, &info, strlen(full) - 1, &brief, &len, &err),
+			 MP_OK);
+	has_line(brief, "moepackfs_metrics_truncated 1");
+	ck_assert_ptr_null(strstr(brief, "moepackfs_layer_reads_total"));
+	ck_assert_ptr_null(strstr(brief, "moepackfs_layer_read_bytes_total"));
+	has_line(brief, "moepackfs_replies_total{method=\"copy\"} 0");
+	free(full);
+	free(brief);
+	mp_stats_free(&s);
+}
+END_TEST
+
 START_TEST(test_report_too_small)
 {
 	struct mp_stats s;
 	static struct mp_metrics m;
 	struct mp_error err = {0};
 	struct mp_metrics_info info = info_of();
-	char buf[512];
+	char *buf = (char *)"";
 	size_t len = 99;
 
 	memset(&m, 0, sizeof m);
 	ck_assert_int_eq(mp_stats_init(&s, 3, 4, &err), MP_OK);
-	ck_assert_int_eq(mp_metrics_render(&s, &m, &info, buf, sizeof buf, &len, &err),
-			 MP_E_NOMEM);
+	ck_assert_int_eq(mp_metrics_render(&s, &m, &info, 512, &buf, &len, &err), MP_E_NOMEM);
 	ck_assert_uint_eq(len, 0);
+	ck_assert_ptr_null(buf);
 	ck_assert_ptr_nonnull(strstr(err.msg, "do not fit in 512 bytes"));
 	mp_stats_free(&s);
 }
@@ -346,6 +406,8 @@ static Suite *metrics_suite(void)
 	tcase_add_test(tc, test_report_seal);
 	tcase_add_test(tc, test_report_shape);
 	tcase_add_test(tc, test_report_path_labels);
+	tcase_add_test(tc, test_report_label_cut_utf8);
+	tcase_add_test(tc, test_report_brief);
 	tcase_add_test(tc, test_report_too_small);
 	tcase_add_test(tc, test_sharded_counts_are_exact);
 	tcase_add_test(tc, test_expert_reads);

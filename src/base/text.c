@@ -132,3 +132,53 @@ const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *ove
 	*value = v;
 	return s;
 }
+
+/* Edits between a and b (see mp_text_nearest), both at most MP_TEXT_TYPO_MAX bytes. */
+static size_t edit_distance(const char *a, const char *b)
+{
+	size_t la = strlen(a), lb = strlen(b), d[MP_TEXT_TYPO_MAX + 1][MP_TEXT_TYPO_MAX + 1];
+
+	for (size_t i = 0; i <= la; i++)
+		for (size_t j = 0; j <= lb; j++) {
+			size_t best;
+
+			if (i == 0 || j == 0) {
+				d[i][j] = i + j;
+				continue;
+			}
+			best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	return d[la][lb];
+}
+
+const char *mp_text_nearest(const char *name, const char *(*name_at)(size_t i, const void *arg),
+			    const void *arg, size_t count)
+{
+	const char *best = NULL, *prefixed = NULL;
+	size_t best_d = 3, n = strlen(name), prefixes = 0;
+
+	if (n == 0 || n > MP_TEXT_TYPO_MAX)
+		return NULL;
+	for (size_t i = 0; i < count; i++) {
+		const char *c = name_at(i, arg);
+		size_t d = strlen(c) <= MP_TEXT_TYPO_MAX ? edit_distance(name, c) : MP_TEXT_TYPO_MAX;
+
+		if (strncmp(c, name, n) == 0 && n >= 2) {
+			prefixed = c;
+			prefixes++;
+		}
+		if (d < best_d && n >= 3 && d <= (n == 3 ? 1u : 2u)) {
+			best = c;
+			best_d = d;
+		}
+	}
+	return prefixes == 1 ? prefixed : best;
+}

@@ -57,4 +57,16 @@ size_t mp_utf8_seq_len(const unsigned char *s, size_t n);
  */
 const char *mp_scan_u64(const char *s, unsigned base, uint64_t *value, bool *overflow);
 
+/*
+ * Of count names (name_at(i, arg) the i-th), the one that `name` is a
+ * likely typo of: the only one it begins (at least 2 bytes), else the
+ * nearest within two edits (insert, delete, replace, or swap two
+ * neighbours: "sael" is one from "seal"; one edit for three bytes, none
+ * for fewer).  NULL when none, or either is longer than MP_TEXT_TYPO_MAX:
+ * the "did you mean" of an unknown command or option.
+ */
+#define MP_TEXT_TYPO_MAX 32
+const char *mp_text_nearest(const char *name, const char *(*name_at)(size_t i, const void *arg),
+			    const void *arg, size_t count);
+
 #endif

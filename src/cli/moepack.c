@@ -4,6 +4,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/text.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 
@@ -52,68 +53,17 @@ static int list_options(int argc, char **argv)
 	return CLI_EXIT_USAGE;
 }
 
-/* Names longer than this are not typos of a command. */
-#define TYPO_MAX 32
-
-/*
- * Edits between a and b (insert, delete, replace, or swap two neighbours:
- * "sael" is one edit from "seal"), both at most TYPO_MAX bytes.
- */
-static size_t edit_distance(const char *a, const char *b)
+/* The i-th command's name, for mp_text_nearest(). */
+static const char *command_name(size_t i, const void *arg)
 {
-	size_t la = strlen(a), lb = strlen(b), d[TYPO_MAX + 1][TYPO_MAX + 1];
-
-	for (size_t i = 0; i <= la; i++)
-		for (size_t j = 0; j <= lb; j++) {
-			size_t best;
-
-			if (i == 0 || j == 0) {
-				d[i][j] = i + j;
-				continue;
-			}
-			best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
-			if (d[i - 1][j] + 1 < best)
-				best = d[i - 1][j] + 1;
-			if (d[i][j - 1] + 1 < best)
-				best = d[i][j - 1] + 1;
-			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
-			    d[i - 2][j - 2] + 1 < best)
-				best = d[i - 2][j - 2] + 1;
-			d[i][j] = best;
-		}
-	return d[la][lb];
-}
-
-/* The command name is a likely typo of: the only one it begins, else the
- * nearest within two edits (one for three letters, none for fewer); NULL
- * when none. */
-static const char *nearest_command(const char *name)
-{
-	const char *best = NULL, *prefixed = NULL;
-	size_t best_d = 3, n = strlen(name), prefixes = 0;
-
-	if (n == 0 || n > TYPO_MAX)
-		return NULL;
-	for (size_t i = 0; i < cli_command_count; i++) {
-		const char *c = cli_commands[i]->name;
-		size_t d = strlen(c) <= TYPO_MAX ? edit_distance(name, c) : TYPO_MAX;
-
-		if (strncmp(c, name, n) == 0 && n >= 2) {
-			prefixed = c;
-			prefixes++;
-		}
-		if (d < best_d && n >= 3 && d <= (n == 3 ? 1u : 2u)) {
-			best = c;
-			best_d = d;
-		}
-	}
-	return prefixes == 1 ? prefixed : best;
+	(void)arg;
+	return cli_commands[i]->name;
 }
 
 static int unknown_command(const char *name)
 {
 	char shown[CLI_TEXT_MAX];
-	const char *near = nearest_command(name);
+	const char *near = mp_text_nearest(name, command_name, NULL, cli_command_count);
 
 	fprintf(stderr, "moepack: unknown command '%s'", cli_text(shown, name));
 	if (near)

@@ -161,7 +161,7 @@ static void down_json(const struct top_view *v, struct jw *w)
 int top_print_json(const struct top_view *v)
 {
 	static const char *const state[] = {[TOP_OK] = "ok", [TOP_GONE] = "gone",
-					    [TOP_INVALID] = "invalid"};
+					    [TOP_DENIED] = "denied", [TOP_INVALID] = "invalid"};
 	struct jw w;
 
 	jw_init(&w);

@@ -17,15 +17,16 @@
 
 #include "base/file.h"
 #include "base/text.h"
+#include "namespace/metrics.h"
+#include "namespace/stats.h"
 
-#define FILE_MAX (1u << 20) /* status.json and metrics are 64 KiB */
 #define PATH_ROOM 4200
 
 /* ---- files -------------------------------------------------------------------------- */
 
-/* A whole small file, NUL-terminated, or NULL with errno set (EFBIG: larger
- * than FILE_MAX, which the daemon never writes). */
-static char *read_small(const char *path, size_t *len, struct stat *st)
+/* A whole file of at most max bytes, NUL-terminated, or NULL with errno
+ * set (EFBIG: larger, which the daemon never writes). */
+static char *read_small(const char *path, size_t max, size_t *len, struct stat *st)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = ENOMEM;
 	char *buf = NULL;
@@ -37,8 +38,8 @@ static char *read_small(const char *path, size_t *len, struct stat *st)
 		rc = errno;
 	else if (!S_ISREG(st->st_mode))
 		rc = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
-	else if ((buf = malloc(FILE_MAX + 1)))
-		rc = mp_pread_all(fd, buf, FILE_MAX + 1, 0, &n);
+	else if ((buf = malloc(max + 1)))
+		rc = mp_pread_all(fd, buf, max + 1, 0, &n);
 	close(fd);
 	if (rc == MP_READ_EOF) {
 		buf[n] = '\0';
@@ -160,6 +161,7 @@ static bool add_layer(json_t *row, size_t i, struct top_sample *s, char *why, si
 static bool read_layers(json_t *root, struct top_sample *s, char *why, size_t why_len)
 {
 	json_t *layers = json_object_get(root, "layers");
+	size_t n;
 
 	/* none in a report cut to fit ("truncated") */
 	if (!layers)
@@ -168,9 +170,17 @@ static bool read_layers(json_t *root, struct top_sample *s, char *why, size_t wh
 		snprintf(why, why_len, "status.json: layers: not an array");
 		return false;
 	}
-	if (json_array_size(layers) > TOP_MAX_LAYERS) {
-		snprintf(why, why_len, "status.json: layers: %zu layers, more than the %u shown",
-			 json_array_size(layers), TOP_MAX_LAYERS);
+	n = json_array_size(layers);
+	if (n > TOP_MAX_LAYERS) {
+		snprintf(why, why_len, "status.json: layers: %zu layers, more than a pack "
+			 "holds (%u)", n, TOP_MAX_LAYERS);
+		return false;
+	}
+	s->layer_id = malloc((n ? n : 1) * sizeof *s->layer_id);
+	s->layer_reads = malloc((n ? n : 1) * sizeof *s->layer_reads);
+	s->layer_bytes = malloc((n ? n : 1) * sizeof *s->layer_bytes);
+	if (!s->layer_id || !s->layer_reads || !s->layer_bytes) {
+		snprintf(why, why_len, "status.json: layers: out of memory");
 		return false;
 	}
 	for (size_t i = 0; i < json_array_size(layers); i++)
@@ -204,11 +214,17 @@ static enum top_state read_status(const char *mount, struct top_sample *s, char 
 	bool ok;
 
 	snprintf(path, sizeof path, "%s/status.json", mount);
-	text = read_small(path, &len, &st);
+	text = read_small(path, mp_stats_max_len(TOP_MAX_LAYERS), &len, &st);
 	if (!text && (errno == EFBIG || errno == EINVAL)) {
 		snprintf(why, why_len, "status.json: %s", errno == EFBIG
-			 ? "larger than 1 MiB, which moepackfs never writes" : "not a regular file");
+			 ? "longer than moepackfs ever writes" : "not a regular file");
 		return TOP_INVALID;
+	}
+	if (!text && (errno == EACCES || errno == EPERM)) {
+		snprintf(why, why_len, "status.json: %s (it is the mount owner's and group's "
+			 "only: mount with -o status_mode=0444, or join its group)",
+			 strerror(errno));
+		return TOP_DENIED;
 	}
 	if (!text) {
 		snprintf(why, why_len, "status.json: %s%s", strerror(errno),
@@ -230,6 +246,8 @@ static enum top_state read_status(const char *mount, struct top_sample *s, char 
 	s->at = (double)st.st_ctim.tv_sec + (double)st.st_ctim.tv_nsec / 1e9;
 	ok = parse_status(root, s, why, why_len);
 	json_decref(root);
+	if (!ok)
+		top_sample_free(s);
 	return ok ? TOP_OK : TOP_INVALID;
 }
 
@@ -334,7 +352,8 @@ static void read_metrics(const char *mount, struct top_sample *s)
 	size_t len;
 
 	snprintf(path, sizeof path, "%s/metrics", mount);
-	text = read_small(path, &len, &st);
+	/* as long as the layers of the status.json read make it at most */
+	text = read_small(path, mp_metrics_max_len(s->nlayers), &len, &st);
 	if (!text)
 		return; /* an older mount: no errno breakdown */
 	for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save))
@@ -430,8 +449,11 @@ static void read_experts(const char *mount, struct top_sample *s)
 		ok = layer_experts(mount, s, l, buf);
 	if (!buf)
 		snprintf(s->experts_note, sizeof s->experts_note, "out of memory");
-	if (!ok)
-		top_sample_free(s);
+	if (!ok) {
+		free(s->expert_reads);
+		s->expert_reads = NULL;
+		s->nexperts = 0;
+	}
 	free(buf);
 }
 
@@ -454,6 +476,12 @@ enum top_state top_sample_read(const char *mount, struct top_sample *s, char *wh
 void top_sample_free(struct top_sample *s)
 {
 	free(s->expert_reads);
+	free(s->layer_id);
+	free(s->layer_reads);
+	free(s->layer_bytes);
 	s->expert_reads = NULL;
+	s->layer_id = NULL;
+	s->layer_reads = s->layer_bytes = NULL;
 	s->nexperts = 0;
+	s->nlayers = 0;
 }

@@ -17,7 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define TOP_MAX_LAYERS 256
+/* The most layers a pack holds (an SGLang index entry's layer is 16 bits) */
+#define TOP_MAX_LAYERS 65536u
 #define TOP_MAX_EXPERTS 4096
 #define TOP_MAX_ERRNOS 16
 /* Room for a text field of status.json: longer text is cut at a character
@@ -40,8 +41,8 @@ struct top_sample {
 	double uptime;              /* from metrics; 0 without */
 	uint64_t reads, bytes, errors, direct_bytes, buffered_bytes;
 	unsigned nlayers;           /* sorted by id, no id twice */
-	uint32_t layer_id[TOP_MAX_LAYERS];
-	uint64_t layer_reads[TOP_MAX_LAYERS], layer_bytes[TOP_MAX_LAYERS];
+	uint32_t *layer_id;         /* nlayers each, malloc'd (NULL: none) */
+	uint64_t *layer_reads, *layer_bytes;
 	unsigned nexperts;          /* per layer; 0 without per-expert counts */
 	uint64_t *expert_reads;     /* nlayers x nexperts, or NULL */
 	/* why there are no per-expert counts ("" when there are, or when the
@@ -55,19 +56,21 @@ struct top_sample {
 enum top_state {
 	TOP_OK,      /* the sample holds what the mount says */
 	TOP_GONE,    /* status.json cannot be opened or read (errno) */
+	TOP_DENIED,  /* status.json is there, but not for this user (EACCES) */
 	TOP_INVALID, /* status.json was read but is not what moepackfs writes */
 };
 
 /*
  * Fill *s (which must hold no expert_reads) from the mount at path mount.
- * On TOP_GONE and TOP_INVALID, why says what failed as "status.json: ..."
+ * On TOP_GONE, TOP_DENIED and TOP_INVALID, why says what failed as "status.json: ..."
  * (the caller names the mount), and *s holds nothing to free.  Missing
  * metrics or attributes are no failure: an older mount has none.
  */
 enum top_state top_sample_read(const char *mount, struct top_sample *s, char *why,
 			       size_t why_len);
 
-/* Release what a sample holds; it is then empty. */
+/* Release what a sample holds (layers and per-expert counts); it is then
+ * empty. */
 void top_sample_free(struct top_sample *s);
 
 #endif

@@ -333,8 +333,8 @@ static void render_down(const struct top_view *v, struct top_frame *f)
 	mp_text_escape(why, sizeof why, v->why, strlen(v->why), MP_TEXT_ESCAPED);
 	put(f, "moepack top  %s", v->shown);
 	put(f, "%s", "");
-	put(f, "%s: %s since %s (%s)", v->shown, v->state == TOP_GONE ? "gone" : "invalid", when,
-	    took);
+	put(f, "%s: %s since %s (%s)", v->shown, v->state == TOP_GONE ? "gone"
+	    : v->state == TOP_DENIED ? "permission denied" : "invalid", when, took);
 	snprintf(line, sizeof line, "%s: %s", v->shown, why);
 	put_wrapped(f, line);
 	if (f->keys)

@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <grp.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -43,6 +44,7 @@
 #include "base/text.h"
 
 #define PROG "moepackfs"
+#define FUSE_DEVICE "/dev/fuse"
 
 /* Exit statuses: the error classes of errors.h, as for `moepack`. */
 enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
@@ -111,6 +113,8 @@ static const char usage_text[] =
 	"                          decoded on read) beside each expert's roles\n"
 	"  -o nolease              take no read lease on the pack: writers are not\n"
 	"                          held up, changes are found by stat checks only\n"
+	"  -o quiet                print no notes (which verify mode was chosen);\n"
+	"                          warnings and errors still\n"
 	"  -o client_root=PATH     where clients see the mount, for\n"
 	"                          PACK.manifest.json (default: MOUNTPOINT)\n"
 	"  -o readahead_kb=N       the mount's read-ahead window (default: the\n"
@@ -141,6 +145,10 @@ static const char usage_text[] =
 	"Exit status: 0 mounted, 1 invalid pack, 2 usage error, 3 a file cannot be\n"
 	"read or the mount failed.  See moepackfs(1).\n";
 
+/* Unkeyed options kept to name the one libfuse refuses (more are handed
+ * over unnamed) */
+#define UNKEYED_MAX 32
+
 /* fuse_opt hands out arguments in buffers it reuses: strings are copied. */
 struct options {
 	char *pack;
@@ -159,6 +167,7 @@ struct options {
 	bool payload;             /* -o verify=payload: the scan before mounting */
 	bool dequant;             /* -o dequant: the .f32 files */
 	bool nolease;             /* -o nolease: no read lease, the stat checks */
+	bool quiet;               /* -o quiet: no notes, only warnings and errors */
 	bool seal;                /* -o verify=seal (or -o trust=) */
 	bool entries;             /* -o verify=entries: the index's role digests */
 	char *seal_path;          /* -o seal=PATH */
@@ -180,6 +189,10 @@ struct options {
 	unsigned max_read;
 	bool has_fsname, has_subtype;
 	bool show_help, show_version, list_options;
+	/* the options handed to libfuse that no key names: the ones it may
+	 * not know, each tried alone before the session is made */
+	char *unkeyed[UNKEYED_MAX];
+	unsigned nunkeyed;
 	char error[256];          /* the first usage error */
 };
 
@@ -196,6 +209,7 @@ enum {
 	KEY_VERIFY,
 	KEY_DEQUANT,
 	KEY_NOLEASE,
+	KEY_QUIET,
 	KEY_SEAL,
 	KEY_TRUST,
 	KEY_CLIENT_ROOT,
@@ -219,8 +233,7 @@ enum {
 	KEY_DROP,
 };
 
-/* The -o options come first: the unknown-option message lists the entries
- * up to the first one that starts with '-'. */
+/* The -o options come first, then the program's and libfuse's. */
 static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("manifest=", KEY_MANIFEST),
 	FUSE_OPT_KEY("expect_layers=", KEY_EXPECT_LAYERS),
@@ -234,6 +247,7 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("verify=", KEY_VERIFY),
 	FUSE_OPT_KEY("dequant", KEY_DEQUANT),
 	FUSE_OPT_KEY("nolease", KEY_NOLEASE),
+	FUSE_OPT_KEY("quiet", KEY_QUIET),
 	FUSE_OPT_KEY("seal=", KEY_SEAL),
 	FUSE_OPT_KEY("seal_ahead=", KEY_SEAL_AHEAD),
 	FUSE_OPT_KEY("seal_cache_mb=", KEY_SEAL_CACHE),
@@ -460,7 +474,7 @@ static int operand(struct options *o, const char *arg)
 }
 
 /* An option of no key: libfuse's, or fstab's that mean nothing here. */
-static int unkeyed_option(const char *arg, struct fuse_args *out)
+static int unkeyed_option(struct options *o, const char *arg, struct fuse_args *out)
 {
 	/*
 	 * -fs, -fd, -dfs...: the synopsis's [-fds] combined, as getopt would
@@ -479,6 +493,8 @@ static int unkeyed_option(const char *arg, struct fuse_args *out)
 	/* fstab-only options (x-systemd.*, comment=...) */
 	if (strncmp(arg, "x-", 2) == 0 || strncmp(arg, "comment=", 8) == 0)
 		return 0;
+	if (o->nunkeyed < UNKEYED_MAX && !(o->unkeyed[o->nunkeyed++] = strdup(arg)))
+		return -1;
 	return 1;
 }
 
@@ -521,6 +537,9 @@ static int flag_option(struct options *o, int key)
 	case KEY_NOLEASE:
 		o->nolease = true;
 		return 0;
+	case KEY_QUIET:
+		o->quiet = true;
+		return 0;
 	case KEY_FSNAME:
 		o->has_fsname = true;
 		return 1;
@@ -550,7 +569,7 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case FUSE_OPT_KEY_NONOPT:
 		return operand(o, arg);
 	case FUSE_OPT_KEY_OPT:
-		return unkeyed_option(arg, out);
+		return unkeyed_option(o, arg, out);
 	case KEY_MANIFEST:
 		return replace_string(o, &o->manifest, value_of(arg));
 	case KEY_CONFIG:
@@ -660,7 +679,11 @@ struct daemon {
 	char *client_path;
 	char *manifest_real;
 	char *pack_real;
-	char *trust_keys;          /* -o trust='s list as given, for check_metrics_file */
+	/* -o trust='s key files, split once (trust_split holds them): the
+	 * signature check and check_metrics_file read the same list */
+	char *trust_split;
+	const char *trust_keys[MP_MAX_TRUSTED_KEYS];
+	int ntrust;
 	bool stats_ok;
 	bool fs_ok;
 	/* how pack bytes are read, and the buffers requests read them into */
@@ -921,7 +944,7 @@ static void daemon_free(struct daemon *d)
 	free(d->client_path);
 	free(d->manifest_real);
 	free(d->pack_real);
-	free(d->trust_keys);
+	free(d->trust_split);
 	free(d->opt.pack);
 	free(d->opt.manifest);
 	free(d->opt.config);
@@ -932,6 +955,8 @@ static void daemon_free(struct daemon *d)
 	free(d->opt.client_root);
 	free(d->opt.metrics_file);
 	free(d->opt.mountpoint);
+	for (unsigned i = 0; i < d->opt.nunkeyed; i++)
+		free(d->opt.unkeyed[i]);
 	if (d->fs_ok)
 		mp_fs_cleanup(&d->fs);
 	if (d->check_ok)
@@ -1245,27 +1270,23 @@ static int open_seal(struct daemon *d)
 		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
 	if (rc == MP_OK)
 		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->fd, &err);
-	if (rc == MP_OK && d->opt.trust) {
-		const char *keys[MP_MAX_TRUSTED_KEYS];
-		int n = mp_trust_list_split(d->opt.trust, keys);
-
-		if (n <= 0) {
-			free(own);
-			return n < 0 ? usage_failure("-o trust: more than %d keys",
-						     MP_MAX_TRUSTED_KEYS)
-				     : usage_failure("-o trust: no key file given");
-		}
-		rc = mp_trust_check(d->pack, d->seal, keys, (size_t)n, &err);
-	}
+	if (rc == MP_OK && d->opt.trust)
+		rc = mp_trust_check(d->pack, d->seal, d->trust_keys, (size_t)d->ntrust, &err);
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
 	if (rc != MP_OK) {
-		char shown[1024];
+		char shown[1024], pack[1024], hint[2200] = "";
+		struct stat st;
 
 		mp_text_escape(shown, sizeof shown, path, strlen(path), 0);
-		fprintf(stderr, PROG ": %s: %s; not mounted%s\n", shown, err.msg,
-			d->seal_by_default ? " (the seal beside the pack is used unless "
-			"-o verify=index is given)" : "");
+		mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
+		if (d->seal_by_default)
+			snprintf(hint, sizeof hint, " (the seal beside the pack is used unless "
+				 "-o verify=index is given)");
+		else if (!d->seal && stat(path, &st) != 0 && errno == ENOENT)
+			snprintf(hint, sizeof hint, " (`moepack seal %s` makes %s)", pack,
+				 d->opt.seal_path ? "PACK.seal" : "it");
+		fprintf(stderr, PROG ": %s: %s; not mounted%s\n", shown, err.msg, hint);
 		free(own);
 		return mp_err_exit_status(rc);
 	}
@@ -1322,47 +1343,64 @@ static bool path_within(const char *path, const char *dir)
 	return strncmp(path, dir, n) == 0 && (path[n] == '\0' || path[n] == '/');
 }
 
+/* The files a mount reads, by what they are to it. */
+struct mount_inputs {
+	size_t n;
+	const char *path[7 + MP_MAX_TRUSTED_KEYS];
+	const char *what[7 + MP_MAX_TRUSTED_KEYS];
+	char *own[3];              /* the malloc'd paths among them */
+};
+
+static void add_input(struct mount_inputs *in, const char *path, const char *what)
+{
+	if (path) {
+		in->path[in->n] = path;
+		in->what[in->n++] = what;
+	}
+}
+
+/*
+ * Every file the mount reads, from the options it was parsed into: the
+ * pack, its manifest, -o config, -o source, the seal, the signed statement
+ * and signature, and each -o trust key as the signature check splits them.
+ */
+static void mount_inputs_of(const struct daemon *d, struct mount_inputs *in)
+{
+	memset(in, 0, sizeof *in);
+	in->own[0] = seal_path_of(d);
+	in->own[1] = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
+	in->own[2] = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
+	add_input(in, d->pack->real_path, "the pack");
+	add_input(in, d->pack->manifest_path, "its manifest");
+	add_input(in, d->opt.config, "the config file");
+	add_input(in, d->opt.source, "the pack's source checkpoint (-o source)");
+	add_input(in, in->own[0], "the seal");
+	add_input(in, in->own[1], "the pack's signed statement or signature");
+	add_input(in, in->own[2], "the pack's signed statement or signature");
+	for (int i = 0; i < d->ntrust; i++)
+		add_input(in, d->trust_keys[i], "a trusted key");
+}
+
 /*
  * Whether the metrics file's name is one of the mount's inputs (the name
- * itself, or the file behind it): the rename would replace it.  Its name
- * (for the message) in *what, or NULL.
+ * itself, or the file behind it): the rename would replace it, and the
+ * unmount remove it.  What it is (for the message) in *what, or NULL.
  */
 static bool names_an_input(struct daemon *d, const char *path, const char **what)
 {
 	struct stat self, behind;
 	bool have_self = lstat(path, &self) == 0, have_behind = stat(path, &behind) == 0;
-	char *seal = seal_path_of(d);
-	char *statement = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
-	char *sig = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
-	const char *inputs[4 + MP_MAX_TRUSTED_KEYS] = {
-		d->pack->real_path, d->pack->manifest_path, d->opt.config, seal,
-	};
-	const char *names[4] = {"the pack", "its manifest", "the config file", "the seal"};
-	size_t n = 4;
-	bool clash = false;
-
-	char *keys = d->trust_keys ? strdup(d->trust_keys) : NULL, *save = NULL;
+	struct mount_inputs in;
 
 	*what = NULL;
-	for (char *k = keys ? strtok_r(keys, ":", &save) : NULL;
-	     k && n < sizeof inputs / sizeof inputs[0]; k = strtok_r(NULL, ":", &save))
-		inputs[n++] = k;
-	for (size_t i = 0; !clash && i < n; i++)
-		if (inputs[i] && ((have_self && same_file(&self, inputs[i])) ||
-				  (have_behind && same_file(&behind, inputs[i])))) {
-			clash = true;
-			*what = i < 4 ? names[i] : "a trusted key";
-		}
-	if (!clash && ((have_self && (same_file(&self, statement) || same_file(&self, sig))) ||
-		       (have_behind && (same_file(&behind, statement) || same_file(&behind, sig))))) {
-		clash = true;
-		*what = "the pack's signed statement or signature";
-	}
-	free(keys);
-	free(seal);
-	free(statement);
-	free(sig);
-	return clash;
+	mount_inputs_of(d, &in);
+	for (size_t i = 0; !*what && i < in.n; i++)
+		if ((have_self && same_file(&self, in.path[i])) ||
+		    (have_behind && same_file(&behind, in.path[i])))
+			*what = in.what[i];
+	for (size_t i = 0; i < sizeof in.own / sizeof in.own[0]; i++)
+		free(in.own[i]);
+	return *what != NULL;
 }
 
 /*
@@ -1747,30 +1785,139 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 	return 0;
 }
 
+/* -o trust='s list into its key files, once, before anything is read. */
+static int split_trust(struct daemon *d)
+{
+	d->trust_split = strdup(d->opt.trust);
+	if (!d->trust_split) {
+		fprintf(stderr, PROG ": out of memory\n");
+		return EXIT_IO;
+	}
+	d->ntrust = mp_trust_list_split(d->trust_split, d->trust_keys);
+	if (d->ntrust < 0)
+		return usage_failure("-o trust: more than %d keys", MP_MAX_TRUSTED_KEYS);
+	if (d->ntrust == 0)
+		return usage_failure("-o trust: no key file given");
+	return 0;
+}
+
+/* libfuse's messages, while options are tried one by one */
+static void no_log(enum fuse_log_level level, const char *fmt, va_list ap)
+{
+	(void)level;
+	(void)fmt;
+	(void)ap;
+}
+
+/* Whether libfuse's session takes the one option arg (as -o arg, or as
+ * it is when it begins with '-'). */
+static bool fuse_takes(const char *arg)
+{
+	struct fuse_args one = FUSE_ARGS_INIT(0, NULL);
+	struct fuse_session *se = NULL;
+	bool ok = true;
+
+	add_arg(&one, PROG, &ok);
+	if (arg[0] == '-')
+		add_arg(&one, arg, &ok);
+	else
+		add_escaped_option(&one, "", arg, &ok);
+	if (ok) {
+		fuse_set_log_func(no_log);
+		se = fuse_session_new(&one, &mp_fs_ops, sizeof mp_fs_ops, NULL);
+		fuse_set_log_func(NULL);
+	}
+	if (se)
+		fuse_session_destroy(se);
+	fuse_opt_free_args(&one);
+	/* out of memory: not known to be unknown */
+	return se != NULL || !ok;
+}
+
+/* The -o options of option_spec, for mp_text_nearest() ("" for -f, -h...). */
+static const char *option_name(size_t i, const void *arg)
+{
+	(void)arg;
+	return option_spec[i].templ[0] == '-' ? "" : option_spec[i].templ;
+}
+
+/*
+ * The unknown option among those handed to libfuse, in one line with the
+ * option meant when it is near one; 0 when none is unknown by itself.
+ */
+static int unknown_option(const struct daemon *d)
+{
+	for (unsigned i = 0; i < d->opt.nunkeyed; i++) {
+		const char *arg = d->opt.unkeyed[i], *eq = strchr(arg, '=');
+		char key[MP_TEXT_TYPO_MAX + 2], shown[1024], near[80] = "";
+		const char *meant;
+
+		if (fuse_takes(arg))
+			continue;
+		/* "metrics_fille=/x" is compared as "metrics_fille=" */
+		snprintf(key, sizeof key, "%.*s", eq ? (int)(eq - arg + 1) : (int)strlen(arg), arg);
+		meant = arg[0] == '-' ? NULL
+			: mp_text_nearest(key, option_name, NULL,
+						  sizeof option_spec / sizeof option_spec[0] - 1);
+		if (meant)
+			snprintf(near, sizeof near, " (did you mean -o %s?)", meant);
+		mp_text_escape(shown, sizeof shown, arg, strlen(arg), 0);
+		fprintf(stderr, PROG ": unknown option %s%s%s; '" PROG " --help' lists them\n",
+			arg[0] == '-' ? "" : "-o ", shown, near);
+		return EXIT_USAGE;
+	}
+	return 0;
+}
+
 /*
  * The session before the pack: it rejects unknown options, and that should
  * not wait for a full digest of a large pack.
  */
 static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
 {
+	int status = unknown_option(d);
+
+	if (status != 0)
+		return status;
 	d->pack_real = realpath(d->opt.pack, NULL);
 	if (!add_mount_options(d, args)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return EXIT_IO;
 	}
 	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
-	if (!*se) {
-		/* libfuse said which option it did not know; say what is known */
-		fprintf(stderr, PROG ": valid -o options:");
-		for (const struct fuse_opt *o = option_spec; o->templ[0] != '-'; o++)
-			fprintf(stderr, "%s %s", o == option_spec ? "" : ",", o->templ);
-		/* only what --help and moepackfs(1) document */
-		fprintf(stderr, "; libfuse's allow_other, auto_unmount, max_threads=, "
-			"max_idle_threads=, clone_fd, debug; and mount(8)'s generic ones (ro, "
-			"defaults, nofail, x-*...)\n");
-		return usage_failure("invalid FUSE options");
-	}
+	if (!*se)
+		return usage_failure("libfuse refused the options (its message is above)");
 	return 0;
+}
+
+/*
+ * Why a mount failed when it is /dev/fuse that this user may not open (a
+ * mount by root never fails so): the device's mode and owners, and the way
+ * out, into hint[len] ("" otherwise); returns hint.
+ */
+static const char *fuse_device_hint(char *hint, size_t len)
+{
+	struct group *g;
+	struct stat st;
+	int fd = open(FUSE_DEVICE, O_RDWR | O_CLOEXEC);
+
+	hint[0] = '\0';
+	if (fd >= 0)
+		close(fd);
+	if (fd >= 0 || (errno != EACCES && errno != EPERM) || stat(FUSE_DEVICE, &st) != 0)
+		return hint;
+	g = getgrgid(st.st_gid);
+	if (st.st_gid != 0 && (st.st_mode & 0060) == 0060)
+		snprintf(hint, len, ": " FUSE_DEVICE " (mode %04o, group %s) is not open "
+			 "to uid %ld: join its group (`usermod -aG %s USER`, then log in again)",
+			 (unsigned)(st.st_mode & 07777), g ? g->gr_name : "?", (long)getuid(),
+			 g ? g->gr_name : "GROUP");
+	else
+		snprintf(hint, len, ": " FUSE_DEVICE " (mode %04o, group %s) is not open "
+			 "to uid %ld: its usual mode is 0666 (as root: `chmod 0666 " FUSE_DEVICE
+			 "`), or 0660 with a group such as fuse that the user joins",
+			 (unsigned)(st.st_mode & 07777), g ? g->gr_name : "?", (long)getuid());
+	return hint;
 }
 
 /*
@@ -1793,8 +1940,12 @@ static int mount_locked(struct daemon *d, struct fuse_session *se)
 			warn_if_not_empty(d);
 	}
 	if (status == 0 && fuse_session_mount(se, d->cmd.mountpoint) != 0) {
-		fprintf(stderr, PROG ": cannot mount %s on %s\n", d->opt.pack,
-			d->cmd.mountpoint);
+		char pack[1024], mnt[1024], hint[512];
+
+		mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
+		mp_text_escape(mnt, sizeof mnt, d->cmd.mountpoint, strlen(d->cmd.mountpoint), 0);
+		fprintf(stderr, PROG ": cannot mount %s on %s%s\n", pack, mnt,
+			fuse_device_hint(hint, sizeof hint));
 		status = EXIT_IO;
 	}
 	if (lock >= 0)
@@ -1877,7 +2028,7 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		return EXIT_IO;
 	status = mount_locked(d, se);
 	if (status == 0) {
-		if (d->verify_note[0])
+		if (d->verify_note[0] && !d->opt.quiet)
 			fprintf(stderr, PROG ": %s\n", d->verify_note);
 		setup_readahead(d);
 		status = first_metrics_file(d);
@@ -1902,8 +2053,8 @@ int main(int argc, char **argv)
 	/* before any thread: only the lease thread takes the lease's signal */
 	mp_fs_block_signals();
 	status = parse_command_line(&d, &args);
-	if (status == 0 && d.opt.trust && !(d.trust_keys = strdup(d.opt.trust)))
-		status = EXIT_IO;
+	if (status == 0 && d.opt.trust)
+		status = split_trust(&d);
 	if (status == 0)
 		status = new_session(&d, &args, &se);
 	if (status == 0)

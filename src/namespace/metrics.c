@@ -107,9 +107,33 @@ uint64_t mp_metrics_bytes(const struct mp_metrics *m, enum mp_metrics_file kind,
 struct out {
 	char *buf;
 	size_t cap, len;
-	bool full;
+	size_t max;           /* grows up to max bytes of text; 0: buf is fixed */
+	bool full;            /* past max (or cap when fixed), or out of memory */
+	bool nomem;
 	const char *mount;    /* mountpoint="...",pack="...": on every sample */
 };
+
+/* Room for n more bytes and the NUL, doubling; false when past o->max. */
+static bool grow(struct out *o, size_t n)
+{
+	size_t want = o->len + n + 1, cap = o->cap ? o->cap : 16384;
+	char *bigger;
+
+	if (!o->max || n > o->max - o->len)
+		return false;
+	while (cap < want)
+		cap *= 2;
+	if (cap > o->max + 1)
+		cap = o->max + 1;
+	bigger = realloc(o->buf, cap);
+	if (!bigger) {
+		o->nomem = true;
+		return false;
+	}
+	o->buf = bigger;
+	o->cap = cap;
+	return true;
+}
 
 static void emit(struct out *o, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
@@ -121,12 +145,20 @@ static void emit(struct out *o, const char *fmt, ...)
 	if (o->full)
 		return;
 	va_start(ap, fmt);
-	n = vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	n = vsnprintf(o->buf ? o->buf + o->len : NULL, o->buf ? o->cap - o->len : 0, fmt, ap);
 	va_end(ap);
-	if (n < 0 || (size_t)n >= o->cap - o->len)
-		o->full = true;
-	else
+	if (n >= 0 && o->buf && (size_t)n < o->cap - o->len) {
 		o->len += (size_t)n;
+		return;
+	}
+	if (n < 0 || !grow(o, (size_t)n)) {
+		o->full = true;
+		return;
+	}
+	va_start(ap, fmt);
+	vsnprintf(o->buf + o->len, o->cap - o->len, fmt, ap);
+	va_end(ap);
+	o->len += (size_t)n;
 }
 
 /* HELP and TYPE of a family: names and help texts are constants here. */
@@ -175,9 +207,10 @@ static void label_value(char *dst, size_t cap, const char *s)
 /*
  * A path as a label value: escaped as every path we print (control bytes
  * and bytes that are not UTF-8 as \xNN, which a label must not hold raw),
- * then as a label value; one longer than MP_METRICS_LABEL_MAX is cut and
- * ends in "..." and 16 hex digits of its SHA-256, so that two long paths
- * that share a beginning still label two mounts apart.
+ * then as a label value; one longer than MP_METRICS_LABEL_MAX is cut (at
+ * a character boundary) and ends in "..." and 16 hex digits of its
+ * SHA-256, so that two long paths that share a beginning still label two
+ * mounts apart.
  */
 static void path_label(char *dst, size_t cap, const char *path)
 {
@@ -189,9 +222,14 @@ static void path_label(char *dst, size_t cap, const char *path)
 		unsigned char d[MP_SHA256_LEN];
 		char hex[MP_SHA256_HEX];
 
+		size_t cut = MP_METRICS_LABEL_MAX - 19;
+
+		/* at a character boundary: a label must stay UTF-8 (shown is) */
+		while (cut > 0 && ((unsigned char)shown[cut] & 0xc0) == 0x80)
+			cut--;
 		mp_sha256_buf(path, n, d);
 		mp_sha256_hex(d, hex);
-		snprintf(shown + MP_METRICS_LABEL_MAX - 19, 20, "...%.16s", hex);
+		snprintf(shown + cut, 20, "...%.16s", hex);
 	}
 	label_value(dst, cap, shown);
 }
@@ -279,8 +317,14 @@ static void render_reads(struct out *o, const struct mp_metrics *m)
 }
 
 static void render_layers(struct out *o, const struct mp_stats *stats,
-			  const struct mp_metrics_info *info)
+			  const struct mp_metrics_info *info, bool brief)
 {
+	family(o, "moepackfs_metrics_truncated", "gauge",
+	       "1 when the per-layer series are left out of this report, which would "
+	       "otherwise be too long (moepackfs(1) METRICS), else 0.");
+	sample(o, "moepackfs_metrics_truncated", brief ? 1 : 0);
+	if (brief)
+		return;
 	family(o, "moepackfs_layer_reads_total", "counter",
 	       "Read requests of role, object and .f32 files, by layer id.");
 	for (uint64_t i = 0; i < stats->layer_count; i++)
@@ -422,27 +466,48 @@ static void render_file(struct out *o, const struct mp_metrics_info *info)
 	       info->file_write_errors);
 }
 
+/* One report into o (brief: without the per-layer series). */
+static void render_all(struct out *o, const struct mp_stats *stats, const struct mp_metrics *m,
+		       const struct mp_metrics_info *info, bool brief)
+{
+	render_state(o, info);
+	render_reads(o, m);
+	render_layers(o, stats, info, brief);
+	render_errors(o, stats, m);
+	render_scan(o, info->scan);
+	render_seal(o, &info->seal);
+	render_storage(o, &info->storage);
+	render_file(o, info);
+}
+
+size_t mp_metrics_max_len(uint64_t layer_count)
+{
+	return MP_METRICS_FIXED_MAX + (size_t)layer_count * 2 * MP_METRICS_LAYER_LINE_MAX;
+}
+
 enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metrics *m,
-			      const struct mp_metrics_info *info, char *buf, size_t cap,
+			      const struct mp_metrics_info *info, size_t max_len, char **text,
 			      size_t *len, struct mp_error *err)
 {
 	char mount[4 * MP_METRICS_LABEL_MAX + 64];
-	struct out o = {.buf = buf, .cap = cap, .mount = mount};
+	struct out o = {.max = max_len, .mount = mount};
 
+	*text = NULL;
 	*len = 0;
-	if (cap == 0)
-		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in 0 bytes");
 	mount_labels(mount, sizeof mount, info);
-	render_state(&o, info);
-	render_reads(&o, m);
-	render_layers(&o, stats, info);
-	render_errors(&o, stats, m);
-	render_scan(&o, info->scan);
-	render_seal(&o, &info->seal);
-	render_storage(&o, &info->storage);
-	render_file(&o, info);
-	if (o.full)
-		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in %zu bytes", cap);
+	render_all(&o, stats, m, info, false);
+	if (o.full && !o.nomem) {
+		o.len = 0;
+		o.full = false;
+		render_all(&o, stats, m, info, true);
+	}
+	if (o.full || !o.buf) {
+		free(o.buf);
+		if (o.nomem)
+			return mp_fail(err, MP_E_NOMEM, "out of memory: rendering the metrics");
+		return mp_fail(err, MP_E_NOMEM, "metrics do not fit in %zu bytes", max_len);
+	}
+	*text = o.buf;
 	*len = o.len;
 	return MP_OK;
 }

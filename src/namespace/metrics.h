@@ -135,16 +135,34 @@ struct mp_metrics_info {
 };
 
 /*
- * Render the report into buf[cap] (not NUL-terminated), its length in
- * *len.  MP_E_NOMEM when it does not fit (it needs about 20 KiB for 92
- * layers; MP_METRICS_FILE_SIZE is far more).
+ * Render the report into a malloc'd buffer, *text (NUL-terminated, for the
+ * caller to free) of *len bytes, as long as the report is.  When it would
+ * exceed max_len bytes, a brief one takes its place: the same without the
+ * per-layer series, and moepackfs_metrics_truncated 1.  MP_E_NOMEM (and
+ * *text NULL) when even that does not fit, or out of memory.
  */
 enum mp_err mp_metrics_render(const struct mp_stats *stats, const struct mp_metrics *m,
-			      const struct mp_metrics_info *info, char *buf, size_t cap,
+			      const struct mp_metrics_info *info, size_t max_len, char **text,
 			      size_t *len, struct mp_error *err);
 
-/* MOUNT/metrics is at most this long; its size is its report's, as status.json's (node.h). */
-#define MP_METRICS_FILE_SIZE (128u << 10)
+/*
+ * The report's longest line of a layer: its name, the mount's labels (two
+ * paths, each cut to MP_METRICS_LABEL_MAX and then escaped, at most twice
+ * as long), the layer id and a count.
+ */
+#define MP_METRICS_LAYER_LINE_MAX (4 * MP_METRICS_LABEL_MAX + 128)
+/* Room for everything but the layers: at most 300 lines as long as that
+ * and their HELP text (a whole report of 92 layers with short paths is
+ * about 20 KiB). */
+#define MP_METRICS_FIXED_MAX (256u << 10)
+
+/*
+ * How long a mount of layer_count layers lets its report grow: room for
+ * every line of each layer, so that a valid pack, whatever its layers
+ * (up to the index's 65,536) and paths, gets the whole report.  MOUNT/metrics
+ * is as long as its report (node.h).
+ */
+size_t mp_metrics_max_len(uint64_t layer_count);
 
 /*
  * Read counts of every expert of one layer (layer index, not id), as

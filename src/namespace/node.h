@@ -19,13 +19,11 @@
 #define MP_XATTR_PREFIX "user.moepack."
 
 /*
- * status.json is at most this long (about 10 KiB at Kimi K3 scale; a
- * report that would not fit is replaced by a brief one).  Its st_size is
- * the length of the report being served, nothing padded: a terminal shows
- * the report and nothing after it, and readers that trust the size (NFS
- * clients, mmap, `head -c`) see all of it.
+ * status.json and metrics are as long as the report being served
+ * (snapshot.h), nothing padded: a terminal shows the report and nothing
+ * after it, and readers that trust the size (NFS clients, mmap, `head -c`)
+ * see all of it.
  */
-#define MP_STATUS_FILE_SIZE (64u << 10)
 /* What a directory's st_size says. */
 #define MP_DIR_SIZE 65536u
 

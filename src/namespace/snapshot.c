@@ -91,7 +91,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	info.lease_reason = m->lease_reason;
 	info.ndaemon_warnings = m->nwarnings;
 	info.daemon_warnings = m->warnings;
-	info.max_len = MP_STATUS_FILE_SIZE;
+	info.max_len = mp_stats_max_len(src->stats->layer_count);
 	if (src->seal && info.seal) {
 		seal = *info.seal;
 		seal.cache_budget = src->seal->cache.budget;
@@ -101,7 +101,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	}
 	if (mp_stats_render(src->stats, &info, &text, &len, err))
 		return NULL;
-	snap = malloc(sizeof *snap);
+	snap = calloc(1, sizeof *snap);
 	if (!snap) {
 		free(text);
 		mp_fail(err, MP_E_NOMEM, "out of memory: status.json");
@@ -109,9 +109,8 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	}
 	atomic_init(&snap->refs, 1);
 	snap->at = at;
-	memcpy(snap->text, text, len);
+	snap->text = text;
 	snap->text_len = len;
-	free(text);
 	return snap;
 }
 
@@ -125,9 +124,10 @@ struct mp_status_snap *mp_snap_render(const struct mp_snap_source *src,
 		return NULL;
 	/* the same moment: counters read right after status.json's */
 	mp_snap_metrics_info(src, m, &mi);
-	if (mp_metrics_render(src->stats, src->metrics, &mi, snap->metrics,
-			      MP_METRICS_FILE_SIZE, &snap->metrics_len, err)) {
-		free(snap);
+	if (mp_metrics_render(src->stats, src->metrics, &mi,
+			      mp_metrics_max_len(src->stats->layer_count), &snap->metrics,
+			      &snap->metrics_len, err)) {
+		mp_snap_put(snap);
 		return NULL;
 	}
 	return snap;
@@ -140,8 +140,11 @@ void mp_snap_get(struct mp_status_snap *snap)
 
 void mp_snap_put(struct mp_status_snap *snap)
 {
-	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1)
+	if (snap && atomic_fetch_sub(&snap->refs, 1) == 1) {
+		free(snap->text);
+		free(snap->metrics);
 		free(snap);
+	}
 }
 
 bool mp_snap_slot_init(struct mp_snap_slot *slot)

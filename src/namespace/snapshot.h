@@ -6,7 +6,8 @@
  * max_read, mmap faults) gets one report.  A snapshot is reference
  * counted: the slot holds one reference, every reader another, and the
  * last one frees it.  Each file is as long as the report it serves
- * (node.h); MP_STATUS_FILE_SIZE and MP_METRICS_FILE_SIZE bound them.
+ * (node.h), held in a buffer of that size: mp_stats_max_len() and
+ * mp_metrics_max_len() of the pack's layers bound them.
  */
 #ifndef MOEPACK_SNAPSHOT_H
 #define MOEPACK_SNAPSHOT_H
@@ -31,9 +32,9 @@ struct mp_status_snap {
 	 * own reads (the files' ctime) sees them */
 	struct timespec at;
 	size_t text_len;           /* status.json's length */
-	char text[MP_STATUS_FILE_SIZE];
+	char *text;
 	size_t metrics_len;        /* the metrics' length */
-	char metrics[MP_METRICS_FILE_SIZE];
+	char *metrics;
 };
 
 /* What every snapshot is rendered from; all of it outlives the snapshots. */

@@ -459,6 +459,11 @@ static char *render_text(const struct mp_stats *stats, const struct mp_status_in
 	return text;
 }
 
+size_t mp_stats_max_len(uint64_t layer_count)
+{
+	return MP_STATUS_FILE_SIZE + (size_t)layer_count * MP_STATUS_LAYER_MAX;
+}
+
 enum mp_err mp_stats_render(const struct mp_stats *stats,
 			    const struct mp_status_info *info, char **out,
 			    size_t *len, struct mp_error *err)

@@ -131,6 +131,21 @@ enum mp_err mp_stats_render(const struct mp_stats *stats,
 			    const struct mp_status_info *info, char **out,
 			    size_t *len, struct mp_error *err);
 
+/*
+ * status.json's room for everything but its layers (about 10 KiB at Kimi
+ * K3 scale), and for each layer's entry.
+ */
+#define MP_STATUS_FILE_SIZE (64u << 10)
+#define MP_STATUS_LAYER_MAX 128u
+
+/*
+ * How long status.json of a mount of layer_count layers may grow (the
+ * caller's info->max_len): room for the entry of every layer, so that a
+ * valid pack, whatever its layers (up to the index's 65,536), gets the whole
+ * report.
+ */
+size_t mp_stats_max_len(uint64_t layer_count);
+
 /* "2025-01-31T12:00:00Z" into buf (at least 21 bytes). */
 void mp_iso8601_utc(time_t t, char *buf, size_t len);
 /* "2025-01-31T12:00:00.123456789Z" into buf (at least 31 bytes). */
