@@ -1981,7 +1981,10 @@ START_TEST(test_full_digest_missing)
 
 	fx_setup(&f, &small_pack); /* no expert_pack.sha256 */
 	fx_open(&f, &o, &err);
-	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING, "expert_pack.sha256");
+	/* it says how a pack gets one: both writers' --full-sha256 */
+	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING,
+		      "the manifest has no whole-file digest: no expert_pack.sha256 in ",
+		      "'moepack build --full-sha256'", "'moepack mkdemo --full-sha256'");
 	ck_assert_int_eq(mp_err_class(err.code), MP_CLASS_USAGE);
 	fx_cleanup(&f);
 }

@@ -327,6 +327,13 @@ static enum mp_err allocate(struct mp_epcheck *c, struct mp_error *err)
 	return MP_OK;
 }
 
+bool mp_epcheck_has_pack_sha256(const struct mp_epcheck *c)
+{
+	json_t *v = json_object_get(c->root, "pack_sha256");
+
+	return v && !json_is_null(v);
+}
+
 /* The manifest's pack_sha256, kept when it is a digest (the runtime keeps
  * whatever is there); the stricter checks refuse anything else. */
 static void keep_pack_sha256(struct mp_epcheck *c)

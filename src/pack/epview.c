@@ -219,4 +219,5 @@ const struct mp_pack_format mp_format_expertpack = {
 	.path_key = "pack_path",
 	.sha256_key = "pack_sha256",
 	.layers_key = "num_layers",
+	.sha256_hint = MP_EP_SHA256_HINT,
 };

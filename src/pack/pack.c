@@ -84,13 +84,8 @@ enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
 	char computed[MP_SHA256_HEX];
 
 	if (!pack->m.sha256[0])
-		/* the way out: record a digest, or check the bytes another way */
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no %s: %s (build "
-			       "with 'moepack build --full-sha256' to record one, or check every "
-			       "byte against a seal: 'moepack seal --unanchored', then verify "
-			       "--seal or -o verify=seal)",
-			       key, pack->manifest_path);
+		return mp_fail_no_full_digest(err, key, pack->manifest_path,
+					      pack->format->sha256_hint);
 	mp_sha256_hex(sha256, computed);
 	if (strcmp(computed, pack->m.sha256) != 0)
 		return mp_fail(err, MP_E_FULL_DIGEST,

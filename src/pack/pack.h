@@ -127,6 +127,9 @@ struct mp_pack_format {
 	/* The manifest's keys that name the pack and record its whole SHA-256,
 	 * and the name of model_layers. */
 	const char *path_key, *sha256_key, *layers_key;
+	/* How a pack of this format gets a whole-file digest, or has its every
+	 * byte checked otherwise: the end of a full_digest_missing message. */
+	const char *sha256_hint;
 };
 
 /* The formats, in the order their magics are tried. */

@@ -615,4 +615,7 @@ const struct mp_pack_format mp_format_kimi = {
 	.path_key = "expert_pack.path",
 	.sha256_key = "expert_pack.sha256",
 	.layers_key = "num_hidden_layers",
+	.sha256_hint = "'moepack build --full-sha256' and 'moepack mkdemo --full-sha256' record "
+		       "one; or check every byte against a seal: 'moepack seal --unanchored', "
+		       "then verify --seal or -o verify=seal",
 };
