@@ -146,6 +146,9 @@ static enum mp_err check_complete(struct mp_epcheck *c, struct mp_error *err)
 	return MP_OK;
 }
 
+/* SGLang's reader's one message for both, said beside the code's summary. */
+#define MP_EP_MAGIC_VERSION "expert-pack magic or version does not match"
+
 static enum mp_err check_magic(const struct mp_ep_header *h, struct mp_error *err)
 {
 	char shown[MP_EP_MAGIC_LEN * 4 + 8];
@@ -157,8 +160,8 @@ static enum mp_err check_magic(const struct mp_ep_header *h, struct mp_error *er
 		n--;
 	mp_text_escape(shown, sizeof shown, (const char *)h->magic, n, 0);
 	return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is \"%s\", must be \"%s\" and four "
-			       "NUL bytes",
+			       "bad pack magic (" MP_EP_MAGIC_VERSION "): header magic is \"%s\", "
+			       "must be \"%s\" and four NUL bytes",
 			       shown, MP_EP_MAGIC);
 }
 
@@ -174,7 +177,8 @@ static enum mp_err check_header_kind(struct mp_ep *ep, struct mp_error *err)
 		return rc;
 	if (h->version != MP_EP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
-			       "unsupported pack version: header version is %u, must be %d",
+			       "unsupported pack version (" MP_EP_MAGIC_VERSION "): header version "
+			       "is %u, must be %d",
 			       h->version, MP_EP_VERSION);
 	if (h->header_bytes != MP_EP_HEADER_SIZE || h->entry_bytes != MP_EP_ENTRY_SIZE)
 		return mp_fail(err, MP_E_EP_STRUCT_SIZES,

@@ -209,6 +209,7 @@ const struct mp_pack_format mp_format_expertpack = {
 	.model = "DeepSeek-V4-Flash",
 	.magic = MP_EP_MAGIC "\0\0\0\0",
 	.magic_len = MP_EP_MAGIC_LEN,
+	.manifest_format = MP_EP_MAGIC,
 	.open = ep_open,
 	.close = ep_close,
 	.generation = ep_generation,

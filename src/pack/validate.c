@@ -605,6 +605,7 @@ const struct mp_pack_format mp_format_kimi = {
 	.model = "Kimi K3",
 	.magic = MP_MAGIC "\0\0",
 	.magic_len = MP_MAGIC_LEN,
+	.manifest_format = MP_FORMAT,
 	.open = kimi_open,
 	.close = kimi_close,
 	.generation = kimi_generation,
