@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "pack/epcheck.h"
 #include "pack/expertpack.h"
+#include "pack/format.h"
 #include "pack/mjson.h"
 #include "pack/openhook.h"
 
@@ -149,22 +150,6 @@ static enum mp_err check_complete(struct mp_epcheck *c, struct mp_error *err)
 /* SGLang's reader's one message for both, said beside the code's summary. */
 #define MP_EP_MAGIC_VERSION "expert-pack magic or version does not match"
 
-static enum mp_err check_magic(const struct mp_ep_header *h, struct mp_error *err)
-{
-	char shown[MP_EP_MAGIC_LEN * 4 + 8];
-	size_t n = MP_EP_MAGIC_LEN;
-
-	if (memcmp(h->magic, MP_EP_MAGIC "\0\0\0\0", MP_EP_MAGIC_LEN) == 0)
-		return MP_OK;
-	while (n && h->magic[n - 1] == 0)
-		n--;
-	mp_text_escape(shown, sizeof shown, (const char *)h->magic, n, 0);
-	return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic (" MP_EP_MAGIC_VERSION "): header magic is \"%s\", "
-			       "must be \"%s\" and four NUL bytes",
-			       shown, MP_EP_MAGIC);
-}
-
 /* Step 4, first half: what the bytes are and how large the records. */
 static enum mp_err check_header_kind(struct mp_ep *ep, struct mp_error *err)
 {
@@ -173,7 +158,9 @@ static enum mp_err check_header_kind(struct mp_ep *ep, struct mp_error *err)
 	char buf[40];
 	enum mp_err rc;
 
-	if ((rc = check_magic(h, err)))
+	if ((rc = mp_check_magic(h->magic, MP_EP_MAGIC "\0\0\0\0", MP_EP_MAGIC_LEN,
+				 " (" MP_EP_MAGIC_VERSION ")",
+				 "\"" MP_EP_MAGIC "\" and four NUL bytes", err)))
 		return rc;
 	if (h->version != MP_EP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,

@@ -163,20 +163,10 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
-	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
-		char shown[MP_MAGIC_LEN * 4 + 8];
-		size_t n = MP_MAGIC_LEN;
-
-		/* every byte up to the last that is not NUL, a NUL among them
-		 * as \x00: "GGMLMOEPACKv1\x00\x00X" is not the magic */
-		while (n && h.magic[n - 1] == 0)
-			n--;
-		mp_text_escape(shown, sizeof shown, (const char *)h.magic, n, 0);
-		return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is \"%s\", must be \"%s\" and three "
-			       "NUL bytes (or, for SGLang's expert pack, \"%s\" and four)",
-			       shown, MP_MAGIC, MP_EP_MAGIC);
-	}
+	if ((rc = mp_check_magic(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN, "",
+				 "\"" MP_MAGIC "\" and three NUL bytes (or, for SGLang's "
+				 "expert pack, \"" MP_EP_MAGIC "\" and four)", err)))
+		return rc;
 	if (h.version != MP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
 			       "unsupported pack version: header version is %u, must be %d",
