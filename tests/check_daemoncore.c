@@ -98,6 +98,99 @@ START_TEST(test_describe_truncates)
 }
 END_TEST
 
+/* Lines a run folder emitted, joined by newlines. */
+struct lines {
+	char text[4096];
+	size_t n;
+};
+
+static void keep_line(const char *line, void *arg)
+{
+	struct lines *l = arg;
+	int w = snprintf(l->text + l->n, sizeof l->text - l->n, "%s\n", line);
+
+	ck_assert_int_lt(w, (int)(sizeof l->text - l->n));
+	l->n += (size_t)w;
+}
+
+static struct mp_scan_problem zero_role(uint32_t layer, uint64_t expert, enum mp_role role,
+					bool hole)
+{
+	return (struct mp_scan_problem){.kind = MP_SCAN_ZERO_ROLE, .layer = layer,
+					.expert = expert, .role = role, .hole = hole};
+}
+
+static struct mp_scan_problem zero_scales(uint32_t layer, uint64_t expert)
+{
+	return (struct mp_scan_problem){.kind = MP_SCAN_ZERO_SCALES, .layer = layer,
+					.expert = expert, .role = MP_ROLE_COUNT};
+}
+
+/* Consecutive experts with the same findings make one line per finding;
+ * an expert without findings, or with others, ends the run. */
+START_TEST(test_runs)
+{
+	uint32_t ids[3] = {1, 2, 3};
+	struct mp_pack pack = {.m = {.layer_ids = ids, .layer_count = 3, .num_experts = 2}};
+	struct mp_scan_runs r;
+	struct lines l = {0};
+
+	mp_scan_runs_init(&r, &pack, keep_line, &l);
+	for (unsigned k = 0; k < 3; k++) { /* (1, 0), (1, 1), (2, 0) */
+		struct mp_scan_problem a = zero_role(1 + k / 2, k % 2, MP_ROLE_UP, true);
+		struct mp_scan_problem b = zero_scales(1 + k / 2, k % 2);
+
+		mp_scan_runs_add(&r, &a);
+		mp_scan_runs_add(&r, &b);
+	}
+	/* (2, 1) has none; (3, 0) and (3, 1) one of their own */
+	for (unsigned e = 0; e < 2; e++) {
+		struct mp_scan_problem a = zero_role(3, e, MP_ROLE_DOWN, true);
+
+		mp_scan_runs_add(&r, &a);
+	}
+	mp_scan_runs_finish(&r);
+	ck_assert_str_eq(l.text,
+			 "layer 1 expert 0 to layer 2 expert 0 (3 experts) up: all-zero role "
+			 "(a hole in the file: never written)\n"
+			 "layer 1 expert 0 to layer 2 expert 0 (3 experts): all-zero scales "
+			 "(every block of up, gate and down)\n"
+			 "layer 3 experts 0 to 1 (2 experts) down: all-zero role (a hole in the "
+			 "file: never written)\n");
+}
+END_TEST
+
+/* A finding that differs in anything but where is not the same one. */
+START_TEST(test_runs_differ)
+{
+	uint32_t ids[1] = {0};
+	struct mp_pack pack = {.m = {.layer_ids = ids, .layer_count = 1, .num_experts = 4}};
+	struct mp_scan_problem p[4] = {
+		zero_role(0, 0, MP_ROLE_GATE, true), zero_role(0, 1, MP_ROLE_GATE, false),
+		zero_role(0, 2, MP_ROLE_UP, false), nonfinite(0x7c00),
+	};
+	struct mp_scan_problem q = nonfinite(0x7c01);
+	struct mp_scan_runs r;
+	struct lines l = {0};
+
+	p[3].layer = 0;
+	p[3].expert = 3;
+	mp_scan_runs_init(&r, &pack, keep_line, &l);
+	for (unsigned i = 0; i < 4; i++)
+		mp_scan_runs_add(&r, &p[i]);
+	mp_scan_runs_finish(&r);
+	ck_assert_str_eq(l.text,
+			 "layer 0 expert 0 gate: all-zero role (a hole in the file: never "
+			 "written)\n"
+			 "layer 0 expert 1 gate: all-zero role\n"
+			 "layer 0 expert 2 up: all-zero role\n"
+			 "layer 0 expert 3 gate: non-finite scale: 2 in the role, first at block "
+			 "11 (dmin = +Inf, 0x7c00)\n");
+	ck_assert(mp_scan_problem_same(&p[3], &p[3]));
+	ck_assert(!mp_scan_problem_same(&p[3], &q));
+}
+END_TEST
+
 START_TEST(test_counts)
 {
 	struct mp_scan_summary s = {.nonfinite_scales = 5, .nonfinite_roles = 2,
@@ -827,6 +920,8 @@ static Suite *daemoncore_suite(void)
 	tcase_add_test(tc, test_describe_zero);
 	tcase_add_test(tc, test_describe_truncates);
 	tcase_add_test(tc, test_counts);
+	tcase_add_test(tc, test_runs);
+	tcase_add_test(tc, test_runs_differ);
 	suite_add_tcase(s, tc);
 
 	tc = tcase_create("mountinfo");

@@ -310,12 +310,19 @@ static const struct manifest_case manifest_cases[] = {
 	{"gate shape product wraps past 2^64",
 	 {SET("expert_pack.roles.gate.logical_shape", "[281474976710657, 256, 256]")},
 	 MP_E_ROLE_SHAPE, {"expert_pack.roles.gate"}},
+	{"gate shape of whole blocks whose product wraps past 2^64",
+	 {SET("expert_pack.roles.gate.logical_shape", "[281474976710656, 256, 256]")},
+	 MP_E_ROLE_SHAPE,
+	 {"expert_pack.roles.gate.expert_bytes is ", "the Q2_K size of "
+	  "expert_pack.roles.gate.logical_shape does not fit in 64 bits"}},
 	{"up expert_bytes off by 256 (object_bytes too)",
 	 {ADD("expert_pack.roles.up.expert_bytes", 256),
 	  ADD("expert_pack.object_bytes", 256)},
 	 MP_E_ROLE_SHAPE, {"expert_pack.roles.up.expert_bytes"}},
 	{"down expert_bytes off by one", {ADD("expert_pack.roles.down.expert_bytes", 1)},
-	 MP_E_ROLE_SHAPE, {"expert_pack.roles.down.expert_bytes"}},
+	 MP_E_ROLE_SHAPE,
+	 {"expert_pack.roles.down.expert_bytes is ",
+	  " Q3_K weights of expert_pack.roles.down.logical_shape take "}},
 	{"up expert_bytes 0", {SET("expert_pack.roles.up.expert_bytes", "0")},
 	 MP_E_MANIFEST_VALUE, {"expert_pack.roles.up.expert_bytes"}},
 	{"up expert_bytes negative", {SET("expert_pack.roles.up.expert_bytes", "-21504")},
@@ -1427,15 +1434,28 @@ START_TEST(test_header_magic_padding)
 {
 	struct fx f;
 
-	/* the three NUL bytes after the 13 letters are part of the magic */
+	/* the three NUL bytes after the 13 letters are part of the magic; the
+	 * message shows every byte up to the last that is not NUL, the NULs
+	 * among them escaped, so that it never prints the required magic as
+	 * the one found */
 	fx_setup(&f, &small_pack);
 	fx_pwrite(&f, 15, "\x01", 1);
 	fx_fix(&f, FX_FIX_INDEX);
-	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC, "magic");
+	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC,
+		    "header magic is \"GGMLMOEPACKv1\\x00\\x00\\x01\"");
+	fx_pwrite(&f, 15, "X", 1);
+	fx_fix(&f, FX_FIX_INDEX);
+	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC,
+		    "header magic is \"GGMLMOEPACKv1\\x00\\x00X\"");
 	fx_pwrite(&f, 15, "\0", 1);
 	fx_pwrite(&f, 13, " ", 1);
 	fx_fix(&f, FX_FIX_INDEX);
-	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC, "magic");
+	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC, "header magic is \"GGMLMOEPACKv1 \"");
+	/* escaped once: a control byte shows as \x1b, not \\x1b */
+	fx_pwrite(&f, 13, "\x1b", 1);
+	fx_fix(&f, FX_FIX_INDEX);
+	EXPECT_OPEN(&f, NULL, MP_E_HEADER_MAGIC,
+		    "header magic is \"GGMLMOEPACKv1\\x1b\"");
 	fx_cleanup(&f);
 }
 END_TEST
@@ -1981,7 +2001,10 @@ START_TEST(test_full_digest_missing)
 
 	fx_setup(&f, &small_pack); /* no expert_pack.sha256 */
 	fx_open(&f, &o, &err);
-	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING, "expert_pack.sha256");
+	/* it says how a pack gets one: both writers' --full-sha256 */
+	fx_assert_err(&err, MP_E_FULL_DIGEST_MISSING,
+		      "the manifest has no whole-file digest: no expert_pack.sha256 in ",
+		      "'moepack build --full-sha256'", "'moepack mkdemo --full-sha256'");
 	ck_assert_int_eq(mp_err_class(err.code), MP_CLASS_USAGE);
 	fx_cleanup(&f);
 }

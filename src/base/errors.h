@@ -103,7 +103,7 @@ enum mp_err_class {
 	X(MP_E_INDEX_DIGEST, "index_digest", MP_CLASS_INVALID,                 \
 	  "index SHA-256 does not match manifest")                             \
 	X(MP_E_FULL_DIGEST_MISSING, "full_digest_missing", MP_CLASS_USAGE,     \
-	  "full SHA-256 requested but the manifest has no expert_pack.sha256") \
+	  "full SHA-256 requested but the manifest has no whole-file digest")  \
 	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                   \
 	  "pack SHA-256 does not match manifest")                              \
 	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID, "payload scan found problems") \

@@ -207,7 +207,7 @@ static enum mp_err relocate(struct relocation *r)
 	if (!(r->pack_real = realpath(r->pack_path, NULL)))
 		return mp_fail(&r->err, MP_E_PACK_IO, "cannot read pack %s: %s", r->pack_path,
 			       strerror(errno));
-	r->key = mp_pack_format_of(r->pack_path)->path_key;
+	r->key = mp_pack_format_of(r->pack_path, &o)->path_key;
 	rc = check_outputs(r);
 	if (rc == MP_OK)
 		rc = read_manifest(r);

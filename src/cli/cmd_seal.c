@@ -93,18 +93,21 @@ struct sealing {
 	struct mp_error err;
 };
 
-/* An anchored seal needs the manifest's expert_pack.sha256, and
- * --unanchored is for a manifest without one. */
+/* An anchored seal needs the manifest's whole-file digest (expert_pack.sha256,
+ * SGLang's pack_sha256: absent or null is none), and --unanchored is for a
+ * manifest without one. */
 static enum mp_err check_anchor(struct sealing *g)
 {
+	const char *key = g->pack->format->sha256_key;
+
 	if (!g->pack->m.sha256[0] && !g->a->unanchored)
 		return mp_fail(&g->err, MP_E_USAGE,
-			       "invalid usage: the manifest has no expert_pack.sha256: seal with "
+			       "invalid usage: the manifest has no %s: seal with "
 			       "--unanchored (the seal will prove the bytes unchanged since "
-			       "sealing, not their origin)");
+			       "sealing, not their origin)", key);
 	if (g->pack->m.sha256[0] && g->a->unanchored)
 		return mp_fail(&g->err, MP_E_USAGE,
-			       "invalid usage: --unanchored, but the manifest has expert_pack.sha256");
+			       "invalid usage: --unanchored, but the manifest has %s", key);
 	return MP_OK;
 }
 
@@ -171,7 +174,8 @@ static enum mp_err hash_pack(struct sealing *g)
 	if (strcmp(hex, g->pack->m.sha256) != 0)
 		return mp_fail(&g->err, MP_E_FULL_DIGEST,
 			       "pack SHA-256 does not match manifest: the file's is %s, "
-			       "expert_pack.sha256 is %s; not sealed", hex, g->pack->m.sha256);
+			       "%s is %s; not sealed", hex, g->pack->format->sha256_key,
+			       g->pack->m.sha256);
 	return MP_OK;
 }
 

@@ -340,14 +340,15 @@ struct payload {
 	size_t n, cap;
 	bool nomem;
 	const char *pack_path;         /* text: each line starts with it */
+	struct mp_scan_runs runs;      /* text: runs of experts with the same findings */
 };
 
-static void print_problem(const struct mp_scan_problem *p, const char *pack)
+static void print_problem_line(const char *line, void *arg)
 {
-	char what[MP_MSG_MAX];
+	const struct payload *pl = arg;
+	char shown[CLI_TEXT_MAX];
 
-	mp_scan_problem_describe(what, sizeof what, p);
-	printf("%s: %s\n", pack, what);
+	printf("%s: %s\n", cli_text(shown, pl->pack_path), line);
 }
 
 static void on_problem(const struct mp_scan_problem *p, void *arg)
@@ -355,7 +356,7 @@ static void on_problem(const struct mp_scan_problem *p, void *arg)
 	struct payload *pl = arg;
 
 	if (!pl->list && pl->cap == 0) {
-		print_problem(p, pl->pack_path);
+		mp_scan_runs_add(&pl->runs, p);
 		return;
 	}
 	if (pl->n == pl->cap) {
@@ -517,7 +518,7 @@ static void print_summary(const struct mp_pack *pack)
 static void print_payload_summary(const char *path, const struct payload *pl)
 {
 	const struct mp_scan_summary *s = &pl->sum;
-	char zero_scale_roles[64] = "";
+	char zero_scale_roles[64] = "", shown[CLI_TEXT_MAX];
 
 	/* only a type that judges a role by its scales alone (MXFP4) counts them */
 	if (s->zero_scale_roles)
@@ -526,7 +527,8 @@ static void print_payload_summary(const char *path, const struct payload *pl)
 	printf("%s: payload scan: %llu roles of %llu experts, %llu blocks: "
 	       "%llu non-finite scales in %llu roles, %llu all-zero roles "
 	       "(%llu holes), %llu experts with all-zero scales%s%s\n",
-	       path, (unsigned long long)s->roles, (unsigned long long)s->experts,
+	       cli_text(shown, path), (unsigned long long)s->roles,
+	       (unsigned long long)s->experts,
 	       (unsigned long long)s->blocks, (unsigned long long)s->nonfinite_scales,
 	       (unsigned long long)s->nonfinite_roles, (unsigned long long)s->zero_roles,
 	       (unsigned long long)s->hole_roles, (unsigned long long)s->zero_scale_experts,
@@ -557,8 +559,10 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 		if (!pl->list)
 			return mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
 	}
+	mp_scan_runs_init(&pl->runs, pack, print_problem_line, pl);
 	rc = mp_scan_pack(pack, &so, on_problem, pl, &pl->sum, digest, err);
 	progress_bar_finish(bar);
+	mp_scan_runs_finish(&pl->runs);
 	if (rc)
 		return rc;
 	if (pl->nomem)

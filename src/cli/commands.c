@@ -40,8 +40,9 @@ const struct cli_command cli_verify_command = {
 		    "Exit status: 0 valid, 1 invalid (or the payload scan found a problem, a\n"
 		    "chunk differs from its seal, the seal is not the pack's, the signature is\n"
 		    "missing or does not verify),\n"
-		    "2 usage error (including --full when the manifest has no\n"
-		    "expert_pack.sha256), 3 a file cannot be read.\n",
+		    "2 usage error (including --full when the manifest has no whole-file\n"
+		    "digest: no expert_pack.sha256, no or a null pack_sha256), 3 a file\n"
+		    "cannot be read.\n",
 	.options = cli_verify_options,
 	.retired = verify_retired,
 	.on_option = cli_verify_on_option,

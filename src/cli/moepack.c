@@ -11,7 +11,8 @@
 static void usage(FILE *out)
 {
 	fputs("Usage: moepack [--version] [--help] COMMAND [ARGS]\n"
-	      "Verify, inspect and build Kimi GGML MoE expert packs (GGMLMOEPACKv1).\n"
+	      "Verify, inspect and build MoE expert packs: Kimi K3's GGML pack\n"
+	      "(GGMLMOEPACKv1) and SGLang's DeepSeek-V4-Flash pack (SGLANG-EXPERTPACK-v1).\n"
 	      "\n"
 	      "Commands:\n", out);
 	for (size_t i = 0; i < cli_command_count; i++)

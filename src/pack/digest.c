@@ -72,6 +72,15 @@ int mp_is_sha256_hex(const char *s)
 	return i == 2 * MP_SHA256_LEN;
 }
 
+enum mp_err mp_fail_no_full_digest(struct mp_error *err, const char *key,
+				   const char *manifest_path, const char *hint)
+{
+	return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
+		       "full SHA-256 requested but the manifest has no whole-file digest: no "
+		       "%s in %s, so there is nothing to check the pack against (%s)",
+		       key, manifest_path, hint);
+}
+
 static enum mp_err hash_piece(const unsigned char *buf, size_t len, uint64_t pos,
 			      void *arg, struct mp_error *err)
 {

@@ -29,6 +29,16 @@ void mp_sha256_buf(const void *data, size_t len, unsigned char out[MP_SHA256_LEN
 /* Lowercase hex of a digest into out[MP_SHA256_HEX]. */
 void mp_sha256_hex(const unsigned char d[MP_SHA256_LEN], char out[MP_SHA256_HEX]);
 
+/*
+ * MP_E_FULL_DIGEST_MISSING: the whole file's SHA-256 was asked for and the
+ * manifest at manifest_path records none (its key absent, or null).  hint
+ * is the format's way to one, or to checking every byte another way
+ * (struct mp_pack_format's sha256_hint); it ends the message.  Said before
+ * any long read: there is nothing to compare the digest with.
+ */
+enum mp_err mp_fail_no_full_digest(struct mp_error *err, const char *key,
+				   const char *manifest_path, const char *hint);
+
 /* True when s is exactly 64 lowercase hex digits. */
 int mp_is_sha256_hex(const char *s);
 

@@ -58,6 +58,9 @@ enum mp_err mp_epcheck_index(struct mp_epcheck *c, struct mp_error *err);
 enum mp_err mp_epcheck_entries(struct mp_epcheck *c, struct mp_error *err);
 /* Steps 9 to 12: entries at all, object_stride, the file size, the layout. */
 enum mp_err mp_epcheck_layout(struct mp_epcheck *c, struct mp_error *err);
+/* Whether the manifest records a pack_sha256: the key there and not null
+ * (SGLang's runtime takes a null one as it takes none). */
+bool mp_epcheck_has_pack_sha256(const struct mp_epcheck *c);
 /* Step 13 with opts.full: pack_sha256 against the whole file, and every
  * role's digest (kept for mp_epcheck_full_report()), in one read. */
 enum mp_err mp_epcheck_full(struct mp_epcheck *c, struct mp_error *err);

@@ -72,7 +72,14 @@ enum mp_err mp_epcheck_full(struct mp_epcheck *c, struct mp_error *err)
 	char hex[MP_SHA256_HEX];
 	enum mp_err rc;
 
-	/* said before the long read: a missing digest is the manifest's fault */
+	/* said before the long read: with no digest (absent or null, as the
+	 * runtime takes both) there is nothing to compare with; one that is
+	 * not a digest is the manifest's fault */
+	if (!mp_epcheck_has_pack_sha256(c)) {
+		rc = mp_fail_no_full_digest(err, "pack_sha256", ep->manifest_path,
+					    MP_EP_SHA256_HINT);
+		goto out;
+	}
 	if ((rc = mp_json_get_digest(c->root, "pack_sha256", ep->pack_sha256, err)))
 		goto out;
 	if (!f.whole || !f.role) {

@@ -144,7 +144,8 @@ static enum mp_err check_header_counts(const struct mp_epcheck *c, struct mp_err
 	return MP_OK;
 }
 
-/* Ours: top-k a router can use, and pack_sha256 (when there) a digest. */
+/* Ours: top-k a router can use, and pack_sha256 (when there and not null)
+ * a digest. */
 static enum mp_err check_ours(struct mp_epcheck *c, struct mp_error *err)
 {
 	struct mp_ep *ep = c->ep;
@@ -154,7 +155,7 @@ static enum mp_err check_ours(struct mp_epcheck *c, struct mp_error *err)
 			       "top-k is not between 1 and the expert count: header top_k is %llu, "
 			       "num_experts %llu",
 			       (unsigned long long)ep->top_k, (unsigned long long)ep->num_experts);
-	if (json_object_get(c->root, "pack_sha256"))
+	if (mp_epcheck_has_pack_sha256(c))
 		return mp_json_get_digest(c->root, "pack_sha256", ep->pack_sha256, err);
 	return MP_OK;
 }

@@ -19,6 +19,7 @@
 #include "base/text.h"
 #include "pack/epcheck.h"
 #include "pack/expertpack.h"
+#include "pack/format.h"
 #include "pack/mjson.h"
 #include "pack/openhook.h"
 
@@ -146,21 +147,8 @@ static enum mp_err check_complete(struct mp_epcheck *c, struct mp_error *err)
 	return MP_OK;
 }
 
-static enum mp_err check_magic(const struct mp_ep_header *h, struct mp_error *err)
-{
-	char shown[MP_EP_MAGIC_LEN * 4 + 8];
-	size_t n = MP_EP_MAGIC_LEN;
-
-	if (memcmp(h->magic, MP_EP_MAGIC "\0\0\0\0", MP_EP_MAGIC_LEN) == 0)
-		return MP_OK;
-	while (n && h->magic[n - 1] == 0)
-		n--;
-	mp_text_escape(shown, sizeof shown, (const char *)h->magic, n, 0);
-	return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is \"%s\", must be \"%s\" and four "
-			       "NUL bytes",
-			       shown, MP_EP_MAGIC);
-}
+/* SGLang's reader's one message for both, said beside the code's summary. */
+#define MP_EP_MAGIC_VERSION "expert-pack magic or version does not match"
 
 /* Step 4, first half: what the bytes are and how large the records. */
 static enum mp_err check_header_kind(struct mp_ep *ep, struct mp_error *err)
@@ -170,11 +158,14 @@ static enum mp_err check_header_kind(struct mp_ep *ep, struct mp_error *err)
 	char buf[40];
 	enum mp_err rc;
 
-	if ((rc = check_magic(h, err)))
+	if ((rc = mp_check_magic(h->magic, MP_EP_MAGIC "\0\0\0\0", MP_EP_MAGIC_LEN,
+				 " (" MP_EP_MAGIC_VERSION ")",
+				 "\"" MP_EP_MAGIC "\" and four NUL bytes", err)))
 		return rc;
 	if (h->version != MP_EP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
-			       "unsupported pack version: header version is %u, must be %d",
+			       "unsupported pack version (" MP_EP_MAGIC_VERSION "): header version "
+			       "is %u, must be %d",
 			       h->version, MP_EP_VERSION);
 	if (h->header_bytes != MP_EP_HEADER_SIZE || h->entry_bytes != MP_EP_ENTRY_SIZE)
 		return mp_fail(err, MP_E_EP_STRUCT_SIZES,
@@ -325,6 +316,13 @@ static enum mp_err allocate(struct mp_epcheck *c, struct mp_error *err)
 	for (size_t i = 0; i < n; i++)
 		c->where[i] = MP_EP_NONE;
 	return MP_OK;
+}
+
+bool mp_epcheck_has_pack_sha256(const struct mp_epcheck *c)
+{
+	json_t *v = json_object_get(c->root, "pack_sha256");
+
+	return v && !json_is_null(v);
 }
 
 /* The manifest's pack_sha256, kept when it is a digest (the runtime keeps

@@ -242,6 +242,7 @@ const struct mp_pack_format mp_format_expertpack = {
 	.model = "DeepSeek-V4-Flash",
 	.magic = MP_EP_MAGIC "\0\0\0\0",
 	.magic_len = MP_EP_MAGIC_LEN,
+	.manifest_format = MP_EP_MAGIC,
 	.open = ep_open,
 	.close = ep_close,
 	.generation = ep_generation,
@@ -253,4 +254,5 @@ const struct mp_pack_format mp_format_expertpack = {
 	.path_key = "pack_path",
 	.sha256_key = "pack_sha256",
 	.layers_key = "num_layers",
+	.sha256_hint = MP_EP_SHA256_HINT,
 };

@@ -69,6 +69,13 @@ struct mp_ep_opts {
 	const struct mp_cancel *cancel;
 };
 
+/* How such a pack gets a pack_sha256, or has every byte checked without
+ * one (the end of a full_digest_missing message). */
+#define MP_EP_SHA256_HINT                                                          \
+	"'moepack build --format expertpack-v1' records one, as 'moepack mkdemo "   \
+	"--format expertpack-v1' does without --sparse; or check every role "       \
+	"against its index entry's checksum: verify --entries or -o verify=entries"
+
 #define MP_EP_SAMPLES 96 /* the reference validator's default */
 #define MP_EP_NO_SAMPLES UINT64_MAX
 

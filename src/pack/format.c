@@ -1,4 +1,5 @@
-/* format.c - the roles of the pack format: names, GGML types, tensor names. */
+/* format.c - the roles of the pack format: names, GGML types, tensor names;
+ * the check of a magic. */
 #include "config.h"
 
 #include "pack/format.h"
@@ -6,7 +7,9 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "base/errors.h"
 #include "base/quant.h"
+#include "base/text.h"
 
 static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
 
@@ -33,4 +36,20 @@ int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
 {
 	return snprintf(buf, len, "blk.%llu.ffn_%s_exps.weight", (unsigned long long)layer_id,
 			mp_role_name(role) ? mp_role_name(role) : "?");
+}
+
+enum mp_err mp_check_magic(const unsigned char *field, const char *magic, size_t n,
+			   const char *note, const char *must, struct mp_error *err)
+{
+	char shown[4 * 32 + 8];
+	size_t len = n;
+
+	if (memcmp(field, magic, n) == 0)
+		return MP_OK;
+	while (len && field[len - 1] == 0)
+		len--;
+	mp_text_escape(shown, sizeof shown, (const char *)field, len, 0);
+	return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
+			       "bad pack magic%s: header magic is \"%s\", must be %s", note, shown,
+			       must);
 }

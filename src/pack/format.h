@@ -34,6 +34,17 @@
 /* Physical role order inside one expert object. */
 enum mp_role { MP_ROLE_UP, MP_ROLE_GATE, MP_ROLE_DOWN, MP_ROLE_COUNT };
 
+/*
+ * MP_E_HEADER_MAGIC unless the n bytes of field are magic's (its NULs
+ * included): "bad pack magic<note>: header magic is "<field>", must be
+ * <must>", the field shown up to its last byte that is not NUL, NULs
+ * among them as \x00, escaped, so that it never looks like the magic.
+ * n is at most 32.
+ */
+struct mp_error;
+enum mp_err mp_check_magic(const unsigned char *field, const char *magic, size_t n,
+			   const char *note, const char *must, struct mp_error *err);
+
 /* "up", "gate", "down"; NULL for anything else. */
 const char *mp_role_name(enum mp_role role);
 /* MP_ROLE_COUNT when name is not a role. */

@@ -299,13 +299,20 @@ static enum mp_err check_role_shape(json_t *root, enum mp_role r, struct mp_role
 			       "weights)",
 			       path, (unsigned long long)ri->shape[0], qt->name,
 			       qt->block_weights);
-	if (weights == 0 || mp_quant_bytes(qt, weights) != ri->expert_bytes)
+	if (weights == 0 || mp_quant_bytes(qt, weights) == 0)
 		return mp_fail(err, MP_E_ROLE_SHAPE,
 			       "role size does not match its logical shape: "
-			       "expert_pack.roles.%s.expert_bytes is %llu, %s of %s weights "
-			       "take %llu",
+			       "expert_pack.roles.%s.expert_bytes is %llu, the %s size of %s "
+			       "does not fit in 64 bits",
+			       mp_role_name(r), (unsigned long long)ri->expert_bytes, qt->name,
+			       path);
+	if (mp_quant_bytes(qt, weights) != ri->expert_bytes)
+		return mp_fail(err, MP_E_ROLE_SHAPE,
+			       "role size does not match its logical shape: "
+			       "expert_pack.roles.%s.expert_bytes is %llu, the %llu %s weights "
+			       "of %s take %llu",
 			       mp_role_name(r), (unsigned long long)ri->expert_bytes,
-			       weights ? "" : "an overflowing count", qt->name,
+			       (unsigned long long)weights, qt->name, path,
 			       (unsigned long long)mp_quant_bytes(qt, weights));
 	return k3 ? check_k3_shape(path, r, ri, err) : MP_OK;
 }

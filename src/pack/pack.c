@@ -3,7 +3,8 @@
  * answers: where an object or role lies, the object generation, the
  * default manifest path, and whether a digest of the whole file is the
  * manifest's.  The format is told here, once, from the file's first
- * bytes; after that only its table (struct mp_pack_format) is called.
+ * bytes (or, when they are neither magic, the manifest's "format"); after
+ * that only its table (struct mp_pack_format) is called.
  */
 #include "config.h"
 
@@ -18,6 +19,7 @@
 #include "base/outfile.h"
 #include "pack/digest.h"
 #include "pack/index.h"
+#include "pack/mjson.h"
 #include "pack/pack.h"
 
 uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
@@ -84,13 +86,8 @@ enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
 	char computed[MP_SHA256_HEX];
 
 	if (!pack->m.sha256[0])
-		/* the way out: record a digest, or check the bytes another way */
-		return mp_fail(err, MP_E_FULL_DIGEST_MISSING,
-			       "full SHA-256 requested but the manifest has no %s: %s (build "
-			       "with 'moepack build --full-sha256' to record one, or check every "
-			       "byte against a seal: 'moepack seal --unanchored', then verify "
-			       "--seal or -o verify=seal)",
-			       key, pack->manifest_path);
+		return mp_fail_no_full_digest(err, key, pack->manifest_path,
+					      pack->format->sha256_hint);
 	mp_sha256_hex(sha256, computed);
 	if (strcmp(computed, pack->m.sha256) != 0)
 		return mp_fail(err, MP_E_FULL_DIGEST,
@@ -99,31 +96,78 @@ enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
 	return MP_OK;
 }
 
-/*
- * The format of the file at path: the one whose magic its first bytes
- * are; the Kimi format when none is (its own check then names both).  A
- * file that cannot be opened is the Kimi module's to report, the same way.
- */
-const struct mp_pack_format *mp_pack_format_of(const char *path)
+/* The formats, in the order their magics are tried. */
+static const struct mp_pack_format *const formats[] = {
+	&mp_format_kimi, &mp_format_expertpack,
+};
+#define NFORMATS (sizeof formats / sizeof formats[0])
+
+/* The manifest a format's open would read for pack_path when o names
+ * none: beside the resolved pack (as SGLang's reader looks), or beside the
+ * path given when it does not resolve.  malloc'd; NULL when out of memory. */
+static char *default_manifest(const char *pack_path)
 {
-	static const struct mp_pack_format *const formats[] = {
-		&mp_format_kimi, &mp_format_expertpack,
-	};
+	char *real = realpath(pack_path, NULL);
+	char *path = mp_pack_default_manifest_path(real ? real : pack_path);
+
+	free(real);
+	return path;
+}
+
+/* The format whose manifest_format the manifest's "format" is, or NULL.
+ * A manifest that cannot be read or parsed names none: its format's open
+ * reports that. */
+static const struct mp_pack_format *format_by_manifest(const char *pack_path,
+							const struct mp_open_opts *o)
+{
+	const struct mp_pack_format *found = NULL;
+	const char *text = o ? o->manifest_text : NULL, *name;
+	size_t len = text ? o->manifest_text_len : 0;
+	char *path = NULL, *raw = NULL;
+	struct mp_error ignored;
+	json_t *root = NULL;
+	bool surrogates;
+
+	if (!text) {
+		path = o && o->manifest_path ? strdup(o->manifest_path)
+					     : default_manifest(pack_path);
+		if (!path || mp_manifest_read(path, &raw, &len, &ignored) != MP_OK)
+			goto out;
+		text = raw;
+	}
+	if (len > MP_MANIFEST_MAX ||
+	    mp_manifest_parse_ex(text, len, "manifest", &root, &surrogates, &ignored) != MP_OK)
+		goto out;
+	name = json_string_value(json_object_get(root, "format"));
+	for (size_t i = 0; name && i < NFORMATS; i++)
+		if (strcmp(name, formats[i]->manifest_format) == 0)
+			found = formats[i];
+out:
+	json_decref(root);
+	free(raw);
+	free(path);
+	return found;
+}
+
+const struct mp_pack_format *mp_pack_format_of(const char *path, const struct mp_open_opts *o)
+{
+	const struct mp_pack_format *by_manifest;
 	unsigned char head[64];
 	struct mp_error ignored;
 	struct stat st;
 	size_t got = 0;
 	int fd;
 
-	if (mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &ignored) != MP_OK)
-		return &mp_format_kimi;
-	mp_pread_all(fd, head, sizeof head, 0, &got);
-	close(fd);
-	for (size_t i = 0; i < sizeof formats / sizeof formats[0]; i++)
+	if (mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, &ignored) == MP_OK) {
+		mp_pread_all(fd, head, sizeof head, 0, &got);
+		close(fd);
+	}
+	for (size_t i = 0; i < NFORMATS; i++)
 		if (got >= formats[i]->magic_len &&
 		    memcmp(head, formats[i]->magic, formats[i]->magic_len) == 0)
 			return formats[i];
-	return &mp_format_kimi;
+	by_manifest = format_by_manifest(path, o);
+	return by_manifest ? by_manifest : &mp_format_kimi;
 }
 
 enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
@@ -137,7 +181,7 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 	if (!p)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	p->fd = -1;
-	p->format = mp_pack_format_of(pack_path);
+	p->format = mp_pack_format_of(pack_path, opts);
 	rc = p->format->open(p, pack_path, opts ? opts : &no_opts, err);
 	if (rc) {
 		mp_pack_close(p);

@@ -111,6 +111,9 @@ struct mp_pack_format {
 	const char *model;         /* what it holds: "Kimi K3", "DeepSeek-V4-Flash" */
 	const char *magic;         /* the file's first bytes */
 	size_t magic_len;
+	/* the manifest's "format": what tells the format of a file that has
+	 * neither magic (see mp_pack_format_of) */
+	const char *manifest_format;
 	/* Validate the pack at path into p (p->format set, the rest zero). */
 	enum mp_err (*open)(struct mp_pack *p, const char *path,
 			    const struct mp_open_opts *o, struct mp_error *err);
@@ -136,15 +139,26 @@ struct mp_pack_format {
 	/* The manifest's keys that name the pack and record its whole SHA-256,
 	 * and the name of model_layers. */
 	const char *path_key, *sha256_key, *layers_key;
+	/* How a pack of this format gets a whole-file digest, or has its every
+	 * byte checked otherwise: the end of a full_digest_missing message. */
+	const char *sha256_hint;
 };
 
 /* The formats, in the order their magics are tried. */
 extern const struct mp_pack_format mp_format_kimi, mp_format_expertpack;
 
-/* The format whose magic the file at path starts with; the Kimi format
- * when it has neither or cannot be read (its open then says why, naming
- * both magics).  Reads 64 bytes; validates nothing. */
-const struct mp_pack_format *mp_pack_format_of(const char *path);
+/*
+ * The format whose magic the file at path starts with.  For a file with
+ * neither magic (missing, not a regular file, short, another magic), the
+ * format whose manifest_format is the manifest's "format" (the manifest of
+ * o: its text, its path, else the default beside the pack), so that the
+ * checks that fail are those of the format the manifest describes; the
+ * Kimi format when that says nothing either (its open then says why,
+ * naming both magics).  Reads 64 bytes of the pack and, for neither magic,
+ * the manifest; validates nothing.  o may be NULL.
+ */
+const struct mp_pack_format *mp_pack_format_of(const char *path,
+					       const struct mp_open_opts *o);
 
 /* What the caller expects, as the reference loader's caller passes it. */
 struct mp_open_opts {

@@ -163,16 +163,10 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
-	if (memcmp(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN) != 0) {
-		char shown[MP_MAGIC_LEN * 4 + 8];
-
-		mp_text_escape(shown, sizeof shown, (const char *)h.magic,
-			       strnlen((const char *)h.magic, MP_MAGIC_LEN), 0);
-		return mp_fail(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic: header magic is \"%s\", must be \"%s\" and three "
-			       "NUL bytes (or, for SGLang's expert pack, \"%s\" and four)",
-			       shown, MP_MAGIC, MP_EP_MAGIC);
-	}
+	if ((rc = mp_check_magic(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN, "",
+				 "\"" MP_MAGIC "\" and three NUL bytes (or, for SGLang's "
+				 "expert pack, \"" MP_EP_MAGIC "\" and four)", err)))
+		return rc;
 	if (h.version != MP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
 			       "unsupported pack version: header version is %u, must be %d",
@@ -614,6 +608,7 @@ const struct mp_pack_format mp_format_kimi = {
 	.model = "Kimi K3",
 	.magic = MP_MAGIC "\0\0",
 	.magic_len = MP_MAGIC_LEN,
+	.manifest_format = MP_FORMAT,
 	.open = kimi_open,
 	.close = kimi_close,
 	.generation = kimi_generation,
@@ -625,4 +620,7 @@ const struct mp_pack_format mp_format_kimi = {
 	.path_key = "expert_pack.path",
 	.sha256_key = "expert_pack.sha256",
 	.layers_key = "num_hidden_layers",
+	.sha256_hint = "'moepack build --full-sha256' and 'moepack mkdemo --full-sha256' record "
+		       "one; or check every byte against a seal: 'moepack seal --unanchored', "
+		       "then verify --seal or -o verify=seal",
 };

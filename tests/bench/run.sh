@@ -1054,6 +1054,17 @@ if want_row 24; then
 	limit_row "24. verify SGLANG-EXPERTPACK-v1 full geometry (33,024 entries, sparse)" \
 		"$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)" ms 30 \
 		"reference constructor 0.28-0.41 s (not run)"
+	# the same pack under a manifest whose pack_sha256 is null (SGLang's
+	# reader takes it as none), through the whole of `moepack verify`
+	python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))
+m["pack_sha256"] = None
+json.dump(m, open(sys.argv[2], "w"), indent=2)' "$DS.manifest.json" "$DS.null.json" ||
+		die "cannot write $DS.null.json"
+	"$MOEPACK" verify -q -m "$DS.null.json" "$DS" >&2 || die "verify -m $DS.null.json failed"
+	rb run -n 7 -- "$MOEPACK" verify -q -m "$DS.null.json" "$DS"
+	limit_row "24. moepack verify, the same with pack_sha256 null" \
+		"$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)" ms 30 "-"
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"

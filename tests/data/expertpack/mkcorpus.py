@@ -445,6 +445,9 @@ def corpus(out):
       "the manifest's", mutate=man("pack_path", "ok_pack_path_relative.pack"))
     A("ok_pack_sha_absent", "-", "ok", "passes: pack_sha256 is read only to verify",
       mutate=man("pack_sha256", None, delete=True))
+    A("ok_pack_sha_null", "-", "ok", "passes: pack_sha256 is read only to verify",
+      mutate=man("pack_sha256", None), fix=("index", "size"))
+    c.expect("ok_pack_sha_null_runtime", "runtime,pack=ok_pack_sha_null.pack", "ok", "passes")
     A("minimal_manifest", "runtime", "ok",
       "runtime: only complete and object_stride are read",
       mutate=lambda p: setattr(p, "manifest", {"complete": True,
@@ -618,9 +621,19 @@ def corpus(out):
     # ---- runtime 13 and the full read
     A("pack_sha", "full", "full_digest", "runtime 13: SHA-256 does not match",
       "pack_sha256 " + "0" * 64, mutate=man("pack_sha256", "0" * 64), fix=("index", "size"))
-    A("pack_sha_missing", "full", "manifest_missing_key",
-      "runtime 13: an absent pack_sha256 never matches", "pack_sha256",
+    A("pack_sha_missing", "full", "full_digest_missing",
+      "runtime 13: an absent pack_sha256 never matches",
+      "the manifest has no whole-file digest: no pack_sha256 in",
+      "'moepack mkdemo --format expertpack-v1' does without --sparse",
       mutate=man("pack_sha256", None, delete=True))
+    A("pack_sha_null", "full", "full_digest_missing",
+      "runtime 13: a null pack_sha256 is taken as none, and never matches",
+      "the manifest has no whole-file digest: no pack_sha256 in",
+      mutate=man("pack_sha256", None), fix=("index", "size"))
+    A("pack_sha_number", "full", "manifest_wrong_type",
+      "runtime 13: a pack_sha256 that is not a string never matches",
+      "pack_sha256 is an integer, must be a string",
+      mutate=man("pack_sha256", 5), fix=("index", "size"))
 
     def flip_payload(p):
         p.data[3 * 3328 + 1088 + 5] ^= 0x40  # object (0, 3), up
