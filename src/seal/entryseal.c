@@ -27,6 +27,18 @@ static uint64_t largest_role(const struct mp_pack *pack)
 	return most;
 }
 
+enum mp_err mp_entry_seal_mountable(const struct mp_pack *pack, struct mp_error *err)
+{
+	uint64_t most = largest_role(pack);
+
+	if (most <= MP_ENTRY_SEAL_MOUNT_ROLE_MAX)
+		return MP_OK;
+	return mp_fail(err, MP_E_USAGE, "invalid usage: a role of %" PRIu64 " bytes is "
+		       "larger than verify=entries checks on a read (%u bytes: each read "
+		       "would read and hash whole roles); 'moepack seal' makes a seal of "
+		       "smaller chunks for verify=seal", most, MP_ENTRY_SEAL_MOUNT_ROLE_MAX);
+}
+
 /* The smallest chunk size that holds any role whole, or 0 if none can. */
 static uint64_t whole_role_chunk(const struct mp_pack *pack)
 {

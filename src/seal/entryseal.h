@@ -25,6 +25,22 @@
 bool mp_entry_seal_possible(const struct mp_pack *pack);
 
 /*
+ * The largest role a mount checks under -o verify=entries.  A role is
+ * checked whole on every fill from storage (its digest is of all its
+ * bytes), so each request in flight may hold two whole roles and read and
+ * hash them for one page: 4 times DeepSeek-V4-Flash's 4,456,448 bytes.
+ */
+#define MP_ENTRY_SEAL_MOUNT_ROLE_MAX (16u << 20)
+
+/*
+ * Whether a mount may check this pack's roles by their index entries:
+ * MP_E_USAGE, naming the role size and the bound, when a role is larger
+ * than MP_ENTRY_SEAL_MOUNT_ROLE_MAX.  (`moepack verify --entries` reads
+ * roles in bounded pieces and has no such bound.)
+ */
+enum mp_err mp_entry_seal_mountable(const struct mp_pack *pack, struct mp_error *err);
+
+/*
  * Build the seal and its layout (free with mp_seal_free() and
  * mp_seal_layout_free()).  Reads the head and gaps from pack->fd.
  * MP_E_USAGE when the format records no role digests or a role is larger

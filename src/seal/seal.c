@@ -233,6 +233,27 @@ uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 	return first + rel / c;
 }
 
+static uint64_t at_most(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+uint64_t mp_seal_layout_longest(const struct mp_seal_layout *l)
+{
+	uint64_t c = l->chunk_size, most, ob = object_bytes(l->role_bytes);
+
+	most = at_most(l->object_count ? l->object_offset[0] : l->file_size, c);
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		most = at_most(c, most > l->role_bytes[r] ? most : l->role_bytes[r]);
+	for (uint64_t i = 0; i < l->object_count && most < c; i++) {
+		uint64_t gap = region_end(l->file_size, l->object_count, l->object_offset, i) -
+			       l->object_offset[i] - ob;
+		if (gap > most)
+			most = at_most(gap, c);
+	}
+	return most;
+}
+
 /* ---- the file ---- */
 
 /* Field offsets inside the 128-byte header (the magic is at 0). */

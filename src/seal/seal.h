@@ -151,6 +151,9 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		       struct mp_seal_chunk *out);
 /* The chunk holding byte `pos` (< file_size).  O(log objects). */
 uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos);
+/* The length of the layout's longest chunk (at most chunk_size: smaller
+ * when every role, the head and every gap are).  O(objects). */
+uint64_t mp_seal_layout_longest(const struct mp_seal_layout *l);
 
 /* A seal file, parsed and checked against its own digest. */
 struct mp_seal {
