@@ -46,7 +46,8 @@ enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *sea
 	sc->seal = seal;
 	sc->layout = layout;
 	sc->storage = storage;
-	/* chunk_count is bounded by MP_SEAL_MAX_CHUNKS (the seal's parser) */
+	/* chunk_count is bounded: by MP_SEAL_MAX_CHUNKS (the seal's parser), or for
+	 * verify=entries by the index (entryseal.h) */
 	sc->bad = calloc((size_t)layout->chunk_count, sizeof *sc->bad);
 	sc->served = calloc((size_t)layout->chunk_count, sizeof *sc->served);
 	if (!sc->bad || !sc->served) {
