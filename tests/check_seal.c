@@ -691,8 +691,8 @@ START_TEST(test_pack_bind_check)
 		ck_assert(bad.chunks[0] == gapc || bad.chunks[1] == gapc);
 		/* the roles alone: the gate, not the gap, which is not read */
 		bad.n = 0;
-		ck_assert_int_eq(mp_seal_check_roles(pack->fd, f.pack, s, &l, jobs, NULL, NULL,
-						     note_bad, &bad, &err),
+		ck_assert_int_eq(mp_seal_check_part(pack->fd, f.pack, s, &l, jobs, true, NULL,
+						    NULL, note_bad, &bad, &err),
 				 MP_E_SEAL_CHUNK);
 		fx_assert_err(&err, MP_E_SEAL_CHUNK, "1 of");
 		ck_assert_uint_eq(bad.n, 1);

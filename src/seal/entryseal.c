@@ -229,8 +229,8 @@ enum mp_err mp_entry_seal_check(const struct mp_pack *pack, unsigned jobs,
 
 	if (rc != MP_OK)
 		return rc;
-	rc = mp_seal_check_roles(pack->fd, pack->path, seal, &l, jobs, progress, progress_arg,
-				 entry_miss, &m, err);
+	rc = mp_seal_check_part(pack->fd, pack->path, seal, &l, jobs, true, progress,
+				progress_arg, entry_miss, &m, err);
 	if (rc == MP_E_SEAL_CHUNK) {
 		struct mp_seal_chunk ch;
 		char where[160];

@@ -1088,13 +1088,14 @@ enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_lay
 	return p.f.rc;
 }
 
-static enum mp_err check_file(int fd, const char *what, const struct mp_seal *s,
-			      const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
-			      mp_progress_fn progress, void *progress_arg,
-			      mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
+enum mp_err mp_seal_check_part(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
 {
 	struct par p = {.fd = fd, .what = what, .l = l, .s = s, .bad = bad, .bad_arg = bad_arg,
 			.roles_only = roles_only};
+	uint64_t total = roles_only ? role_chunks(l) : l->chunk_count;
 
 	if (s->chunk_count != l->chunk_count || s->chunk_size != l->chunk_size)
 		return mp_fail(err, MP_E_SEAL_MISMATCH,
@@ -1111,15 +1112,14 @@ static enum mp_err check_file(int fd, const char *what, const struct mp_seal *s,
 			*err = p.f.err;
 		return p.f.rc;
 	}
-	if (p.bad_count > 0 && p.bad_count == (roles_only ? role_chunks(l) : l->chunk_count) &&
-	    p.io_failed)
+	if (p.bad_count == total && p.io_failed)
 		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: no chunk could be read",
 			       what);
 	if (p.bad_count)
 		return mp_fail(err, MP_E_SEAL_CHUNK,
 			       "pack bytes differ from their sealed digest: %" PRIu64
 			       " of %" PRIu64 " chunks, the first is chunk %" PRIu64,
-			       p.bad_count, l->chunk_count, p.first_bad);
+			       p.bad_count, total, p.first_bad);
 	return MP_OK;
 }
 
@@ -1128,17 +1128,8 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 			       mp_progress_fn progress, void *progress_arg,
 			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
 {
-	return check_file(fd, what, s, l, jobs, false, progress, progress_arg, bad, bad_arg,
-			  err);
-}
-
-enum mp_err mp_seal_check_roles(int fd, const char *what, const struct mp_seal *s,
-				const struct mp_seal_layout *l, unsigned jobs,
-				mp_progress_fn progress, void *progress_arg,
-				mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
-{
-	return check_file(fd, what, s, l, jobs, true, progress, progress_arg, bad, bad_arg,
-			  err);
+	return mp_seal_check_part(fd, what, s, l, jobs, false, progress, progress_arg, bad,
+				  bad_arg, err);
 }
 
 /* ---- writing ---- */

@@ -234,11 +234,12 @@ enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s
 			       mp_progress_fn progress, void *progress_arg,
 			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
 
-/* The same for the chunks of roles alone (head and gaps unread). */
-enum mp_err mp_seal_check_roles(int fd, const char *what, const struct mp_seal *s,
-				const struct mp_seal_layout *l, unsigned jobs,
-				mp_progress_fn progress, void *progress_arg,
-				mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
+/* The same, with roles_only: the chunks of roles alone (head and gaps
+ * unread). */
+enum mp_err mp_seal_check_part(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
 
 /*
  * Encode a seal (header, digests, trailer) and write it to PATH whole

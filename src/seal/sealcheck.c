@@ -518,22 +518,30 @@ static struct mp_sealstream *stream_of(struct mp_sealwork *w, uint64_t pos, uint
 	return NULL;
 }
 
-/* A stream read lately: in the last STREAM_RECENT hints. */
+/* A stream read lately: in the last STREAM_RECENT hints; one with chunks
+ * checked ahead of it and not yet read, in the last STREAM_HOLDING. */
 #define STREAM_RECENT (2 * MP_SEALCHECK_STREAMS)
+#define STREAM_HOLDING (16 * MP_SEALCHECK_STREAMS)
 
 /*
  * The readers that may be checked ahead of, lately: every stream seen,
  * followed yet or not, so that of several readers starting together the
- * first does not take the whole cache.  Under work.lock.
+ * first does not take the whole cache; and one that waits (a loaded
+ * machine) while chunks checked ahead of it are in the cache, so that the
+ * others do not take its share and evict them.  Under work.lock.
  */
-static unsigned active_streams(const struct mp_sealwork *w)
+static unsigned active_streams(const struct mp_sealcheck *sc)
 {
+	const struct mp_sealwork *w = &sc->work;
 	unsigned n = 0;
 
 	for (unsigned i = 0; i < MP_SEALCHECK_STREAMS; i++) {
 		const struct mp_sealstream *s = &w->streams[i];
+		uint64_t age = w->tick - s->used;
 
-		if (s->used && w->tick - s->used < STREAM_RECENT)
+		if (s->used && (age < STREAM_RECENT ||
+				(age < STREAM_HOLDING && s->next > 0 &&
+				 s->queued_to > mp_seal_chunk_at(sc->layout, s->next - 1) + 1)))
 			n++;
 	}
 	return n;
@@ -558,7 +566,7 @@ static uint64_t ahead_window(const struct mp_sealcheck *sc, unsigned active)
 /* How far ahead of each reader to check now.  Under work.lock. */
 static uint64_t ahead_now(const struct mp_sealcheck *sc)
 {
-	return ahead_window(sc, active_streams(&sc->work));
+	return ahead_window(sc, active_streams(sc));
 }
 
 /* Queue [from, to) for stream s, past what is queued already.  Under work.lock. */
