@@ -700,6 +700,14 @@ START_TEST(test_pack_bind_check)
 		ck_assert_uint_eq(bad.n, 2);
 		ck_assert(bad.chunks[0] == c || bad.chunks[1] == c);
 		ck_assert(bad.chunks[0] == gapc || bad.chunks[1] == gapc);
+		/* the roles alone: the gate, not the gap, which is not read */
+		bad.n = 0;
+		ck_assert_int_eq(mp_seal_check_part(pack->fd, f.pack, s, &l, jobs, true, NULL,
+						    NULL, note_bad, &bad, &err),
+				 MP_E_SEAL_CHUNK);
+		fx_assert_err(&err, MP_E_SEAL_CHUNK, "1 of");
+		ck_assert_uint_eq(bad.n, 1);
+		ck_assert_uint_eq(bad.chunks[0], c);
 	}
 	mp_seal_free(s);
 	mp_seal_layout_free(&l);

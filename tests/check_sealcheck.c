@@ -315,6 +315,28 @@ START_TEST(test_cache_served_out_goes_first)
 }
 END_TEST
 
+/* Chunks of 8 MiB (a verify=entries role), no budget: once nothing is held
+ * the cache keeps at most 16 MiB of free buffers, not eight of them. */
+START_TEST(test_cache_keeps_few_large_buffers)
+{
+	struct mp_chunkcache cc;
+	struct mp_error err = {0};
+	struct mp_chunk_entry *e[8];
+
+	ck_assert_int_eq(mp_chunkcache_init(&cc, (8u << 20) + 8192, 0, &err), MP_OK);
+	for (uint64_t k = 0; k < 8; k++)
+		ck_assert_int_eq(mp_chunkcache_get(&cc, k, true, &e[k]), MP_CHUNK_CLAIMED);
+	ck_assert_uint_eq(mp_bufpool_bytes(&cc.pool), 8 * cc.pool.size);
+	for (uint64_t k = 0; k < 8; k++) {
+		e[k]->len = 4096;
+		mp_chunkcache_settle(&cc, e[k], MP_CE_READY);
+		mp_chunkcache_put(&cc, e[k], 4096);
+	}
+	ck_assert_uint_le(mp_bufpool_bytes(&cc.pool), 16u << 20);
+	mp_chunkcache_destroy(&cc);
+}
+END_TEST
+
 /* ---- fills ---------------------------------------------------------------- */
 
 START_TEST(test_fill_serves_the_hashed_bytes)
@@ -581,6 +603,7 @@ static Suite *sealcheck_suite(void)
 	tcase_add_test(io, test_bufpool_reuses_and_bounds);
 	tcase_add_test(cache, test_cache_claim_share_evict);
 	tcase_add_test(cache, test_cache_served_out_goes_first);
+	tcase_add_test(cache, test_cache_keeps_few_large_buffers);
 	tcase_add_test(fills, test_fill_serves_the_hashed_bytes);
 	tcase_add_test(fills, test_every_fill_is_checked);
 	tcase_add_test(fills, test_cache_spares_the_rehash);

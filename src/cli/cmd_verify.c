@@ -195,7 +195,7 @@ static enum mp_err run_entries(const struct verify_args *a, struct mp_pack *pack
 		return rc;
 	if (a->json && !(ec->bad_list = json_array()))
 		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
-	rc = mp_seal_check_file(pack->fd, pack->path, ec->seal, &ec->l, (unsigned)a->jobs,
+	rc = mp_seal_check_part(pack->fd, pack->path, ec->seal, &ec->l, (unsigned)a->jobs, true,
 				progress_bar_update, bar, on_bad_chunk, ec, err);
 	progress_bar_finish(bar);
 	ec->checked = rc == MP_OK || rc == MP_E_SEAL_CHUNK;

@@ -1150,7 +1150,11 @@ static int choose_verify(struct daemon *d)
 	struct stat st;
 
 	d->opt.seal = path && stat(path, &st) == 0 && S_ISREG(st.st_mode);
-	d->opt.entries = !d->opt.seal && mp_entry_seal_possible(d->pack);
+	struct mp_error err = {0};
+	bool too_large = !d->opt.seal && mp_entry_seal_possible(d->pack) &&
+			 mp_entry_seal_mountable(d->pack, &err) != MP_OK;
+
+	d->opt.entries = !d->opt.seal && !too_large && mp_entry_seal_possible(d->pack);
 	d->seal_by_default = d->opt.seal;
 	mp_text_escape(shown, sizeof shown, path ? path : "", path ? strlen(path) : 0, 0);
 	if (d->opt.seal)
@@ -1162,6 +1166,11 @@ static int choose_verify(struct daemon *d)
 			 "verify=entries: every read from storage checked against the "
 			 "SHA-256 the index records for its role (-o verify=index mounts "
 			 "without)");
+	else if (too_large)
+		snprintf(d->verify_note, sizeof d->verify_note, "no seal, and -o verify=entries "
+			 "refuses this pack (%s): mounted with -o verify=index, payload "
+			 "bytes served unchecked",
+			 strncmp(err.msg, "invalid usage: ", 15) == 0 ? err.msg + 15 : err.msg);
 	else
 		snprintf(d->verify_note, sizeof d->verify_note, "no seal (%s): mounted with "
 			 "-o verify=index, payload bytes served unchecked ('moepack seal' "
@@ -1316,8 +1325,10 @@ static enum mp_err start_check(struct daemon *d, struct mp_error *err)
 static int open_entries(struct daemon *d)
 {
 	struct mp_error err = {0};
-	enum mp_err rc = mp_entry_seal_make(&d->seal, &d->layout, d->pack, &err);
+	enum mp_err rc = mp_entry_seal_mountable(d->pack, &err);
 
+	if (rc == MP_OK)
+		rc = mp_entry_seal_make(&d->seal, &d->layout, d->pack, &err);
 	d->layout_ok = rc == MP_OK;
 	if (rc == MP_OK)
 		rc = start_check(d, &err);

@@ -9,6 +9,22 @@
 #include <string.h>
 
 #define BUCKETS 4096u
+/*
+ * Free buffers kept for reuse beyond the idle entries the budget holds: a
+ * few, for the claims of requests in flight (an entry evicted gives its
+ * buffer to the next claim), never more than SPARE_BYTES of them, so that
+ * large chunks (a verify=entries role) are not kept by the handful when
+ * nothing reads.  Idle memory is then at most budget + SPARE_BYTES.
+ */
+#define SPARE_BUFFERS 8u
+#define SPARE_BYTES (16u << 20)
+
+static unsigned kept_buffers(size_t buf_bytes)
+{
+	size_t spare = SPARE_BYTES / buf_bytes;
+
+	return spare < SPARE_BUFFERS ? (unsigned)spare : SPARE_BUFFERS;
+}
 
 enum mp_err mp_chunkcache_init(struct mp_chunkcache *cc, size_t buf_bytes, size_t budget,
 			       struct mp_error *err)
@@ -19,8 +35,7 @@ enum mp_err mp_chunkcache_init(struct mp_chunkcache *cc, size_t buf_bytes, size_
 	cc->buckets = calloc(BUCKETS, sizeof *cc->buckets);
 	if (!cc->buckets)
 		return mp_fail(err, MP_E_NOMEM, "out of memory for the chunk cache");
-	/* kept free buffers: as many as the budget holds, at least a few */
-	if (!mp_bufpool_init(&cc->pool, buf_bytes, (unsigned)(budget / buf_bytes) + 8)) {
+	if (!mp_bufpool_init(&cc->pool, buf_bytes, kept_buffers(buf_bytes))) {
 		free(cc->buckets);
 		cc->buckets = NULL;
 		return mp_fail(err, MP_E_NOMEM, "out of memory for the chunk cache");
@@ -222,13 +237,15 @@ static void make_idle(struct mp_chunkcache *cc, struct mp_chunk_entry *e)
 	cc->idle_tail = e;
 }
 
-void mp_chunkcache_put(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
+bool mp_chunkcache_put(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
 		       uint64_t served)
 {
 	struct mp_chunk_entry *gone = NULL;
+	bool whole;
 
 	pthread_mutex_lock(&cc->lock);
 	e->served += served;
+	whole = e->served >= e->len && e->state == MP_CE_READY;
 	if (--e->refs == 0) {
 		if (e->hashed && e->state == MP_CE_READY) {
 			make_idle(cc, e);
@@ -243,6 +260,7 @@ void mp_chunkcache_put(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
 	}
 	pthread_mutex_unlock(&cc->lock);
 	free_list(cc, gone);
+	return whole;
 }
 
 void mp_chunkcache_stats(struct mp_chunkcache *cc, size_t *bytes, uint64_t *hits,

@@ -19,7 +19,8 @@
  * an entry whose every byte has been served goes out before the others.
  * With budget 0 nothing is kept: only requests in flight share chunks.
  * Memory: the budget, plus the entries requests hold (at most the chunks
- * their ranges touch).  One mutex and one condition variable; nothing here
+ * their ranges touch), plus at most 16 MiB of free buffers kept for the
+ * next claims (none of buffers larger than that).  One mutex and one condition variable; nothing here
  * reads, hashes or knows about FUSE.
  */
 #ifndef MOEPACK_CHUNKCACHE_H
@@ -103,8 +104,9 @@ enum mp_chunk_entry_state mp_chunkcache_wait(struct mp_chunkcache *cc,
 void mp_chunkcache_settle(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
 			  enum mp_chunk_entry_state state);
 
-/* Drop a reference, after `served` of its bytes were handed to a reader. */
-void mp_chunkcache_put(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
+/* Drop a reference, after `served` of its bytes were handed to a reader;
+ * true when, with those, every byte of the entry has been handed out. */
+bool mp_chunkcache_put(struct mp_chunkcache *cc, struct mp_chunk_entry *e,
 		       uint64_t served);
 
 /* Bytes held and the hit/miss counts, for status.json. */

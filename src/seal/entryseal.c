@@ -5,9 +5,11 @@
 
 #include "base/file.h"
 
+#include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* Bytes read at once while hashing the head and the gaps. */
 #define ENTRY_SEAL_WINDOW (1u << 20)
@@ -27,6 +29,18 @@ static uint64_t largest_role(const struct mp_pack *pack)
 	return most;
 }
 
+enum mp_err mp_entry_seal_mountable(const struct mp_pack *pack, struct mp_error *err)
+{
+	uint64_t most = largest_role(pack);
+
+	if (most <= MP_ENTRY_SEAL_MOUNT_ROLE_MAX)
+		return MP_OK;
+	return mp_fail(err, MP_E_USAGE, "invalid usage: a role of %" PRIu64 " bytes is "
+		       "larger than verify=entries checks on a read (%u bytes: each read "
+		       "would read and hash whole roles); 'moepack seal' makes a seal of "
+		       "smaller chunks for verify=seal", most, MP_ENTRY_SEAL_MOUNT_ROLE_MAX);
+}
+
 /* The smallest chunk size that holds any role whole, or 0 if none can. */
 static uint64_t whole_role_chunk(const struct mp_pack *pack)
 {
@@ -35,6 +49,45 @@ static uint64_t whole_role_chunk(const struct mp_pack *pack)
 	while (c < most && c <= MP_SEAL_MAX_CHUNK / 2)
 		c <<= 1;
 	return c >= most ? c : 0;
+}
+
+/*
+ * Whether [ch->offset, +len) is a hole of the file (SEEK_DATA finds no
+ * data before its end): zeros, known without reading them.  False when
+ * the file system cannot say.
+ */
+static bool is_hole(int fd, const struct mp_seal_chunk *ch)
+{
+	off_t data = lseek(fd, (off_t)ch->offset, SEEK_DATA);
+
+	if (data < 0)
+		return errno == ENXIO; /* no data from there to the end */
+	return (uint64_t)data >= ch->offset + ch->len;
+}
+
+/* SHA-256 of len zero bytes, remembered for the last length asked. */
+struct zero_digest {
+	uint64_t len;
+	unsigned char d[MP_SHA256_LEN];
+	bool have;
+};
+
+static void zero_digest(struct zero_digest *z, uint64_t len, struct mp_sha256 *h,
+			unsigned char *buf, unsigned char out[MP_SHA256_LEN])
+{
+	if (!z->have || z->len != len) {
+		memset(buf, 0, ENTRY_SEAL_WINDOW);
+		for (uint64_t done = 0; done < len;) {
+			size_t n = len - done < ENTRY_SEAL_WINDOW ? (size_t)(len - done)
+								  : ENTRY_SEAL_WINDOW;
+			mp_sha256_update(h, buf, n);
+			done += n;
+		}
+		mp_sha256_final(h, z->d);
+		z->len = len;
+		z->have = true;
+	}
+	memcpy(out, z->d, MP_SHA256_LEN);
 }
 
 /* SHA-256 of [ch->offset, +len) of the pack, read through buf. */
@@ -62,6 +115,7 @@ static enum mp_err fill_digests(struct mp_seal *s, const struct mp_seal_layout *
 {
 	unsigned char *buf = malloc(ENTRY_SEAL_WINDOW);
 	struct mp_sha256 *h = mp_sha256_new();
+	struct zero_digest zeros = {0};
 	enum mp_err rc = MP_OK;
 
 	if (!buf || !h)
@@ -71,6 +125,10 @@ static enum mp_err fill_digests(struct mp_seal *s, const struct mp_seal_layout *
 		const unsigned char *d;
 
 		mp_seal_chunk_get(l, k, &ch);
+		if (ch.part != MP_SEAL_ROLE && is_hole(pack->fd, &ch)) {
+			zero_digest(&zeros, ch.len, h, buf, s->digests[k]);
+			continue;
+		}
 		if (ch.part != MP_SEAL_ROLE) {
 			rc = hash_range(pack, &ch, h, buf, s->digests[k], err);
 			continue;
@@ -108,6 +166,16 @@ static enum mp_err new_seal(struct mp_seal **out, const struct mp_seal_layout *l
 	return MP_OK;
 }
 
+/*
+ * The table's bound: one chunk for each role, whatever their number (the
+ * index, in the file, bounds it), a chunk for each gap, and for the head
+ * and what of the gaps is longer than a chunk, MP_ENTRY_SEAL_MAX_EXTRA.
+ */
+static uint64_t max_chunks(const struct mp_pack *pack)
+{
+	return MP_ENTRY_SEAL_MAX_EXTRA + (MP_ROLE_COUNT + 1) * pack->object_count;
+}
+
 enum mp_err mp_entry_seal_make(struct mp_seal **out, struct mp_seal_layout *l,
 			       const struct mp_pack *pack, struct mp_error *err)
 {
@@ -124,7 +192,7 @@ enum mp_err mp_entry_seal_make(struct mp_seal **out, struct mp_seal_layout *l,
 		return mp_fail(err, MP_E_USAGE, "invalid usage: a role of %" PRIu64
 			       " bytes is larger than a checked chunk can be (%u bytes)",
 			       largest_role(pack), MP_SEAL_MAX_CHUNK);
-	rc = mp_seal_layout_of_pack(l, pack, c, err);
+	rc = mp_seal_layout_of_pack_max(l, pack, c, max_chunks(pack), err);
 	if (rc == MP_OK)
 		rc = new_seal(out, l, pack, err);
 	if (rc == MP_OK)
@@ -161,8 +229,8 @@ enum mp_err mp_entry_seal_check(const struct mp_pack *pack, unsigned jobs,
 
 	if (rc != MP_OK)
 		return rc;
-	rc = mp_seal_check_file(pack->fd, pack->path, seal, &l, jobs, progress, progress_arg,
-				entry_miss, &m, err);
+	rc = mp_seal_check_part(pack->fd, pack->path, seal, &l, jobs, true, progress,
+				progress_arg, entry_miss, &m, err);
 	if (rc == MP_E_SEAL_CHUNK) {
 		struct mp_seal_chunk ch;
 		char where[160];

@@ -76,10 +76,11 @@ static bool count_chunks(uint64_t file_size, uint64_t object_count,
 	return true;
 }
 
-enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
-				uint64_t object_count, const uint64_t *object_offset,
-				const uint64_t role_bytes[MP_ROLE_COUNT],
-				uint64_t chunk_size, struct mp_error *err)
+/* mp_seal_layout_init() with a table of at most max_chunks chunks. */
+static enum mp_err layout_init_max(struct mp_seal_layout *l, uint64_t file_size,
+				   uint64_t object_count, const uint64_t *object_offset,
+				   const uint64_t role_bytes[MP_ROLE_COUNT],
+				   uint64_t chunk_size, uint64_t max_chunks, struct mp_error *err)
 {
 	uint64_t count, c = chunk_size, per = 0, ob = object_bytes(role_bytes);
 
@@ -90,14 +91,14 @@ enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
 			       " is not a power of two from %u to %u",
 			       c, MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK);
 	if (!count_chunks(file_size, object_count, object_offset, role_bytes, c,
-			  MP_SEAL_MAX_CHUNKS, &count))
+			  max_chunks, &count))
 		return mp_fail(err, MP_E_USAGE,
 			       "invalid usage: object offsets do not fit the file");
-	if (count > MP_SEAL_MAX_CHUNKS)
+	if (count > max_chunks)
 		return mp_fail(err, MP_E_SEAL_LIMIT,
 			       "seal would exceed its table limit: chunk size %" PRIu64
-			       " needs more than %u chunks (%u bytes of digests)",
-			       c, MP_SEAL_MAX_CHUNKS, MP_SEAL_MAX_TABLE);
+			       " needs more than %" PRIu64 " chunks (%" PRIu64 " bytes of digests)",
+			       c, max_chunks, max_chunks * MP_SHA256_LEN);
 	if (count == 0)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: an empty file has no seal");
 	l->object_first = malloc((object_count + 1) * sizeof *l->object_first);
@@ -125,16 +126,32 @@ enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
 	return MP_OK;
 }
 
+enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
+				uint64_t object_count, const uint64_t *object_offset,
+				const uint64_t role_bytes[MP_ROLE_COUNT],
+				uint64_t chunk_size, struct mp_error *err)
+{
+	return layout_init_max(l, file_size, object_count, object_offset, role_bytes,
+			       chunk_size, MP_SEAL_MAX_CHUNKS, err);
+}
+
 enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pack *pack,
 				   uint64_t chunk_size, struct mp_error *err)
+{
+	return mp_seal_layout_of_pack_max(l, pack, chunk_size, MP_SEAL_MAX_CHUNKS, err);
+}
+
+enum mp_err mp_seal_layout_of_pack_max(struct mp_seal_layout *l, const struct mp_pack *pack,
+				       uint64_t chunk_size, uint64_t max_chunks,
+				       struct mp_error *err)
 {
 	uint64_t rb[MP_ROLE_COUNT];
 	enum mp_err rc;
 
 	for (int i = 0; i < MP_ROLE_COUNT; i++)
 		rb[i] = pack->m.roles[pack->m.order[i]].expert_bytes;
-	rc = mp_seal_layout_init(l, pack->file_size, pack->object_count, pack->object_offset,
-				 rb, chunk_size, err);
+	rc = layout_init_max(l, pack->file_size, pack->object_count, pack->object_offset,
+			     rb, chunk_size, max_chunks, err);
 	if (rc == MP_OK)
 		memcpy(l->order, pack->m.order, sizeof l->order);
 	return rc;
@@ -231,6 +248,33 @@ uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 		first += l->role_chunks[r];
 	}
 	return first + rel / c;
+}
+
+/* How many chunks of the layout are roles'. */
+static uint64_t role_chunks(const struct mp_seal_layout *l)
+{
+	return l->object_count * (l->role_chunks[0] + l->role_chunks[1] + l->role_chunks[2]);
+}
+
+static uint64_t at_most(uint64_t a, uint64_t b)
+{
+	return a < b ? a : b;
+}
+
+uint64_t mp_seal_layout_longest(const struct mp_seal_layout *l)
+{
+	uint64_t c = l->chunk_size, most, ob = object_bytes(l->role_bytes);
+
+	most = at_most(l->object_count ? l->object_offset[0] : l->file_size, c);
+	for (int r = 0; r < MP_ROLE_COUNT; r++)
+		most = at_most(c, most > l->role_bytes[r] ? most : l->role_bytes[r]);
+	for (uint64_t i = 0; i < l->object_count && most < c; i++) {
+		uint64_t gap = region_end(l->file_size, l->object_count, l->object_offset, i) -
+			       l->object_offset[i] - ob;
+		if (gap > most)
+			most = at_most(gap, c);
+	}
+	return most;
 }
 
 /* ---- the file ---- */
@@ -506,6 +550,7 @@ struct par {
 	uint64_t bad_count, first_bad;
 	unsigned running;    /* workers not yet finished */
 	bool io_failed;      /* a chunk could not be read */
+	bool roles_only;     /* checking the roles' chunks alone */
 	struct first_fail f;
 };
 
@@ -568,6 +613,20 @@ static void par_stop_asked(struct par *p)
 	pthread_cond_broadcast(&p->cond);
 }
 
+/* From chunk *k on, the first chunk of a role (or chunk_count). */
+static void skip_to_role(const struct mp_seal_layout *l, uint64_t *k)
+{
+	struct mp_seal_chunk ch;
+
+	if (*k < l->head_chunks)
+		*k = l->head_chunks;
+	for (; *k < l->chunk_count; ++*k) {
+		mp_seal_chunk_get(l, *k, &ch);
+		if (ch.part == MP_SEAL_ROLE)
+			return;
+	}
+}
+
 /* Claim the next run of chunks totalling at most SEAL_WINDOW bytes (or one
  * larger chunk); false when none is left or the work stopped. */
 static bool par_claim(struct par *p, struct par_run *r)
@@ -577,6 +636,8 @@ static bool par_claim(struct par *p, struct par_run *r)
 
 	pthread_mutex_lock(&p->lock);
 	par_stop_asked(p);
+	if (p->roles_only)
+		skip_to_role(l, &p->next);
 	if (p->f.stop || p->next >= l->chunk_count) {
 		pthread_mutex_unlock(&p->lock);
 		return false;
@@ -589,7 +650,8 @@ static bool par_claim(struct par *p, struct par_run *r)
 	while (r->last < l->chunk_count && ch.len <= SEAL_WINDOW) {
 		struct mp_seal_chunk nx;
 		mp_seal_chunk_get(l, r->last, &nx);
-		if (nx.offset + nx.len - r->start > SEAL_WINDOW)
+		if (nx.offset + nx.len - r->start > SEAL_WINDOW ||
+		    (p->roles_only && nx.part != MP_SEAL_ROLE))
 			break;
 		r->end = nx.offset + nx.len;
 		r->last++;
@@ -1043,23 +1105,16 @@ enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_lay
 	return p.f.rc;
 }
 
-enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
-			       const struct mp_seal_layout *l, unsigned jobs,
-			       mp_progress_fn progress, void *progress_arg,
-			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
-{
-	return mp_seal_check_file_until(fd, what, s, l, jobs, progress, progress_arg, bad, bad_arg,
-					NULL, err);
-}
-
-enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_seal *s,
-				     const struct mp_seal_layout *l, unsigned jobs,
-				     mp_progress_fn progress, void *progress_arg,
-				     mp_seal_bad_fn bad, void *bad_arg,
-				     const struct mp_cancel *cancel, struct mp_error *err)
+/* The chunks of the layout (or of its roles alone) against the seal, on
+ * `jobs` threads, until done or a stop is asked. */
+static enum mp_err check_chunks(int fd, const char *what, const struct mp_seal *s,
+				const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
+				mp_progress_fn progress, void *progress_arg, mp_seal_bad_fn bad,
+				void *bad_arg, const struct mp_cancel *cancel, struct mp_error *err)
 {
 	struct par p = {.fd = fd, .what = what, .l = l, .s = s, .bad = bad, .bad_arg = bad_arg,
-			.cancel = cancel};
+			.roles_only = roles_only, .cancel = cancel};
+	uint64_t total = roles_only ? role_chunks(l) : l->chunk_count;
 
 	if (s->chunk_count != l->chunk_count || s->chunk_size != l->chunk_size)
 		return mp_fail(err, MP_E_SEAL_MISMATCH,
@@ -1076,15 +1131,43 @@ enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_s
 			*err = p.f.err;
 		return p.f.rc;
 	}
-	if (p.bad_count == l->chunk_count && p.io_failed)
+	if (p.bad_count == total && p.io_failed)
 		return mp_fail(err, MP_E_PACK_IO, "cannot read pack %s: no chunk could be read",
 			       what);
 	if (p.bad_count)
 		return mp_fail(err, MP_E_SEAL_CHUNK,
 			       "pack bytes differ from their sealed digest: %" PRIu64
 			       " of %" PRIu64 " chunks, the first is chunk %" PRIu64,
-			       p.bad_count, l->chunk_count, p.first_bad);
+			       p.bad_count, total, p.first_bad);
 	return MP_OK;
+}
+
+enum mp_err mp_seal_check_part(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
+{
+	return check_chunks(fd, what, s, l, jobs, roles_only, progress, progress_arg, bad,
+			    bad_arg, NULL, err);
+}
+
+enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_seal *s,
+				     const struct mp_seal_layout *l, unsigned jobs,
+				     mp_progress_fn progress, void *progress_arg,
+				     mp_seal_bad_fn bad, void *bad_arg,
+				     const struct mp_cancel *cancel, struct mp_error *err)
+{
+	return check_chunks(fd, what, s, l, jobs, false, progress, progress_arg, bad, bad_arg,
+			    cancel, err);
+}
+
+enum mp_err mp_seal_check_file(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err)
+{
+	return check_chunks(fd, what, s, l, jobs, false, progress, progress_arg, bad, bad_arg,
+			    NULL, err);
 }
 
 /* ---- writing ---- */

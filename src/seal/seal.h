@@ -136,6 +136,11 @@ enum mp_err mp_seal_layout_init(struct mp_seal_layout *l, uint64_t file_size,
 /* The same from a validated pack, its roles in its own order (m.order). */
 enum mp_err mp_seal_layout_of_pack(struct mp_seal_layout *l, const struct mp_pack *pack,
 				   uint64_t chunk_size, struct mp_error *err);
+/* The same with a table of at most max_chunks chunks instead of a seal
+ * file's MP_SEAL_MAX_CHUNKS: for a seal made in memory (entryseal.h). */
+enum mp_err mp_seal_layout_of_pack_max(struct mp_seal_layout *l, const struct mp_pack *pack,
+				       uint64_t chunk_size, uint64_t max_chunks,
+				       struct mp_error *err);
 void mp_seal_layout_free(struct mp_seal_layout *l);
 
 /*
@@ -152,6 +157,9 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		       struct mp_seal_chunk *out);
 /* The chunk holding byte `pos` (< file_size).  O(log objects). */
 uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos);
+/* The length of the layout's longest chunk (at most chunk_size: smaller
+ * when every role, the head and every gap are).  O(objects). */
+uint64_t mp_seal_layout_longest(const struct mp_seal_layout *l);
 
 /* A seal file, parsed and checked against its own digest. */
 struct mp_seal {
@@ -234,6 +242,13 @@ enum mp_err mp_seal_check_file_until(int fd, const char *what, const struct mp_s
 				     mp_progress_fn progress, void *progress_arg,
 				     mp_seal_bad_fn bad, void *bad_arg,
 				     const struct mp_cancel *cancel, struct mp_error *err);
+
+/* The same, with roles_only: the chunks of roles alone (head and gaps
+ * unread). */
+enum mp_err mp_seal_check_part(int fd, const char *what, const struct mp_seal *s,
+			       const struct mp_seal_layout *l, unsigned jobs, bool roles_only,
+			       mp_progress_fn progress, void *progress_arg,
+			       mp_seal_bad_fn bad, void *bad_arg, struct mp_error *err);
 
 /*
  * Encode a seal (header, digests, trailer) and write it to PATH whole

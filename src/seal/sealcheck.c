@@ -46,17 +46,28 @@ enum mp_err mp_sealcheck_init(struct mp_sealcheck *sc, const struct mp_seal *sea
 	sc->seal = seal;
 	sc->layout = layout;
 	sc->storage = storage;
-	/* chunk_count is bounded by MP_SEAL_MAX_CHUNKS (the seal's parser) */
+	/* chunk_count is bounded: by MP_SEAL_MAX_CHUNKS (the seal's parser), or for
+	 * verify=entries by the index (entryseal.h) */
 	sc->bad = calloc((size_t)layout->chunk_count, sizeof *sc->bad);
-	if (!sc->bad)
+	sc->served = calloc((size_t)layout->chunk_count, sizeof *sc->served);
+	if (!sc->bad || !sc->served) {
+		free(sc->bad);
+		free(sc->served);
+		sc->bad = NULL;
+		sc->served = NULL;
 		return mp_fail(err, MP_E_NOMEM, "out of memory: %llu chunk states",
 			       (unsigned long long)layout->chunk_count);
-	/* a chunk read direct is rounded out to a page at each end */
-	rc = mp_chunkcache_init(&sc->cache, (size_t)layout->chunk_size + 2 * MP_BUF_ALIGN,
-				cache_budget, err);
+	}
+	/* a chunk read direct is rounded out to a page at each end; no buffer
+	 * larger than the longest chunk (a role of verify=entries is often
+	 * little more than half its power of two) */
+	rc = mp_chunkcache_init(&sc->cache, (size_t)mp_seal_layout_longest(layout) +
+				2 * MP_BUF_ALIGN, cache_budget, err);
 	if (rc != MP_OK) {
 		free(sc->bad);
+		free(sc->served);
 		sc->bad = NULL;
+		sc->served = NULL;
 	}
 	return rc;
 }
@@ -68,7 +79,9 @@ void mp_sealcheck_free(struct mp_sealcheck *sc)
 	mp_sealcheck_stop(sc);
 	mp_chunkcache_destroy(&sc->cache);
 	free(sc->bad);
+	free(sc->served);
 	sc->bad = NULL;
+	sc->served = NULL;
 }
 
 bool mp_sealcheck_is_bad(const struct mp_sealcheck *sc, uint64_t chunk)
@@ -197,9 +210,13 @@ static bool fill_alloc(struct mp_sealfill *f, uint64_t n)
 
 void mp_sealcheck_release(struct mp_sealcheck *sc, struct mp_sealfill *f)
 {
-	for (unsigned i = 0; i < f->nheld; i++)
-		mp_chunkcache_put(&sc->cache, f->held[i],
-				  i < f->niov ? f->iov[i].iov_len : 0);
+	for (unsigned i = 0; i < f->nheld; i++) {
+		uint64_t chunk = f->held[i]->chunk;
+
+		if (mp_chunkcache_put(&sc->cache, f->held[i],
+				      i < f->niov ? f->iov[i].iov_len : 0))
+			atomic_store_explicit(&sc->served[chunk], 1, memory_order_relaxed);
+	}
 	fill_free(f);
 }
 
@@ -353,6 +370,29 @@ static void check_ahead(struct mp_sealcheck *sc, uint64_t chunk, enum mp_fill_mo
 	}
 }
 
+static uint64_t ahead_now(const struct mp_sealcheck *sc);
+
+/*
+ * Whether an ahead chunk of stream s is no longer worth checking: the
+ * reader has read past it (its own request loaded it, or is loading it),
+ * it was handed out whole before, or more readers came since it was
+ * queued and it lies beyond s's share now (it is queued again if s gets
+ * that far).  Under work.lock.
+ */
+static bool ahead_stale(const struct mp_sealcheck *sc, struct mp_sealstream *s,
+			uint64_t chunk)
+{
+	uint64_t at = s->next > 0 ? mp_seal_chunk_at(sc->layout, s->next - 1) : 0;
+
+	if (at > chunk || atomic_load_explicit(&sc->served[chunk], memory_order_relaxed))
+		return true;
+	if (chunk <= at + ahead_now(sc))
+		return false;
+	if (s->queued_to > chunk)
+		s->queued_to = chunk;
+	return true;
+}
+
 /* One piece of work, under work.lock (dropped while it is done). */
 static bool work_once(struct mp_sealcheck *sc)
 {
@@ -375,11 +415,13 @@ static bool work_once(struct mp_sealcheck *sc)
 		unsigned i = w->ahead_head;
 		uint64_t chunk = w->ahead[i];
 		enum mp_fill_mode mode = w->ahead_mode[i];
+		bool passed = ahead_stale(sc, &w->streams[w->ahead_stream[i]], chunk);
 
 		w->ahead_head = (i + 1) % MP_SEALCHECK_AHEAD_QUEUE;
 		w->ahead_len--;
 		pthread_mutex_unlock(&w->lock);
-		check_ahead(sc, chunk, mode);
+		if (!passed)
+			check_ahead(sc, chunk, mode);
 		pthread_mutex_lock(&w->lock);
 		return true;
 	}
@@ -476,6 +518,75 @@ static struct mp_sealstream *stream_of(struct mp_sealwork *w, uint64_t pos, uint
 	return NULL;
 }
 
+/* A stream read lately: in the last STREAM_RECENT hints; one with chunks
+ * checked ahead of it and not yet read, in the last STREAM_HOLDING. */
+#define STREAM_RECENT (2 * MP_SEALCHECK_STREAMS)
+#define STREAM_HOLDING (16 * MP_SEALCHECK_STREAMS)
+
+/*
+ * The readers that may be checked ahead of, lately: every stream seen,
+ * followed yet or not, so that of several readers starting together the
+ * first does not take the whole cache; and one that waits (a loaded
+ * machine) while chunks checked ahead of it are in the cache, so that the
+ * others do not take its share and evict them.  Under work.lock.
+ */
+static unsigned active_streams(const struct mp_sealcheck *sc)
+{
+	const struct mp_sealwork *w = &sc->work;
+	unsigned n = 0;
+
+	for (unsigned i = 0; i < MP_SEALCHECK_STREAMS; i++) {
+		const struct mp_sealstream *s = &w->streams[i];
+		uint64_t age = w->tick - s->used;
+
+		if (s->used && (age < STREAM_RECENT ||
+				(age < STREAM_HOLDING && s->next > 0 &&
+				 s->queued_to > mp_seal_chunk_at(sc->layout, s->next - 1) + 1)))
+			n++;
+	}
+	return n;
+}
+
+/*
+ * Chunks to check ahead of one of `active` readers: their share of what
+ * the cache holds, less three (the chunk a reader's last request ended in,
+ * the one before it that request may have begun in, and one its requests
+ * in flight past that may be in), and at most -o seal_ahead.  A cache
+ * over its budget evicts the oldest idle chunk first, which would be the
+ * one checked ahead that the reader wants next.
+ */
+static uint64_t ahead_window(const struct mp_sealcheck *sc, unsigned active)
+{
+	uint64_t share = sc->cache.budget / sc->cache.pool.size / (active ? active : 1);
+
+	share = share > 3 ? share - 3 : 0;
+	return share < sc->work.window ? share : sc->work.window;
+}
+
+/* How far ahead of each reader to check now.  Under work.lock. */
+static uint64_t ahead_now(const struct mp_sealcheck *sc)
+{
+	return ahead_window(sc, active_streams(sc));
+}
+
+/* Queue [from, to) for stream s, past what is queued already.  Under work.lock. */
+static void queue_ahead(struct mp_sealwork *w, struct mp_sealstream *s, uint64_t from,
+			uint64_t to, enum mp_fill_mode mode)
+{
+	if (s->queued_to > from)
+		from = s->queued_to;
+	for (; from < to && w->ahead_len < MP_SEALCHECK_AHEAD_QUEUE; from++) {
+		unsigned i = (w->ahead_head + w->ahead_len++) % MP_SEALCHECK_AHEAD_QUEUE;
+
+		w->ahead[i] = from;
+		w->ahead_mode[i] = mode;
+		w->ahead_stream[i] = (unsigned char)(s - w->streams);
+	}
+	if (from > s->queued_to)
+		s->queued_to = from;
+	pthread_cond_signal(&w->wake);
+}
+
 void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len,
 			     uint64_t end, enum mp_fill_mode mode)
 {
@@ -483,29 +594,18 @@ void mp_sealcheck_ahead_hint(struct mp_sealcheck *sc, uint64_t pos, size_t len,
 	struct mp_sealstream *s;
 	uint64_t from, to;
 
-	/* what is checked ahead waits in the cache: none, no point */
-	if (len == 0 || end <= pos + len || !w->window ||
-	    sc->cache.budget < sc->layout->chunk_size ||
+	/* what is checked ahead waits in the cache: too small, no point */
+	if (len == 0 || end <= pos + len || !w->window || ahead_window(sc, 1) == 0 ||
 	    !atomic_load_explicit(&w->running, memory_order_acquire))
 		return;
 	from = mp_seal_chunk_at(sc->layout, pos + len - 1) + 1;
 	to = mp_seal_chunk_at(sc->layout, end - 1) + 1;
-	if (to > from + w->window)
-		to = from + w->window;
 	pthread_mutex_lock(&w->lock);
 	s = stream_of(w, pos, pos + len);
 	if (s) {
-		if (s->queued_to > from)
-			from = s->queued_to;
-		for (; from < to && w->ahead_len < MP_SEALCHECK_AHEAD_QUEUE; from++) {
-			unsigned i = (w->ahead_head + w->ahead_len++) % MP_SEALCHECK_AHEAD_QUEUE;
+		uint64_t most = from + ahead_now(sc);
 
-			w->ahead[i] = from;
-			w->ahead_mode[i] = mode;
-		}
-		if (from > s->queued_to)
-			s->queued_to = from;
-		pthread_cond_signal(&w->wake);
+		queue_ahead(w, s, from, to < most ? to : most, mode);
 	}
 	pthread_mutex_unlock(&w->lock);
 }

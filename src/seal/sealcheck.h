@@ -22,8 +22,16 @@
  * Checking ahead: for a reader that goes through a file sequentially
  * (buffered reads, each starting where one ended), the workers read and
  * hash up to `window` chunks past it, never past the end of its file, into
- * the cache.  O_DIRECT readers and random reads get nothing ahead, so
- * nothing is hashed that is not read.
+ * the cache.  No more than the cache holds: the readers seen lately share
+ * its chunks, less three each (the chunks its requests in flight may be
+ * in), so that what is checked ahead is not evicted before it is read and
+ * hashed again; a chunk queued before more readers came and beyond the
+ * share they leave is not checked.  A chunk the reader has passed by
+ * the time a worker comes to it is left alone, and so is one handed out
+ * whole before: its pages are in the kernel's cache of the mount, where a
+ * buffered reader finds them without asking (one it evicts comes back
+ * through a fill of its own, checked then).  O_DIRECT readers and
+ * random reads get nothing ahead, so nothing is hashed that is not read.
  *
  * A chunk that does not match is bad for the mount's life: every later
  * read touching it fails, and the first read to meet it is told
@@ -82,6 +90,7 @@ struct mp_sealwork {
 	struct mp_sealbatch *batches;   /* requests' loads, oldest first */
 	uint64_t ahead[MP_SEALCHECK_AHEAD_QUEUE];
 	enum mp_fill_mode ahead_mode[MP_SEALCHECK_AHEAD_QUEUE];
+	unsigned char ahead_stream[MP_SEALCHECK_AHEAD_QUEUE]; /* for which stream */
 	unsigned ahead_head, ahead_len;
 	struct mp_sealstream streams[MP_SEALCHECK_STREAMS];
 	uint64_t tick;
@@ -95,6 +104,7 @@ struct mp_sealcheck {
 	const struct mp_seal_layout *layout;
 	struct mp_storage *storage;
 	_Atomic uint8_t *bad;            /* per chunk: 0, or bad (reported or not) */
+	_Atomic uint8_t *served;         /* per chunk: handed out whole once */
 	struct mp_chunkcache cache;
 	struct mp_sealcheck_counters count;
 	struct mp_sealwork work;

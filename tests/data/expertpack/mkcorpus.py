@@ -5,7 +5,7 @@ the bench.
     python3 mkcorpus.py corpus OUTDIR
     python3 mkcorpus.py sparse OUT.pack [--layers 43] [--experts 256]
                         [--top-k 6] [--hidden 4096] [--inter 2048]
-                        [--alignment 4096]
+                        [--alignment 4096] [--data-start N]
     python3 mkcorpus.py pack OUT.pack [--layers 2] [--experts 4] [--top-k 2]
                         [--hidden 256] [--inter 512] [--alignment 4096]
                         [--vary-shapes 0]
@@ -34,6 +34,8 @@ the reference reaches first must win.
 sparse writes a pack of full geometry whose data region is a hole, with a
 manifest (no pack_sha256: hashing 147 GB is not what it is for) and no
 source file; the tensors' source fields describe a GGUF that is not there.
+--data-start puts the objects further in (the zeros after the index, which
+the format allows, a hole as well).
 
 pack writes one valid pack, its manifest and its source OUT.pack.gguf, for
 the mount tests; with --vary-shapes 1 expert 1 of every layer records other
@@ -877,8 +879,10 @@ def corpus(out):
 
 # ---- the full-geometry sparse pack --------------------------------------------
 
-def sparse(out, layers, experts, top_k, hidden, inter, alignment):
-    """Header and index of that geometry, the data a hole; no source file."""
+def sparse(out, layers, experts, top_k, hidden, inter, alignment, data_start=0):
+    """Header and index of that geometry, the data a hole; no source file.
+    data_start (a multiple of alignment, past the index; 0: right after it)
+    puts the objects that far in, the zeros before them a hole too."""
     role = hidden * inter // BLOCK * BLOCK_BYTES
     tensors, offset = [{"name": "token_embd.weight", "typ": 0, "ne": [hidden, 1024],
                         "offset": 1 << 20, "nbytes": hidden * 1024 * 4}], 0
@@ -899,6 +903,12 @@ def sparse(out, layers, experts, top_k, hidden, inter, alignment):
     tensors[0]["sha256"] = sha(b"token_embd")
     p = build(layers, experts, top_k, hidden, inter, alignment,
               source=(b"", tensors, 1 << 20), payload=False)
+    if data_start:
+        shift = data_start - p.header["data_start"]
+        p.header["data_start"] = p.manifest["data_start"] = data_start
+        for e in p.entries:
+            e["pack_offset"] += shift
+        p.size += shift
     p.manifest["pack_path"] = os.path.abspath(out)
     p.manifest["source"]["path"] = "/nonexistent/sparse-source.gguf"
     del p.manifest["pack_sha256"]
@@ -1079,9 +1089,9 @@ def main(argv):
         print(" ".join(str(v) for v in random.Random(seed).sample(range(n), k)))
         return 0
     if len(argv) >= 2 and argv[0] == "sparse":
-        sparse(argv[1], *geometry_options(argv[2:], {
-            "--layers": 43, "--experts": 256, "--top-k": 6, "--hidden": 4096,
-            "--inter": 2048, "--alignment": 4096}))
+        opts = {"--layers": 43, "--experts": 256, "--top-k": 6, "--hidden": 4096,
+                "--inter": 2048, "--alignment": 4096, "--data-start": 0}
+        sparse(argv[1], *geometry_options(argv[2:], opts), data_start=opts["--data-start"])
         return 0
     if len(argv) == 4 and argv[0] == "refbuild":
         refbuild(*argv[1:])
