@@ -1836,16 +1836,17 @@ static bool is_written_pack(const struct build *b)
 /*
  * The pack written now, renamed into place, after its comparison, manifest
  * and final check.  Passed: its state and digests go.  Failed: it does not
- * stay under its name without a manifest that passed.  When this run
- * resumed it, it goes back to PACK.partial, which its state and digests
- * still vouch for, so that --resume finishes it without copying (should
- * the rename back fail, it stays at its name, and a later build keeps it
- * only if every byte equals the shards).  One this run created that failed
- * its checks (a shard changed under the build) is removed.
+ * stay under its name without a manifest that passed.  After a signal, or
+ * when this run resumed it, it goes back to PACK.partial, which its state
+ * and digests still vouch for, so that --resume finishes it without copying
+ * (a finished pack is never deleted because of a signal; should the rename
+ * back fail, it stays at its name, and a later build keeps it only if
+ * every byte equals the shards).  One this run created that failed its
+ * checks (a shard changed under the build) is removed.
  */
 static enum mp_err settle_pack(struct build *b, enum mp_err rc, struct mp_error *err)
 {
-	bool keep = b->resumed;
+	bool keep = rc == MP_E_INTERRUPTED || b->resumed;
 
 	if (!rc || !is_written_pack(b)) {
 		unlink(b->state);
@@ -1987,6 +1988,7 @@ static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_e
 		rc = build_pack(b, err);
 		if (rc)
 			return rc;
+		mp_build_test_pause(b->o->cancel, "renamed");
 		rc = judge_pack(b, res->pack_path, false, err);
 	} else if (b->o->full_sha256) {
 		rc = hash_kept_pack(b, err);

@@ -74,10 +74,12 @@ struct mp_gguf_build_result {
  * Build (or with check_only, judge) the pack of a checked set.  On success
  * the pack and manifest exist under their names and the pack has passed
  * mp_pack_open() and the payload comparison.  Nothing this run wrote is
- * left under the final names on failure.  PACK.partial (with its state and
- * digests, for --resume) is kept when a signal stopped the build before the
- * rename (MP_E_INTERRUPTED), and on every failure of a build that resumed
- * it; only a resume point that is not trusted (another shard set or layout,
+ * left under the final names on failure (but a pack that a signal stopped
+ * after the rename and that cannot be renamed back).  PACK.partial (with
+ * its state and digests, for --resume) is kept when a signal stopped the
+ * build (MP_E_INTERRUPTED; after the rename, the pack goes back to
+ * PACK.partial), and on every failure of a build that resumed it; only a
+ * resume point that is not trusted (another shard set or layout,
  * a shard changed, not the file the state names) starts over and removes
  * it.  A PACK.partial this run created is removed on any other failure.
  * The message of a failure that keeps it says so.  With check_only,
