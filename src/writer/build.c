@@ -98,6 +98,7 @@ struct build {
 	struct stat partial_st, digests_st; /* identities of what this build wrote */
 	struct mp_build_seal seal;          /* chunk digests of what is written */
 	bool seal_ready;                    /* seal.digests cover every chunk */
+	bool resumed;                       /* PACK.partial was continued, not created */
 	bool hash_judged;                   /* judge_pack() feeds the seal */
 	unsigned char index_raw[MP_SHA256_LEN];
 	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
@@ -930,6 +931,10 @@ static enum mp_err write_partial(struct build *b, uint64_t start, const struct r
 		rc = copy_objects(b, fd, start, &h, err);
 	if (!rc)
 		rc = sync_partial(b, fd, err);
+	/* the state vouches for every object: a pack that has to go back to
+	 * PACK.partial after the rename (settle_pack) resumes with no copy */
+	if (!rc)
+		rc = checkpoint(b, fd, b->l.objects, err);
 	/* asked after the last object: still kept, not renamed */
 	if (!rc)
 		mp_build_test_pause(b->o->cancel, "copied");
@@ -1757,6 +1762,40 @@ static enum mp_err find_resume_point(struct build *b, struct resume_point *rp, u
 	return MP_OK;
 }
 
+/*
+ * A failure that leaves the pack as PACK.partial for --resume says so, and
+ * how to go on: err's message with that appended.
+ */
+static enum mp_err say_partial_kept(struct build *b, enum mp_err rc, struct mp_error *err)
+{
+	struct mp_error tail = {0};
+	char msg[MP_MSG_MAX];
+
+	if (!err)
+		return rc;
+	snprintf(msg, sizeof msg, "%s", err->msg);
+	mp_fail(&tail, rc, ": %s is kept, run again with --resume to continue it", b->partial);
+	return mp_fail_escaped(err, rc, "%s%s", msg, tail.msg);
+}
+
+/*
+ * A failure before the rename.  A PACK.partial this run resumed was judged
+ * usable by find_resume_point() (its state vouches for it and names these
+ * very shards), and nothing that fails later makes it less so (a full
+ * disk, a read error: the next --resume checks every chunk again), so it
+ * stays with its state and digests; one this run created goes, except
+ * after a signal, which keeps it for --resume.
+ */
+static enum mp_err fail_partial(struct build *b, enum mp_err rc, struct mp_error *err)
+{
+	if (rc == MP_E_INTERRUPTED)
+		return rc; /* stop_copy() said so already */
+	if (b->resumed)
+		return say_partial_kept(b, rc, err);
+	remove_partial(b);
+	return rc;
+}
+
 static enum mp_err build_pack(struct build *b, struct mp_error *err)
 {
 	struct resume_point rp = {0};
@@ -1770,27 +1809,59 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 		return rc;
 	if (start == 0)
 		remove_partial(b); /* nothing durable to trust: start over */
+	b->resumed = start > 0;
 	b->res->resumed_at = start;
 	rc = check_space(b, start ? mp_layout_object_offset(&b->l, start) : 0, err);
-	if (rc)
-		return rc;
-	rc = write_partial(b, start, &rp, err);
-	if (rc == MP_E_INTERRUPTED)
-		return rc; /* PACK.partial, its digests and state stay for --resume */
-	if (rc) {
-		remove_partial(b);
-		return rc;
-	}
-	b->seal_ready = true;
-	if (rename(b->partial, b->res->pack_path) != 0) {
+	if (!rc)
+		rc = write_partial(b, start, &rp, err);
+	b->seal_ready = !rc;
+	if (!rc && rename(b->partial, b->res->pack_path) != 0)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", b->partial,
 			     b->res->pack_path, strerror(errno));
-		remove_partial(b);
+	if (rc)
+		return fail_partial(b, rc, err);
+	/* the state and digests stay until the manifest passes: they vouch
+	 * for the pack if it has to go back to PACK.partial (settle_pack) */
+	return mp_output_sync_dir(b->dir, err);
+}
+
+static bool is_written_pack(const struct build *b)
+{
+	struct stat st;
+
+	return lstat(b->res->pack_path, &st) == 0 && st.st_dev == b->partial_st.st_dev &&
+	       st.st_ino == b->partial_st.st_ino;
+}
+
+/*
+ * The pack written now, renamed into place, after its comparison, manifest
+ * and final check.  Passed: its state and digests go.  Failed: it does not
+ * stay under its name without a manifest that passed.  After a signal, or
+ * when this run resumed it, it goes back to PACK.partial, which its state
+ * and digests still vouch for, so that --resume finishes it without copying
+ * (a finished pack is never deleted because of a signal; should the rename
+ * back fail, it stays at its name, and a later build keeps it only if
+ * every byte equals the shards).  One this run created that failed its
+ * checks (a shard changed under the build) is removed.
+ */
+static enum mp_err settle_pack(struct build *b, enum mp_err rc, struct mp_error *err)
+{
+	bool keep = rc == MP_E_INTERRUPTED || b->resumed;
+
+	if (!rc || !is_written_pack(b)) {
+		unlink(b->state);
+		unlink(b->digests_path);
 		return rc;
+	}
+	if (keep && rename(b->res->pack_path, b->partial) == 0) {
+		(void)mp_output_sync_dir(b->dir, NULL);
+		return say_partial_kept(b, rc, err);
 	}
 	unlink(b->state);
 	unlink(b->digests_path);
-	return mp_output_sync_dir(b->dir, err);
+	if (!keep)
+		unlink(b->res->pack_path);
+	return rc;
 }
 
 /* The layout the experts make, the paths around the pack, the buffers. */
@@ -1917,16 +1988,15 @@ static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_e
 		rc = build_pack(b, err);
 		if (rc)
 			return rc;
+		mp_build_test_pause(b->o->cancel, "renamed");
 		rc = judge_pack(b, res->pack_path, false, err);
 	} else if (b->o->full_sha256) {
 		rc = hash_kept_pack(b, err);
 	}
 	if (!rc)
 		rc = publish_manifest(b, inventory, err);
-	/* a pack written now that fails its checks (a shard changed under
-	 * the build) must not stay under its name either */
-	if (rc && !res->reused && exists(res->pack_path))
-		unlink(res->pack_path);
+	if (!res->reused)
+		rc = settle_pack(b, rc, err);
 	/* the seal last, once pack and manifest are in place: anchored to
 	 * the manifest's expert_pack.sha256 when there is one */
 	if (!rc && b->seal_ready) {

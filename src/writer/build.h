@@ -73,9 +73,16 @@ struct mp_gguf_build_result {
 /*
  * Build (or with check_only, judge) the pack of a checked set.  On success
  * the pack and manifest exist under their names and the pack has passed
- * mp_pack_open() and the payload comparison.  Nothing is ever left under
- * the final names on failure; PACK.partial is kept (for --resume) only when
- * a signal interrupted the copy (MP_E_INTERRUPTED).  With check_only,
+ * mp_pack_open() and the payload comparison.  Nothing this run wrote is
+ * left under the final names on failure (but a pack that a signal stopped
+ * after the rename and that cannot be renamed back).  PACK.partial (with
+ * its state and digests, for --resume) is kept when a signal stopped the
+ * build (MP_E_INTERRUPTED; after the rename, the pack goes back to
+ * PACK.partial), and on every failure of a build that resumed it; only a
+ * resume point that is not trusted (another shard set or layout,
+ * a shard changed, not the file the state names) starts over and removes
+ * it.  A PACK.partial this run created is removed on any other failure.
+ * The message of a failure that keeps it says so.  With check_only,
  * MP_OK means the pack is valid and MP_E_PACK_LAYOUT / MP_E_PAYLOAD_MISMATCH
  * / MP_E_PACK_IO that it is not.  res->pack_path and manifest_path are set
  * as soon as known and freed with mp_gguf_build_result_free().
