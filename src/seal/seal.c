@@ -443,6 +443,7 @@ void mp_seal_free(struct mp_seal *s)
 enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 			 const struct mp_seal_layout *l, struct mp_error *err)
 {
+	const char *key = pack->format->sha256_key;
 	char have[MP_SHA256_HEX];
 
 	if (s->pack_size != pack->file_size)
@@ -460,17 +461,17 @@ enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 		if (mp_seal_unanchored(s))
 			return mp_fail(err, MP_E_SEAL_MISMATCH,
 				       "seal is not this pack's: the seal is unanchored but the "
-				       "manifest has expert_pack.sha256; reseal the pack");
+				       "manifest has %s; reseal the pack", key);
 		mp_sha256_hex(s->pack_sha256, have);
 		if (strcmp(have, pack->m.sha256) != 0)
 			return mp_fail(err, MP_E_SEAL_MISMATCH,
 				       "seal is not this pack's: its pack_sha256 %s is not the "
-				       "manifest's expert_pack.sha256 %s",
-				       have, pack->m.sha256);
+				       "manifest's %s %s",
+				       have, key, pack->m.sha256);
 	} else if (!mp_seal_unanchored(s)) {
 		return mp_fail(err, MP_E_SEAL_MISMATCH,
 			       "seal is not this pack's: the seal is anchored but the manifest "
-			       "has no expert_pack.sha256");
+			       "has no %s", key);
 	}
 	if (l->chunk_size != s->chunk_size || l->chunk_count != s->chunk_count) {
 		return mp_fail(err, MP_E_SEAL_MISMATCH,
