@@ -24,11 +24,41 @@
 
 /* ---- files -------------------------------------------------------------------------- */
 
+/* fd's bytes from its start into *buf (malloc'd with a byte to spare for a
+ * NUL), *n of them: MP_READ_EOF at its end, 0 when it holds more than
+ * max, or an errno.  The buffer starts at the size fstat() gave and grows
+ * while the file goes on (a report may be replaced by a longer one
+ * between the two), so max bounds the buffer and is never allocated
+ * up front. */
+static int read_growing(int fd, off_t size, size_t max, char **buf, size_t *n)
+{
+	size_t room = size > 4096 ? (size_t)size : 4096;
+	int rc = 0;
+
+	*buf = NULL;
+	*n = 0;
+	for (;;) {
+		size_t got = 0;
+		char *more;
+
+		if (room > max)
+			room = max;
+		if (!(more = realloc(*buf, room + 1)))
+			return ENOMEM;
+		*buf = more;
+		rc = mp_pread_all(fd, *buf + *n, room + 1 - *n, *n, &got);
+		*n += got;
+		if (rc != 0 || room == max)
+			return rc;
+		room += room / 2;
+	}
+}
+
 /* A whole file of at most max bytes, NUL-terminated, or NULL with errno
  * set (EFBIG: larger, which the daemon never writes). */
 static char *read_small(const char *path, size_t max, size_t *len, struct stat *st)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc = ENOMEM;
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY), rc;
 	char *buf = NULL;
 	size_t n = 0;
 
@@ -38,8 +68,8 @@ static char *read_small(const char *path, size_t max, size_t *len, struct stat *
 		rc = errno;
 	else if (!S_ISREG(st->st_mode))
 		rc = S_ISDIR(st->st_mode) ? EISDIR : EINVAL;
-	else if ((buf = malloc(max + 1)))
-		rc = mp_pread_all(fd, buf, max + 1, 0, &n);
+	else
+		rc = read_growing(fd, st->st_size, max, &buf, &n);
 	close(fd);
 	if (rc == MP_READ_EOF) {
 		buf[n] = '\0';
