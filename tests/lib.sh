@@ -255,6 +255,15 @@ _lib_mounted_or_gone() {
 	is_mounted "$1" || exited "$2"
 }
 
+# status_after MNT FILE: copy MNT/status.json to FILE once it is a snapshot
+# rendered after this call began, so that it counts every read before it
+# (the watcher renders one a second, later on a loaded machine); a hard
+# error if none comes within TEST_WAIT.
+status_after() {
+	python3 "$top_srcdir/tests/mount_check.py" status-after "$1/status.json" "$2" ||
+		hard_error "no status.json of $(describe "$1") rendered within $TEST_WAIT s"
+}
+
 # daemon_pid MNT: the pid of the moepackfs serving MNT, the newest by start
 # time (the daemon of an earlier mount on MNT may still be exiting, and
 # /proc lists pids in text order), zombies and the fusermount3 that
