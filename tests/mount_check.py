@@ -104,6 +104,16 @@ def check_mmap(path, ref_path):
         m.close()
 
 
+def read_fd(fd):
+    """The rest of fd, read until end of file."""
+    data = b""
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return data
+        data += chunk
+
+
 def aligned_buffer(size):
     # anonymous mappings are page aligned, as O_DIRECT wants
     return mmap.mmap(-1, size)
@@ -282,12 +292,7 @@ def check_handle_open(mount, saved, kind, expect):
                 fail("directory by handle lists %s, expected %s" % (got, want))
         else:
             ref = read_ref(expect)
-            data = b""
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_fd(fd)
             if data != ref:
                 fail("file by handle: %d bytes, differ from %s" % (len(data), expect))
     finally:
@@ -346,12 +351,7 @@ def snapshot_read(path, out):
         fd = os.open(path, os.O_RDONLY)
         try:
             before = os.fstat(fd)
-            text = b""
-            while True:
-                piece = os.read(fd, 1 << 20)
-                if not piece:
-                    break
-                text += piece
+            text = read_fd(fd)
             after = os.fstat(fd)
         finally:
             os.close(fd)
