@@ -15,10 +15,28 @@
 #                                  then each libFuzzer target for
 #                                  ${FUZZ_SECONDS:-60} s (clang build), then
 #                                  distcheck; the last line is always
-#                                  "N passed, N failed, N skipped"
+#                                  "N passed, N failed, N skipped".
+#                                  About 25 minutes on 2 cores.
 #   sh contrib/bootstrap.sh test-load
-#                                  the -Werror build's suite three times
-#                                  while stress-ng --cpu 2 runs
+#                                  what test runs, three times in a row,
+#                                  under load: stress-ng --cpu 2 --io 2
+#                                  --vm 1 --vm-bytes 2G, and dd reading a
+#                                  4 GB file over and over while the
+#                                  kernel's caches are dropped every 5 s;
+#                                  all three rounds must pass.  Two hours
+#                                  or more on 2 cores.
+#
+# What the tests start, each on its own and stopped when it ends: FUSE
+# mounts under a temporary directory; nfs-ganesha servers on 127.0.0.1,
+# each on a free port of its own (the NFS tests, one at a time), with the
+# kernel's NFS client mounting one where it can; a node_exporter
+# (prometheus-node-exporter) on 127.0.0.1, a free port of its own (the
+# metrics test; the prometheus package gives it promtool, no server is
+# started); tmux servers on private sockets (`moepack top`); a loop
+# device with ext4 on it, tmpfs and overlay mounts; the package test
+# installs the Debian package it builds and purges it.  None uses the
+# standard ports (2049, 9090, 9100) of the services a systemd host starts
+# when these packages are installed.
 #
 # Builds go to build/ (and build-asan/) inside the checkout, as the README's
 # build by hand does, so either may come first: demo reuses a build/ that is
@@ -216,6 +234,122 @@ setup_ggml() {
 	python3 "$top/tests/ggml.py" || :
 }
 
+# refuse_configured_in_place: the test configures build/ and build-asan/,
+# which configure refuses beside a source tree configured in place.
+refuse_configured_in_place() {
+	if [ -f "$top/config.status" ]; then
+		echo "bootstrap: $top is configured in place (./configure run there);" \
+			"the test configures build/ and build-asan/, which configure" \
+			"refuses beside it: run 'make distclean' in $top first" >&2
+		exit 2
+	fi
+}
+
+# tell_services: what the tests start besides the programs under test.
+tell_services() {
+	say "the tests start and stop local services of their own, on 127.0.0.1" \
+		"and ports the kernel picks (never 2049 or 9100): nfs-ganesha servers," \
+		"a node_exporter; and tmux servers on private sockets, FUSE, loop," \
+		"tmpfs, overlay and NFS mounts; the package test installs and purges" \
+		"the moepackfs package"
+}
+
+# test_all: build with -Werror and run the suite, again with the
+# sanitizers, fuzz each target, distcheck; print the summary, whose last
+# line is "N passed, N failed, N skipped" (also in LAST_SUMMARY).
+# Returns non-zero if anything failed.
+test_all() {
+	_rc=0
+	say "warnings-as-errors build"
+	build build --enable-werror
+	run_suite build || _rc=1
+	set -- $(summarize "$top"/build/tests/*.log)
+	p=$1 f=$2 s=$3
+	say "AddressSanitizer/UBSan build"
+	build build-asan --enable-werror --enable-sanitizers
+	run_suite build-asan || _rc=1
+	set -- $(summarize "$top"/build-asan/tests/*.log)
+	p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
+	# The fuzz targets are built by clang in the -Werror build's tree; a
+	# crash, leak, sanitizer report or timeout fails CI.
+	say "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
+	(cd "$top/build" && make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-60}") ||
+		{ _rc=1; f=$((f + 1)); failed_names="${failed_names}fuzz "; }
+	say "make distcheck"
+	quietly distcheck "$top/build/distcheck.log" sh -c 'cd "$1" &&
+		make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror' sh "$top/build" ||
+		{ _rc=1; f=$((f + 1)); }
+	say "summary"
+	show_skips "$top"/build/tests/*.log "$top"/build-asan/tests/*.log
+	# CI reads the last line: always "N passed, N failed, N skipped" alone;
+	# what failed is the line before it.
+	[ -z "$failed_names" ] || echo "failed: $failed_names"
+	LAST_SUMMARY="$p passed, $f failed, $s skipped"
+	echo "$LAST_SUMMARY"
+	return "$_rc"
+}
+
+# The load of test-load, in the background until stop_load, and at most
+# LOAD_HOURS (default 6) however the script ends: stress-ng, and a loop
+# that reads a LOAD_DD_GB (default 4) GB file with dd while another drops
+# the kernel's caches every LOAD_DROP_SECONDS (default 5).  Their pids are
+# in load_pids; the file in load_file.
+load_pids= load_file=
+start_load() {
+	_limit=$((${LOAD_HOURS:-6} * 3600))
+	_gb=${LOAD_DD_GB:-4}
+	_dir=${TMPDIR:-/var/tmp}
+	_free=$(df -Pk "$_dir" | awk 'NR == 2 { print $4 }')
+	if [ "${_free:-0}" -lt $(((_gb + 8) * 1048576)) ]; then
+		echo "bootstrap: $_dir has $((${_free:-0} / 1048576)) GB free; the load's" \
+			"file needs $_gb GB and the tests 8 more (LOAD_DD_GB, TMPDIR)" >&2
+		exit 2
+	fi
+	[ -w /proc/sys/vm/drop_caches ] || {
+		echo "bootstrap: cannot drop the caches (/proc/sys/vm/drop_caches): run as root" >&2
+		exit 2
+	}
+	load_file=$(mktemp "$_dir/moepack-load.XXXXXX")
+	say "load: writing $_gb GB to $load_file for dd to read"
+	dd if=/dev/zero of="$load_file" bs=1M count=$((_gb * 1024)) conv=fsync status=none
+	say "load: stress-ng --cpu 2 --io 2 --vm 1 --vm-bytes 2G, dd of $load_file," \
+		"caches dropped every ${LOAD_DROP_SECONDS:-5} s (for ${LOAD_HOURS:-6} h at most)"
+	stress-ng --cpu 2 --io 2 --vm 1 --vm-bytes 2G --timeout "${_limit}s" >/dev/null 2>&1 &
+	load_pids=$!
+	load_loop "$_limit" dd if="$load_file" of=/dev/null bs=1M status=none &
+	load_pids="$load_pids $!"
+	load_loop "$_limit" sh -c 'sleep "$1" && sync && echo 3 >/proc/sys/vm/drop_caches' \
+		sh "${LOAD_DROP_SECONDS:-5}" &
+	load_pids="$load_pids $!"
+}
+
+# load_loop SECONDS CMD...: run CMD again and again for SECONDS; on
+# SIGTERM, end the CMD that runs and exit.
+load_loop() {
+	_end=$(($(date +%s) + $1))
+	shift
+	_child=
+	trap '[ -z "$_child" ] || kill "$_child" 2>/dev/null; exit 0' TERM
+	while [ "$(date +%s)" -lt "$_end" ]; do
+		"$@" &
+		_child=$!
+		wait "$_child" || :
+		_child=
+	done
+}
+
+stop_load() {
+	for _pid in $load_pids; do
+		kill "$_pid" 2>/dev/null || :
+	done
+	for _pid in $load_pids; do
+		wait "$_pid" 2>/dev/null || :
+	done
+	load_pids=
+	[ -z "$load_file" ] || rm -f "$load_file"
+	load_file=
+}
+
 case $mode in
 demo)
 	# shellcheck disable=SC2086 # a list of words
@@ -320,61 +454,51 @@ Next steps:
 EOF
 	;;
 test)
-	if [ -f "$top/config.status" ]; then
-		echo "bootstrap: $top is configured in place (./configure run there);" \
-			"the test configures build/ and build-asan/, which configure" \
-			"refuses beside it: run 'make distclean' in $top first" >&2
-		exit 2
-	fi
+	refuse_configured_in_place
+	say "the whole suite, twice (a -Werror and a sanitizer build), then the" \
+		"fuzzers and distcheck: about 25 minutes on 2 cores, after what" \
+		"apt-get and npm install"
+	tell_services
 	# shellcheck disable=SC2086
 	install_missing $TEST_PACKAGES
 	say "ggml for the cross-checks"
 	setup_ggml
-	say "warnings-as-errors build"
-	build build --enable-werror
 	all_rc=0
-	run_suite build || all_rc=1
-	set -- $(summarize "$top"/build/tests/*.log)
-	p=$1 f=$2 s=$3
-	say "AddressSanitizer/UBSan build"
-	build build-asan --enable-werror --enable-sanitizers
-	run_suite build-asan || all_rc=1
-	set -- $(summarize "$top"/build-asan/tests/*.log)
-	p=$((p + $1)) f=$((f + $2)) s=$((s + $3))
-	# The fuzz targets are built by clang in the -Werror build's tree; a
-	# crash, leak, sanitizer report or timeout fails CI.
-	say "fuzzing: each target for ${FUZZ_SECONDS:-60} s"
-	(cd "$top/build" && make -s fuzz-run FUZZ_SECONDS="${FUZZ_SECONDS:-60}") ||
-		{ all_rc=1; f=$((f + 1)); failed_names="${failed_names}fuzz "; }
-	say "make distcheck"
-	quietly distcheck "$top/build/distcheck.log" sh -c 'cd "$1" &&
-		make -s distcheck DISTCHECK_CONFIGURE_FLAGS=--enable-werror' sh "$top/build" ||
-		{ all_rc=1; f=$((f + 1)); }
-	say "summary"
-	show_skips "$top"/build/tests/*.log "$top"/build-asan/tests/*.log
-	# CI reads the last line: always "N passed, N failed, N skipped" alone;
-	# what failed is the line before it.
-	[ -z "$failed_names" ] || echo "failed: $failed_names"
-	echo "$p passed, $f failed, $s skipped"
+	test_all || all_rc=1
 	exit "$all_rc"
 	;;
 test-load)
-	# The whole suite three times in a row while stress-ng keeps both
-	# cores busy: what README's "Tests under load" reports.
+	# What test runs, three times in a row, under load: all three rounds
+	# must pass.  The load is the tests' neighbours on a shared CI
+	# machine: both cores busy, disk reads and syncs, 2 GB of memory
+	# churned, a file much larger than the test's read from disk again
+	# and again while the page cache is dropped under the tests' feet.
+	refuse_configured_in_place
+	say "what test runs, three times under load: two hours or more on 2 cores"
+	tell_services
 	# shellcheck disable=SC2086
 	install_missing $TEST_PACKAGES
 	setup_ggml
-	build build --enable-werror
-	stress-ng --cpu "${STRESS_CPUS:-2}" >/dev/null 2>&1 &
-	stress=$!
-	trap 'kill "$stress" 2>/dev/null || :' EXIT
-	all_rc=0
+	trap stop_load EXIT
+	trap 'exit 129' HUP
+	trap 'exit 130' INT
+	trap 'exit 143' TERM
+	start_load
+	all_rc=0 rounds=
 	for round in 1 2 3; do
-		run_suite build || all_rc=1
-		set -- $(summarize "$top"/build/tests/*.log)
-		echo "round $round: $1 passed, $2 failed, $3 skipped"
+		say "round $round of 3, under load"
+		failed_names=
+		if test_all; then
+			rounds="${rounds}round $round: passed: $LAST_SUMMARY
+"
+		else
+			all_rc=1
+			rounds="${rounds}round $round: FAILED ($failed_names): $LAST_SUMMARY
+"
+		fi
 	done
-	[ -z "$failed_names" ] || echo "failed: $failed_names"
+	say "rounds"
+	printf '%s' "$rounds"
 	exit "$all_rc"
 	;;
 *)

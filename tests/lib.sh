@@ -205,18 +205,63 @@ poke() {
 	printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
 }
 
+# TEST_WAIT: how long, in seconds, a test waits at most for a state (a
+# mount, an unmount, a snapshot, a counter): a ceiling for a machine busy
+# with other work, never a speed target.  60 s, three times that when the
+# programs are built with the sanitizers (ASan and UBSan slow them several
+# times over); a TEST_WAIT in the environment may only raise it.  Exported
+# for the Python checkers, which bound their waits by it too.
+if ldd "$MOEPACKFS" 2>/dev/null | grep -q -e libasan -e libubsan; then
+	_lib_wait=180
+else
+	_lib_wait=60
+fi
+[ "${TEST_WAIT:-0}" -gt "$_lib_wait" ] 2>/dev/null || TEST_WAIT=$_lib_wait
+export TEST_WAIT
+
 # wait_until SECONDS CMD...: poll CMD (output discarded) every 50 ms until
-# it succeeds; return 1 if it still fails after SECONDS.  The deadline is
-# a ceiling for a machine under load, never a speed target: a test waits
-# for a condition this way, not with a fixed sleep.
+# it succeeds; return 1 if it still fails after SECONDS, or TEST_WAIT if
+# that is longer (SECONDS is a floor a test may raise, never a limit it
+# can shorten).  A test waits for a condition this way, never with a
+# fixed sleep.
 wait_until() {
-	_lib_tries=$(($1 * 20))
+	_lib_tries=$1
+	[ "$_lib_tries" -ge "$TEST_WAIT" ] || _lib_tries=$TEST_WAIT
+	_lib_tries=$((_lib_tries * 20))
 	shift
 	while ! "$@" >/dev/null 2>&1; do
 		[ "$_lib_tries" -gt 0 ] || return 1
 		_lib_tries=$((_lib_tries - 1))
 		sleep 0.05
 	done
+}
+
+# fg_mount MNT LOG ARGS...: moepackfs -f ARGS... MNT as a background job,
+# its stderr in LOG and its pid in FG_PID; returns once MNT is mounted, a
+# hard error if the daemon exits first or TEST_WAIT passes.  The cleanup
+# unmounts MNT lazily.
+fg_mount() {
+	_lib_m=$1 _lib_log=$2
+	shift 2
+	mkdir -p "$_lib_m"
+	at_cleanup "fusermount3 -uz '$_lib_m' 2>/dev/null"
+	"$MOEPACKFS" -f "$@" "$_lib_m" 2>"$_lib_log" &
+	FG_PID=$!
+	wait_until "$TEST_WAIT" _lib_mounted_or_gone "$_lib_m" "$FG_PID"
+	is_mounted "$_lib_m" || hard_error "not mounted: $(cat "$_lib_log")"
+}
+
+_lib_mounted_or_gone() {
+	is_mounted "$1" || exited "$2"
+}
+
+# status_after MNT FILE: copy MNT/status.json to FILE once it is a snapshot
+# rendered after this call began, so that it counts every read before it
+# (the watcher renders one a second, later on a loaded machine); a hard
+# error if none comes within TEST_WAIT.
+status_after() {
+	python3 "$top_srcdir/tests/mount_check.py" status-after "$1/status.json" "$2" ||
+		hard_error "no status.json of $(describe "$1") rendered within $TEST_WAIT s"
 }
 
 # daemon_pid MNT: the pid of the moepackfs serving MNT, the newest by start
@@ -248,7 +293,7 @@ is_mounted() {
 	grep -q " $1 fuse.moepackfs " /proc/mounts
 }
 
-# not CMD...: succeed when CMD fails (wait_until 30 not is_mounted "$M").
+# not CMD...: succeed when CMD fails (wait_until 60 not is_mounted "$M").
 not() {
 	! "$@"
 }

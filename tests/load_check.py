@@ -234,7 +234,8 @@ def check_nfs(seconds, nclients, prefix, suffix, pack, ls_json):
         rng = random.Random(seed)
         for _ in rounds(deadline):
             rel, base, size = rng.choice(files)
-            r = subprocess.run(["timeout", "30", "nfs-cat", prefix + "/" + rel + suffix],
+            r = subprocess.run(["timeout", os.environ.get("TEST_WAIT", "60"), "nfs-cat",
+                                prefix + "/" + rel + suffix],
                                capture_output=True)
             if r.returncode != 0:
                 fail("nfs-cat %s exited %d: %s" % (rel, r.returncode, r.stderr[:200]))

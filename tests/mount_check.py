@@ -34,6 +34,10 @@ Each subcommand prints one line per failure and exits 1 if anything failed,
                             still see REF ("ok")
   status-after STATUS OUT    copy STATUS (status.json) to OUT once it is a
                             snapshot rendered after this command started
+  snapshot-read FILE OUT    copy FILE (status.json or metrics) to OUT as
+                            one snapshot served it, and print its st_size
+                            and mode (octal) of that snapshot: what one
+                            read saw, between two stats that agree
   status-pieces STATUS SECONDS BUSYFILE
                             read STATUS in 4 KiB pieces (buffered and
                             O_DIRECT) for SECONDS while a thread reads
@@ -56,8 +60,9 @@ import time
 failures = []
 
 # How long a check waits for something that must happen (seconds): a
-# ceiling for a loaded machine, not a speed target.
-POLL_CEILING = 30
+# ceiling for a loaded machine, not a speed target.  tests/lib.sh exports
+# TEST_WAIT (60 s, more in a sanitizer build).
+POLL_CEILING = max(60, int(os.environ.get("TEST_WAIT", "60")))
 
 
 def fail(msg):
@@ -97,6 +102,16 @@ def check_mmap(path, ref_path):
         if m[0:4] != ref[0:4]:
             fail("MAP_PRIVATE write leaked into %s" % path)
         m.close()
+
+
+def read_fd(fd):
+    """The rest of fd, read until end of file."""
+    data = b""
+    while True:
+        chunk = os.read(fd, 1 << 20)
+        if not chunk:
+            return data
+        data += chunk
 
 
 def aligned_buffer(size):
@@ -277,12 +292,7 @@ def check_handle_open(mount, saved, kind, expect):
                 fail("directory by handle lists %s, expected %s" % (got, want))
         else:
             ref = read_ref(expect)
-            data = b""
-            while True:
-                chunk = os.read(fd, 1 << 20)
-                if not chunk:
-                    break
-                data += chunk
+            data = read_fd(fd)
             if data != ref:
                 fail("file by handle: %d bytes, differ from %s" % (len(data), expect))
     finally:
@@ -327,6 +337,32 @@ def status_after(status_path, t, out=None):
         with open(out, "wb") as f:
             f.write(text)
     return json.loads(text)
+
+
+def snapshot_read(path, out):
+    """Copy path to out as one snapshot served it and print the st_size and
+    mode that snapshot had.  A new snapshot may replace the file between
+    any two system calls, and the daemon keeps nothing per open file (an
+    fstat asks for the current one), so: stat, read, stat, until the two
+    stats agree on ctime (the snapshot's time) and size (a new snapshot is
+    sized at once, its ctime moves a moment later)."""
+    deadline = time.monotonic() + POLL_CEILING
+    while True:
+        fd = os.open(path, os.O_RDONLY)
+        try:
+            before = os.fstat(fd)
+            text = read_fd(fd)
+            after = os.fstat(fd)
+        finally:
+            os.close(fd)
+        if (before.st_ctime_ns, before.st_size) == (after.st_ctime_ns, after.st_size):
+            break
+        if time.monotonic() > deadline:
+            fail("%s: a new snapshot during every read for %d s" % (path, POLL_CEILING))
+            return
+    with open(out, "wb") as f:
+        f.write(text)
+    print(before.st_size, "%o" % (before.st_mode & 0o7777))
 
 
 def check_change(path, ref_path, status_path, expect, cmd):
@@ -497,6 +533,8 @@ def main(argv):
         check_change(*args)
     elif cmd == "status-after":
         status_after(args[0], time.time(), args[1])
+    elif cmd == "snapshot-read":
+        snapshot_read(*args)
     elif cmd == "status-pieces":
         check_status_pieces(args[0], float(args[1]), args[2])
     elif cmd == "handle-stale":

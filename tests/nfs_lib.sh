@@ -28,6 +28,9 @@
 # under `flock /tmp/moepack-nfs.lock`.
 
 : "${NFS_PSEUDO:=/pack}"
+# how long to wait for ganesha to serve, or to exit (seconds; tests/lib.sh
+# sets it for a loaded machine)
+: "${TEST_WAIT:=60}"
 GANESHA_PID=
 GANESHA_PORT=
 
@@ -113,7 +116,7 @@ ganesha_start() {
 			-p "$NFS_DIR/ganesha.pid" >>"$NFS_DIR/ganesha.out" 2>&1 &
 		GANESHA_PID=$!
 		_nl_n=0
-		while _nl_alive "$GANESHA_PID" && [ "$_nl_n" -lt 300 ]; do
+		while _nl_alive "$GANESHA_PID" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
 			_nl_listening "$GANESHA_PORT" &&
 				grep -q "NFS SERVER INITIALIZED" "$NFS_DIR/ganesha.log" && return 0
 			sleep 0.1
@@ -131,7 +134,7 @@ ganesha_stop() {
 	for _nl_sig in TERM KILL; do
 		kill -"$_nl_sig" "$_nl_pid" 2>/dev/null || :
 		_nl_n=0
-		while _nl_alive "$_nl_pid" && [ "$_nl_n" -lt 50 ]; do
+		while _nl_alive "$_nl_pid" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
 			sleep 0.1
 			_nl_n=$((_nl_n + 1))
 		done
