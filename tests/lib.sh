@@ -255,6 +255,31 @@ _lib_mounted_or_gone() {
 	is_mounted "$1" || exited "$2"
 }
 
+# fg_unmount MNT [PID]: unmount MNT, a moepackfs -f job PID (FG_PID by
+# default), and reap PID; FG_STATUS is its exit status.  fusermount3 -u
+# fails with EBUSY while a reader that has just ended still holds files of
+# the mount (the kernel lets go of a dead process's files after its parent
+# has seen it exit), so it is tried again until it works or TEST_WAIT
+# passes.  A mount still busy then is detached (-uz) and a daemon that
+# does not exit is killed, so that nothing waits forever; either is a
+# failed check, and returns 1.
+fg_unmount() {
+	_lib_m=$1 _lib_pid=${2:-$FG_PID} _lib_rc=0
+	if ! wait_until "$TEST_WAIT" fusermount3 -u "$_lib_m"; then
+		fusermount3 -uz "$_lib_m" 2>/dev/null
+		fail "unmount $_lib_m" "busy for $TEST_WAIT s"
+		_lib_rc=1
+	fi
+	if ! wait_until "$TEST_WAIT" exited "$_lib_pid"; then
+		kill -KILL "$_lib_pid" 2>/dev/null
+		fail "unmount $_lib_m: the daemon exits" "pid $_lib_pid still there after $TEST_WAIT s"
+		_lib_rc=1
+	fi
+	wait "$_lib_pid" 2>/dev/null
+	FG_STATUS=$?
+	return "$_lib_rc"
+}
+
 # status_after MNT FILE: copy MNT/status.json to FILE once it is a snapshot
 # rendered after this call began, so that it counts every read before it
 # (the watcher renders one a second, later on a loaded machine); a hard
