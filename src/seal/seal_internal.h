@@ -9,8 +9,16 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+struct mp_seal_layout;
+
 /* True when c is a chunk size a seal may have: a power of two in
  * [MP_SEAL_MIN_CHUNK, MP_SEAL_MAX_CHUNK]. */
 bool mp_seal_chunk_size_ok(uint64_t c);
+
+/* a / b rounded up; b > 0. */
+uint64_t mp_seal_div_up(uint64_t a, uint64_t b);
+
+/* How many chunks of the layout are roles'. */
+uint64_t mp_seal_role_chunks(const struct mp_seal_layout *l);
 
 #endif
