@@ -22,6 +22,7 @@
 #include "config.h"
 
 #include "writer/build.h"
+#include "writer/build_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,8 +55,6 @@
 #include "base/text.h"
 #include "writer/buildseal.h"
 
-#define ALIGNMENT MP_PAGE
-#define CHUNK (16u << 20)                /* the reference's copy chunk */
 #define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
 #define STATE_MAGIC "moepack build state 2"
 /* Test hook: milliseconds to sleep after each object, so that a test can
@@ -84,34 +83,10 @@ static double now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
-/* ---- the expected bytes ------------------------------------------------- */
-
-struct build {
-	const struct mp_shard_set *set;
-	const struct mp_experts *ex;
-	const struct mp_model_config *cfg;
-	const struct mp_gguf_build_opts *o;
-	struct mp_gguf_build_result *res;
-	struct mp_layout l;
-	char *dir;             /* of the pack */
-	char *partial, *state, *lock_path, *seal_path, *digests_path;
-	struct stat partial_st, digests_st; /* identities of what this build wrote */
-	struct mp_build_seal seal;          /* chunk digests of what is written */
-	bool seal_ready;                    /* seal.digests cover every chunk */
-	bool resumed;                       /* PACK.partial was continued, not created */
-	bool hash_judged;                   /* judge_pack() feeds the seal */
-	unsigned char index_raw[MP_SHA256_LEN];
-	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
-	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
-	int lock_fd, mlock_fd;
-	unsigned char *buf;    /* CHUNK bytes */
-	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
-	bool all;              /* judge_pack(): compare every entry */
-};
-
 /* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
  * entries, zeros. */
-static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out, size_t n)
+void mp_build_prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out,
+			   size_t n)
 {
 	unsigned char raw[MP_ENTRY_SIZE > MP_HEADER_SIZE ? MP_ENTRY_SIZE : MP_HEADER_SIZE];
 
@@ -138,8 +113,8 @@ static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char 
 }
 
 /* The GGUF slice entry i comes from. */
-static void entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
-			 uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
+void mp_build_entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
+			   uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
 {
 	uint64_t object = i / 3;
 	int role = (int)(i % 3);
@@ -171,8 +146,7 @@ static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
 		mp_sha256_update(h->sha, data, n);
 }
 
-/* ---- judging an existing pack ------------------------------------------ */
-
+/* ---- test hooks ------------------------------------------------------- */
 
 /* The test hook's delay, slowing each object copied or entry compared. */
 long mp_build_test_delay_ms(void)
@@ -188,200 +162,6 @@ void mp_build_test_pause(const struct mp_cancel *cancel, const char *point)
 
 	if (env && strcmp(env, point) == 0)
 		mp_cancel_sleep_ms(cancel, PAUSE_MS);
-}
-
-
-static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
-				  struct mp_error *err)
-{
-	for (uint64_t pos = 0; pos < b->l.data_start;) {
-		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
-		enum mp_err rc = mp_cancel_check(b->o->cancel, err, "comparing the pack's index");
-
-		if (!rc)
-			rc = mp_pread_full(fd, b->buf, n, pos, "pack", path, MP_E_PACK_IO, err);
-
-		if (rc)
-			return rc;
-		prefix_bytes(&b->l, pos, b->buf2, n);
-		if (b->hash_judged)
-			mp_build_seal_feed(&b->seal, b->buf, n);
-		if (memcmp(b->buf, b->buf2, n) != 0) {
-			size_t k = 0;
-
-			while (b->buf[k] == b->buf2[k])
-				k++;
-			pos += k;
-			if (pos < MP_HEADER_SIZE)
-				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s header differs at "
-					       "byte %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT),
-					       path, pos);
-			if (pos < b->l.index_end)
-				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s index entry %" PRIu64
-					       " differs at byte %" PRIu64,
-					       mp_err_summary(MP_E_PACK_LAYOUT), path,
-					       (pos - MP_HEADER_SIZE) / MP_ENTRY_SIZE, pos);
-			return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s padding before data_start "
-				       "is not zero at byte %" PRIu64,
-				       mp_err_summary(MP_E_PACK_LAYOUT), path, pos);
-		}
-		pos += n;
-	}
-	return MP_OK;
-}
-
-/* Payload of entry i against its GGUF slice. */
-static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint64_t i,
-				 struct mp_error *err)
-{
-	const struct mp_shard *s;
-	uint64_t src, n, dst;
-	long delay = mp_build_test_delay_ms();
-
-	mp_cancel_sleep_ms(b->o->cancel, delay);
-	entry_source(b, i, &s, &src, &n, &dst);
-	for (uint64_t done = 0; done < n;) {
-		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
-		enum mp_err rc = mp_cancel_check(b->o->cancel, err,
-						 "comparing the pack with the shards");
-
-		if (!rc)
-			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO,
-					   err);
-
-		if (!rc)
-			rc = mp_pread_full(s->fd, b->buf2, k, src + done, "GGUF file", s->path,
-					   MP_E_GGUF_IO, err);
-		if (rc)
-			return rc;
-		if (b->hash_judged)
-			mp_build_seal_feed(&b->seal, b->buf, k);
-		if (memcmp(b->buf, b->buf2, k) != 0) {
-			char name[MP_ENTRY_NAME_LEN];
-			size_t at = 0;
-
-			while (b->buf[at] == b->buf2[at])
-				at++;
-			mp_tensor_name(name, sizeof name, MP_ACTIVE_FIRST + i / 3 / b->l.experts,
-				       (enum mp_role)(i % 3));
-			return mp_fail(err, MP_E_PAYLOAD_MISMATCH,
-				       "%s: entry %" PRIu64 " (%s expert %" PRIu64 ") at pack "
-				       "byte %" PRIu64 ", %s byte %" PRIu64,
-				       mp_err_summary(MP_E_PAYLOAD_MISMATCH), i, name,
-				       i / 3 % b->l.experts, dst + done + at, s->path,
-				       src + done + at);
-		}
-		done += k;
-	}
-	return MP_OK;
-}
-
-/* round(i * (count - 1) / (n - 1)) with Python's round-half-even; one
- * sample (or none) is entry 0. */
-uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
-{
-	unsigned __int128 x;
-	uint64_t d, q, r;
-
-	if (n < 2 || count == 0)
-		return 0;
-	x = (unsigned __int128)i * (count - 1);
-	d = n - 1;
-	q = (uint64_t)(x / d);
-	r = (uint64_t)(x % d);
-	if (2 * (unsigned __int128)r > d || (2 * (unsigned __int128)r == d && (q & 1)))
-		q++;
-	return q;
-}
-
-/*
- * The samples asked for, at most one per entry: past count, evenly spaced
- * samples are every entry anyway, and a huge --samples must not loop.
- */
-static uint64_t build_samples(const struct mp_gguf_build_opts *o, uint64_t count)
-{
-	if (o->compare_all)
-		return count;
-	return o->samples < count ? o->samples : count;
-}
-
-/* How many entries compare_payloads() will compare: duplicates removed. */
-static uint64_t planned_samples(const struct mp_gguf_build_opts *o, uint64_t count)
-{
-	uint64_t n = build_samples(o, count), distinct = 0, last = UINT64_MAX;
-
-	if (o->compare_all || n <= 1)
-		return n;
-	for (uint64_t s = 0; s < n; s++) {
-		uint64_t i = mp_build_sample_index(s, count, n);
-
-		distinct += i != last;
-		last = i;
-	}
-	return distinct;
-}
-
-static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
-				    struct mp_error *err)
-{
-	uint64_t count = b->l.index_count, last = UINT64_MAX;
-	uint64_t samples = build_samples(b->o, count);
-
-	b->res->samples_compared = 0;
-	b->res->sampled = !b->all;
-	if (b->all) {
-		for (uint64_t i = 0; i < count; i++) {
-			enum mp_err rc = compare_entry(b, fd, path, i, err);
-
-			if (rc)
-				return rc;
-			b->res->samples_compared++;
-			if (b->o->progress)
-				b->o->progress(i + 1, count, b->o->progress_arg);
-		}
-		return MP_OK;
-	}
-	for (uint64_t s = 0; s < samples; s++) {
-		uint64_t i = mp_build_sample_index(s, count, samples);
-		enum mp_err rc;
-
-		if (i == last) /* duplicates removed */
-			continue;
-		last = i;
-		rc = compare_entry(b, fd, path, i, err);
-		if (rc)
-			return rc;
-		b->res->samples_compared++;
-	}
-	return MP_OK;
-}
-
-/*
- * The reference's validation of a pack by the shards: layout and samples,
- * or with `all` every payload byte (what keeping an existing pack needs).
- */
-static enum mp_err judge_pack(struct build *b, const char *path, bool all,
-			      struct mp_error *err)
-{
-	struct stat st;
-	enum mp_err rc;
-	int fd;
-
-	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
-		return rc;
-	b->all = all || b->o->compare_all;
-	if (b->hash_judged)
-		mp_build_seal_seek(&b->seal, 0);
-	if ((uint64_t)st.st_size != b->l.size)
-		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
-			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
-			     (uint64_t)st.st_size, b->l.size);
-	if (!rc)
-		rc = compare_prefix(b, fd, path, err);
-	if (!rc)
-		rc = compare_payloads(b, fd, path, err);
-	close(fd);
-	return rc;
 }
 
 /* ---- resume state -------------------------------------------------------- */
@@ -683,7 +463,7 @@ static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_e
 	if (ch.part != MP_SEAL_ROLE)
 		return MP_OK; /* the header and index are written anew anyway;
 				 the builder leaves no gaps */
-	entry_source(b, ch.object * 3 + (uint64_t)ch.role, &s, &src, &n, &dst);
+	mp_build_entry_source(b, ch.object * 3 + (uint64_t)ch.role, &s, &src, &n, &dst);
 	src += ch.offset - dst;
 	h = mp_sha256_new();
 	if (!h)
@@ -781,7 +561,7 @@ static enum mp_err write_prefix(struct build *b, int fd, struct pack_hash *h,
 	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
 		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
 
-		prefix_bytes(&b->l, pos, b->buf, n);
+		mp_build_prefix_bytes(&b->l, pos, b->buf, n);
 		rc = mp_pwrite_full(fd, b->buf, n, pos, b->partial, err);
 		pack_hash_update(h, b->buf, n);
 		mp_build_seal_feed(&b->seal, b->buf, n);
@@ -850,7 +630,7 @@ static enum mp_err copy_object(struct build *b, int fd, uint64_t object, struct 
 		const struct mp_shard *s;
 		uint64_t src, n, dst;
 
-		entry_source(b, i, &s, &src, &n, &dst);
+		mp_build_entry_source(b, i, &s, &src, &n, &dst);
 		rc = copy_slice(b, s, src, fd, dst, n, h, err);
 		*since += n;
 		if (!rc)
@@ -1345,7 +1125,7 @@ static enum mp_err check_manifest_ahead(struct build *b, json_t *inventory,
 	const char *base = slash ? slash + 1 : b->res->pack_path;
 	char *pack_real = dir_real ? malloc(strlen(dir_real) + strlen(base) + 2) : NULL;
 	struct manifest_vals v = {"0000-00-00T00:00:00.000000+00:00", NULL,
-				  planned_samples(b->o, b->l.index_count), zeros};
+				  mp_build_planned_samples(b->o, b->l.index_count), zeros};
 	enum mp_err rc;
 
 	memset(zeros, '0', MP_SHA256_HEX - 1);
@@ -1381,7 +1161,7 @@ static enum mp_err index_digest(struct build *b)
 	for (uint64_t pos = 0; pos < b->l.index_end;) {
 		size_t n = b->l.index_end - pos < CHUNK ? (size_t)(b->l.index_end - pos) : CHUNK;
 
-		prefix_bytes(&b->l, pos, b->buf, n);
+		mp_build_prefix_bytes(&b->l, pos, b->buf, n);
 		mp_sha256_update(h, b->buf, n);
 		pos += n;
 	}
@@ -1922,7 +1702,7 @@ static enum mp_err judge_existing(struct build *b, struct mp_error *err)
 	if (!exists(res->pack_path))
 		return MP_OK;
 	b->hash_judged = true;
-	judged = judge_pack(b, res->pack_path, true, &why);
+	judged = mp_build_judge_pack(b, res->pack_path, true, &why);
 	b->hash_judged = false;
 	if (judged == MP_OK) {
 		res->reused = true;
@@ -1989,7 +1769,7 @@ static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_e
 		if (rc)
 			return rc;
 		mp_build_test_pause(b->o->cancel, "renamed");
-		rc = judge_pack(b, res->pack_path, false, err);
+		rc = mp_build_judge_pack(b, res->pack_path, false, err);
 	} else if (b->o->full_sha256) {
 		rc = hash_kept_pack(b, err);
 	}
@@ -2041,7 +1821,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (!rc)
 		rc = prepare(&b, &inventory, err);
 	if (!rc)
-		rc = opts->check_only ? judge_pack(&b, res->pack_path, false, err)
+		rc = opts->check_only ? mp_build_judge_pack(&b, res->pack_path, false, err)
 				      : build_or_keep(&b, inventory, err);
 	json_decref(inventory);
 	release(&b);

@@ -1,0 +1,72 @@
+/*
+ * build_internal.h - what the files of the Kimi GGUF builder (build.h)
+ * share and nothing outside them may use: the build in progress, the bytes
+ * it expects, and the phases one file hands another.  build.c runs the
+ * phases; buildcompare.c judges a pack that is there.
+ */
+#ifndef MP_BUILD_INTERNAL_H
+#define MP_BUILD_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/stat.h>
+
+#include "base/errors.h"
+#include "pack/digest.h"
+#include "writer/buildseal.h"
+#include "writer/layout.h"
+#include "writer/shards.h"
+
+/* build.h's, named by pointer only: including build.h would make a cycle
+ * of modules (build.c includes both). */
+struct mp_gguf_build_opts;
+struct mp_gguf_build_result;
+
+#define ALIGNMENT MP_PAGE
+#define CHUNK (16u << 20)                /* the reference's copy chunk */
+
+/* The build in progress: what every phase reads and fills. */
+struct build {
+	const struct mp_shard_set *set;
+	const struct mp_experts *ex;
+	const struct mp_model_config *cfg;
+	const struct mp_gguf_build_opts *o;
+	struct mp_gguf_build_result *res;
+	struct mp_layout l;
+	char *dir;             /* of the pack */
+	char *partial, *state, *lock_path, *seal_path, *digests_path;
+	struct stat partial_st, digests_st; /* identities of what this build wrote */
+	struct mp_build_seal seal;          /* chunk digests of what is written */
+	bool seal_ready;                    /* seal.digests cover every chunk */
+	bool resumed;                       /* PACK.partial was continued, not created */
+	bool hash_judged;                   /* mp_build_judge_pack() feeds the seal */
+	unsigned char index_raw[MP_SHA256_LEN];
+	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
+	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
+	int lock_fd, mlock_fd;
+	unsigned char *buf;    /* CHUNK bytes */
+	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
+	bool all;              /* mp_build_judge_pack(): compare every entry */
+};
+
+/* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
+ * entries, zeros. */
+void mp_build_prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out,
+			   size_t n);
+
+/* The GGUF slice entry i comes from: its shard, offset and length there,
+ * and where it goes in the pack. */
+void mp_build_entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
+			   uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset);
+
+/* The reference's validation of the pack at path by the shards: layout and
+ * samples, or with `all` (or --compare-all) every payload byte; with
+ * b->hash_judged the bytes read feed b->seal. */
+enum mp_err mp_build_judge_pack(struct build *b, const char *path, bool all,
+				struct mp_error *err);
+
+/* The samples the manifest will record for count entries: what
+ * mp_build_judge_pack() compares when the pack is kept. */
+uint64_t mp_build_planned_samples(const struct mp_gguf_build_opts *o, uint64_t count);
+
+#endif
