@@ -2,7 +2,8 @@
  * build_internal.h - what the files of the Kimi GGUF builder (build.h)
  * share and nothing outside them may use: the build in progress, the bytes
  * it expects, and the phases one file hands another.  build.c runs the
- * phases; buildcompare.c judges a pack that is there.
+ * phases; buildcompare.c judges a pack that is there; buildstate.c keeps
+ * the resume state.
  */
 #ifndef MP_BUILD_INTERNAL_H
 #define MP_BUILD_INTERNAL_H
@@ -49,6 +50,12 @@ struct build {
 	bool all;              /* mp_build_judge_pack(): compare every entry */
 };
 
+/* What PACK.partial.state vouches for (mp_build_load_state()). */
+struct resume_point {
+	uint64_t objects;
+	struct stat partial, digests; /* st_dev and st_ino only */
+};
+
 /* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
  * entries, zeros. */
 void mp_build_prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out,
@@ -68,5 +75,15 @@ enum mp_err mp_build_judge_pack(struct build *b, const char *path, bool all,
 /* The samples the manifest will record for count entries: what
  * mp_build_judge_pack() compares when the pack is kept. */
 uint64_t mp_build_planned_samples(const struct mp_gguf_build_opts *o, uint64_t count);
+
+/* Record in PACK.partial.state that the first `objects` objects are
+ * copied and durable, with what vouches for them (layout, PACK.partial,
+ * its digests, every shard by identity); rewritten atomically. */
+enum mp_err mp_build_save_state(struct build *b, uint64_t objects, struct mp_error *err);
+
+/* What PACK.partial.state vouches for.  0 objects when there is no state;
+ * 0 with `why` filled when there is one that cannot be trusted any more. */
+enum mp_err mp_build_load_state(const struct build *b, struct resume_point *rp, char *why,
+				size_t why_len, struct mp_error *err);
 
 #endif
