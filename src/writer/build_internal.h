@@ -3,7 +3,7 @@
  * share and nothing outside them may use: the build in progress, the bytes
  * it expects, and the phases one file hands another.  build.c runs the
  * phases; buildcompare.c judges a pack that is there; buildstate.c keeps
- * the resume state.
+ * the resume state; buildcopy.c writes PACK.partial.
  */
 #ifndef MP_BUILD_INTERNAL_H
 #define MP_BUILD_INTERNAL_H
@@ -85,5 +85,13 @@ enum mp_err mp_build_save_state(struct build *b, uint64_t objects, struct mp_err
  * 0 with `why` filled when there is one that cannot be trusted any more. */
 enum mp_err mp_build_load_state(const struct build *b, struct resume_point *rp, char *why,
 				size_t why_len, struct mp_error *err);
+
+/* Write PACK.partial from object `start` on (rp: what its state vouched
+ * for, on a --resume), checkpointing as it goes, then make it durable and
+ * check its size; with full_sha256 the whole-file digest goes to
+ * b->pack_sha256 and b->res->sha256.  A stop asked keeps PACK.partial and
+ * its state and returns MP_E_INTERRUPTED. */
+enum mp_err mp_build_write_partial(struct build *b, uint64_t start,
+				   const struct resume_point *rp, struct mp_error *err);
 
 #endif
