@@ -3,7 +3,8 @@
  * share and nothing outside them may use: the build in progress, the bytes
  * it expects, and the phases one file hands another.  build.c runs the
  * phases; buildcompare.c judges a pack that is there; buildstate.c keeps
- * the resume state; buildcopy.c writes PACK.partial.
+ * the resume state; buildcopy.c writes PACK.partial; buildmanifest.c, the
+ * manifest.
  */
 #ifndef MP_BUILD_INTERNAL_H
 #define MP_BUILD_INTERNAL_H
@@ -11,6 +12,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/stat.h>
+
+#include <jansson.h>
 
 #include "base/errors.h"
 #include "pack/digest.h"
@@ -93,5 +96,18 @@ enum mp_err mp_build_load_state(const struct build *b, struct resume_point *rp, 
  * its state and returns MP_E_INTERRUPTED. */
 enum mp_err mp_build_write_partial(struct build *b, uint64_t start,
 				   const struct resume_point *rp, struct mp_error *err);
+
+/* {summary, shards, tensors}: what source.inventory_sha256 covers. */
+enum mp_err mp_build_inventory_json(const struct build *b, json_t **out,
+				    struct mp_error *err);
+
+/* Before anything is copied: the manifest this build will write, with the
+ * values still to come at their longest, must record every name and pass
+ * the limits a validator reads it with. */
+enum mp_err mp_build_check_manifest_ahead(struct build *b, json_t *inventory,
+					  struct mp_error *err);
+
+/* Write the manifest of the pack now in place, atomically. */
+enum mp_err mp_build_write_manifest(struct build *b, json_t *inventory, struct mp_error *err);
 
 #endif
