@@ -4,7 +4,7 @@
  * it expects, and the phases one file hands another.  build.c runs the
  * phases; buildcompare.c judges a pack that is there; buildstate.c keeps
  * the resume state; buildcopy.c writes PACK.partial; buildmanifest.c, the
- * manifest.
+ * manifest; buildpaths.c names, locks and checks the files.
  */
 #ifndef MP_BUILD_INTERNAL_H
 #define MP_BUILD_INTERNAL_H
@@ -109,5 +109,29 @@ enum mp_err mp_build_check_manifest_ahead(struct build *b, json_t *inventory,
 
 /* Write the manifest of the pack now in place, atomically. */
 enum mp_err mp_build_write_manifest(struct build *b, json_t *inventory, struct mp_error *err);
+
+/* The pack's path (-o, or beside the shards) and every path derived from
+ * it into b->res and b: PACK.partial, its state and digests, PACK.lock,
+ * PACK.seal, the manifest and its lock, the pack's directory. */
+enum mp_err mp_build_paths(struct build *b, struct mp_error *err);
+
+/* Take the exclusive locks that cover the pack, the files beside it and
+ * the manifest; MP_E_BUILD_LOCKED when another build holds one. */
+enum mp_err mp_build_take_lock(struct build *b, struct mp_error *err);
+
+/* --check-only's lock: a shared one on PACK.lock if it exists, else none;
+ * nothing is written. */
+enum mp_err mp_build_peek_lock(struct build *b, struct mp_error *err);
+
+/* Every output against every input and each other, before anything is
+ * written. */
+enum mp_err mp_build_check_outputs(struct build *b, struct mp_error *err);
+
+/* Outputs that already exist must be of their kind, or --force must say
+ * they may go. */
+enum mp_err mp_build_check_existing(struct build *b, struct mp_error *err);
+
+/* Whether anything (a link too) is at path. */
+int mp_build_exists(const char *path);
 
 #endif

@@ -6,6 +6,8 @@
  * --resume, and on a resume the chunks already there checked against
  * their digests (a chunk that differs is copied again).
  */
+
+#define _GNU_SOURCE /* sync_file_range */
 #include "config.h"
 
 #include "writer/build.h"
