@@ -1,5 +1,10 @@
 /*
- * build.c - `moepack build`: the GGUF-to-pack builder of build.h.
+ * build.c - `moepack build`: the GGUF-to-pack builder of build.h, its
+ * phases in order (plan, prepare, copy or keep, rename, judge, manifest,
+ * seal last).  The phases' work is in the files beside it (build_internal.h):
+ * the paths, locks and output checks in buildpaths.c, the resume state in
+ * buildstate.c, the copy in buildcopy.c, the comparison with the shards in
+ * buildcompare.c, the manifest in buildmanifest.c.
  *
  * Safety: the pack is written as PACK.partial (O_EXCL) under an exclusive
  * lock on PACK.lock, made durable (fsync), checked for size, renamed into
@@ -18,10 +23,10 @@
  * Outputs are checked against the inputs and each other first (outputs.h)
  * and opened without following links (mp_open_output).
  */
-#define _GNU_SOURCE /* memmem, sync_file_range */
 #include "config.h"
 
 #include "writer/build.h"
+#include "writer/build_internal.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -54,10 +59,6 @@
 #include "base/text.h"
 #include "writer/buildseal.h"
 
-#define ALIGNMENT MP_PAGE
-#define CHUNK (16u << 20)                /* the reference's copy chunk */
-#define CHECKPOINT_BYTES (1ULL << 30)    /* durable every GiB */
-#define STATE_MAGIC "moepack build state 2"
 /* Test hook: milliseconds to sleep after each object, so that a test can
  * interrupt a small build deterministically.  Documented in moepack(1). */
 #define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
@@ -76,42 +77,10 @@ void mp_gguf_build_result_free(struct mp_gguf_build_result *res)
 	res->pack_path = res->manifest_path = NULL;
 }
 
-static double now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* ---- the expected bytes ------------------------------------------------- */
-
-struct build {
-	const struct mp_shard_set *set;
-	const struct mp_experts *ex;
-	const struct mp_model_config *cfg;
-	const struct mp_gguf_build_opts *o;
-	struct mp_gguf_build_result *res;
-	struct mp_layout l;
-	char *dir;             /* of the pack */
-	char *partial, *state, *lock_path, *seal_path, *digests_path;
-	struct stat partial_st, digests_st; /* identities of what this build wrote */
-	struct mp_build_seal seal;          /* chunk digests of what is written */
-	bool seal_ready;                    /* seal.digests cover every chunk */
-	bool resumed;                       /* PACK.partial was continued, not created */
-	bool hash_judged;                   /* judge_pack() feeds the seal */
-	unsigned char index_raw[MP_SHA256_LEN];
-	unsigned char pack_sha256[MP_SHA256_LEN]; /* with full_sha256 */
-	char *mlock_path;      /* the manifest's lock when not the pack's, or NULL */
-	int lock_fd, mlock_fd;
-	unsigned char *buf;    /* CHUNK bytes */
-	unsigned char *buf2;   /* CHUNK bytes, for comparisons */
-	bool all;              /* judge_pack(): compare every entry */
-};
-
 /* Bytes [pos, pos + n) of the pack's first data_start bytes: header,
  * entries, zeros. */
-static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out, size_t n)
+void mp_build_prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char *out,
+			   size_t n)
 {
 	unsigned char raw[MP_ENTRY_SIZE > MP_HEADER_SIZE ? MP_ENTRY_SIZE : MP_HEADER_SIZE];
 
@@ -138,8 +107,8 @@ static void prefix_bytes(const struct mp_layout *l, uint64_t pos, unsigned char 
 }
 
 /* The GGUF slice entry i comes from. */
-static void entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
-			 uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
+void mp_build_entry_source(const struct build *b, uint64_t i, const struct mp_shard **shard,
+			   uint64_t *offset, uint64_t *nbytes, uint64_t *pack_offset)
 {
 	uint64_t object = i / 3;
 	int role = (int)(i % 3);
@@ -155,24 +124,7 @@ static void entry_source(const struct build *b, uint64_t i, const struct mp_shar
 		*pack_offset += b->l.role_bytes[r];
 }
 
-/* ---- the full-file digest ------------------------------------------------ */
-
-/*
- * Everything the build hashes goes through here, in file order, so that the
- * digest can move to a shared hashing engine without touching the copy.
- */
-struct pack_hash {
-	struct mp_sha256 *sha; /* NULL: not wanted */
-};
-
-static void pack_hash_update(struct pack_hash *h, const void *data, size_t n)
-{
-	if (h->sha)
-		mp_sha256_update(h->sha, data, n);
-}
-
-/* ---- judging an existing pack ------------------------------------------ */
-
+/* ---- test hooks ------------------------------------------------------- */
 
 /* The test hook's delay, slowing each object copied or entry compared. */
 long mp_build_test_delay_ms(void)
@@ -190,1185 +142,6 @@ void mp_build_test_pause(const struct mp_cancel *cancel, const char *point)
 		mp_cancel_sleep_ms(cancel, PAUSE_MS);
 }
 
-
-static enum mp_err compare_prefix(struct build *b, int fd, const char *path,
-				  struct mp_error *err)
-{
-	for (uint64_t pos = 0; pos < b->l.data_start;) {
-		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
-		enum mp_err rc = mp_cancel_check(b->o->cancel, err, "comparing the pack's index");
-
-		if (!rc)
-			rc = mp_pread_full(fd, b->buf, n, pos, "pack", path, MP_E_PACK_IO, err);
-
-		if (rc)
-			return rc;
-		prefix_bytes(&b->l, pos, b->buf2, n);
-		if (b->hash_judged)
-			mp_build_seal_feed(&b->seal, b->buf, n);
-		if (memcmp(b->buf, b->buf2, n) != 0) {
-			size_t k = 0;
-
-			while (b->buf[k] == b->buf2[k])
-				k++;
-			pos += k;
-			if (pos < MP_HEADER_SIZE)
-				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s header differs at "
-					       "byte %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT),
-					       path, pos);
-			if (pos < b->l.index_end)
-				return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s index entry %" PRIu64
-					       " differs at byte %" PRIu64,
-					       mp_err_summary(MP_E_PACK_LAYOUT), path,
-					       (pos - MP_HEADER_SIZE) / MP_ENTRY_SIZE, pos);
-			return mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s padding before data_start "
-				       "is not zero at byte %" PRIu64,
-				       mp_err_summary(MP_E_PACK_LAYOUT), path, pos);
-		}
-		pos += n;
-	}
-	return MP_OK;
-}
-
-/* Payload of entry i against its GGUF slice. */
-static enum mp_err compare_entry(struct build *b, int fd, const char *path, uint64_t i,
-				 struct mp_error *err)
-{
-	const struct mp_shard *s;
-	uint64_t src, n, dst;
-	long delay = mp_build_test_delay_ms();
-
-	mp_cancel_sleep_ms(b->o->cancel, delay);
-	entry_source(b, i, &s, &src, &n, &dst);
-	for (uint64_t done = 0; done < n;) {
-		size_t k = n - done < CHUNK ? (size_t)(n - done) : CHUNK;
-		enum mp_err rc = mp_cancel_check(b->o->cancel, err,
-						 "comparing the pack with the shards");
-
-		if (!rc)
-			rc = mp_pread_full(fd, b->buf, k, dst + done, "pack", path, MP_E_PACK_IO,
-					   err);
-
-		if (!rc)
-			rc = mp_pread_full(s->fd, b->buf2, k, src + done, "GGUF file", s->path,
-					   MP_E_GGUF_IO, err);
-		if (rc)
-			return rc;
-		if (b->hash_judged)
-			mp_build_seal_feed(&b->seal, b->buf, k);
-		if (memcmp(b->buf, b->buf2, k) != 0) {
-			char name[MP_ENTRY_NAME_LEN];
-			size_t at = 0;
-
-			while (b->buf[at] == b->buf2[at])
-				at++;
-			mp_tensor_name(name, sizeof name, MP_ACTIVE_FIRST + i / 3 / b->l.experts,
-				       (enum mp_role)(i % 3));
-			return mp_fail(err, MP_E_PAYLOAD_MISMATCH,
-				       "%s: entry %" PRIu64 " (%s expert %" PRIu64 ") at pack "
-				       "byte %" PRIu64 ", %s byte %" PRIu64,
-				       mp_err_summary(MP_E_PAYLOAD_MISMATCH), i, name,
-				       i / 3 % b->l.experts, dst + done + at, s->path,
-				       src + done + at);
-		}
-		done += k;
-	}
-	return MP_OK;
-}
-
-/* round(i * (count - 1) / (n - 1)) with Python's round-half-even; one
- * sample (or none) is entry 0. */
-uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n)
-{
-	unsigned __int128 x;
-	uint64_t d, q, r;
-
-	if (n < 2 || count == 0)
-		return 0;
-	x = (unsigned __int128)i * (count - 1);
-	d = n - 1;
-	q = (uint64_t)(x / d);
-	r = (uint64_t)(x % d);
-	if (2 * (unsigned __int128)r > d || (2 * (unsigned __int128)r == d && (q & 1)))
-		q++;
-	return q;
-}
-
-/*
- * The samples asked for, at most one per entry: past count, evenly spaced
- * samples are every entry anyway, and a huge --samples must not loop.
- */
-static uint64_t build_samples(const struct mp_gguf_build_opts *o, uint64_t count)
-{
-	if (o->compare_all)
-		return count;
-	return o->samples < count ? o->samples : count;
-}
-
-/* How many entries compare_payloads() will compare: duplicates removed. */
-static uint64_t planned_samples(const struct mp_gguf_build_opts *o, uint64_t count)
-{
-	uint64_t n = build_samples(o, count), distinct = 0, last = UINT64_MAX;
-
-	if (o->compare_all || n <= 1)
-		return n;
-	for (uint64_t s = 0; s < n; s++) {
-		uint64_t i = mp_build_sample_index(s, count, n);
-
-		distinct += i != last;
-		last = i;
-	}
-	return distinct;
-}
-
-static enum mp_err compare_payloads(struct build *b, int fd, const char *path,
-				    struct mp_error *err)
-{
-	uint64_t count = b->l.index_count, last = UINT64_MAX;
-	uint64_t samples = build_samples(b->o, count);
-
-	b->res->samples_compared = 0;
-	b->res->sampled = !b->all;
-	if (b->all) {
-		for (uint64_t i = 0; i < count; i++) {
-			enum mp_err rc = compare_entry(b, fd, path, i, err);
-
-			if (rc)
-				return rc;
-			b->res->samples_compared++;
-			if (b->o->progress)
-				b->o->progress(i + 1, count, b->o->progress_arg);
-		}
-		return MP_OK;
-	}
-	for (uint64_t s = 0; s < samples; s++) {
-		uint64_t i = mp_build_sample_index(s, count, samples);
-		enum mp_err rc;
-
-		if (i == last) /* duplicates removed */
-			continue;
-		last = i;
-		rc = compare_entry(b, fd, path, i, err);
-		if (rc)
-			return rc;
-		b->res->samples_compared++;
-	}
-	return MP_OK;
-}
-
-/*
- * The reference's validation of a pack by the shards: layout and samples,
- * or with `all` every payload byte (what keeping an existing pack needs).
- */
-static enum mp_err judge_pack(struct build *b, const char *path, bool all,
-			      struct mp_error *err)
-{
-	struct stat st;
-	enum mp_err rc;
-	int fd;
-
-	if ((rc = mp_open_regular(path, "pack", MP_E_PACK_IO, &fd, &st, err)))
-		return rc;
-	b->all = all || b->o->compare_all;
-	if (b->hash_judged)
-		mp_build_seal_seek(&b->seal, 0);
-	if ((uint64_t)st.st_size != b->l.size)
-		rc = mp_fail(err, MP_E_PACK_LAYOUT, "%s: %s is %" PRIu64 " bytes, the shards "
-			     "give %" PRIu64, mp_err_summary(MP_E_PACK_LAYOUT), path,
-			     (uint64_t)st.st_size, b->l.size);
-	if (!rc)
-		rc = compare_prefix(b, fd, path, err);
-	if (!rc)
-		rc = compare_payloads(b, fd, path, err);
-	close(fd);
-	return rc;
-}
-
-/* ---- resume state -------------------------------------------------------- */
-
-/*
- * PACK.partial.state: what a resumed build must find unchanged before it
- * trusts a byte of PACK.partial.  The layout (size, inventory digest, seal
- * chunk size), PACK.partial and its chunk digests by identity (device,
- * inode: the files this build created), every shard by identity (device,
- * inode, size, mtime, ctime: a shard downloaded again or changed in place
- * differs), and the objects done.  Text, rewritten atomically at each
- * checkpoint after the pack and digests it vouches for are durable.
- */
-#define STATE_LINE 160 /* bytes a shard line takes at most */
-
-static enum mp_err save_state(struct build *b, uint64_t objects, struct mp_error *err)
-{
-	size_t cap = 512 + b->set->count * STATE_LINE, len;
-	char *text = malloc(cap);
-	enum mp_err rc;
-
-	if (!text)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	len = (size_t)snprintf(text, cap, "%s\nsize %" PRIu64 "\ninventory %s\nchunk_size %" PRIu64
-			       "\npartial %llu %llu\ndigests %llu %llu\nshards %zu\n", STATE_MAGIC,
-			       b->l.size, b->res->inventory_sha256, b->seal.l.chunk_size,
-			       (unsigned long long)b->partial_st.st_dev,
-			       (unsigned long long)b->partial_st.st_ino,
-			       (unsigned long long)b->digests_st.st_dev,
-			       (unsigned long long)b->digests_st.st_ino, b->set->count);
-	for (size_t i = 0; i < b->set->count; i++) {
-		struct stat st;
-
-		if (fstat(b->set->shards[i].fd, &st) != 0) {
-			free(text);
-			return mp_fail(err, MP_E_GGUF_IO, "%s %s: %s", mp_err_summary(MP_E_GGUF_IO),
-				       b->set->shards[i].path, strerror(errno));
-		}
-		len += (size_t)snprintf(text + len, cap - len, "shard %zu %llu %llu %lld %lld.%09ld "
-					"%lld.%09ld\n", i, (unsigned long long)st.st_dev,
-					(unsigned long long)st.st_ino, (long long)st.st_size,
-					(long long)st.st_mtim.tv_sec, st.st_mtim.tv_nsec,
-					(long long)st.st_ctim.tv_sec, st.st_ctim.tv_nsec);
-	}
-	len += (size_t)snprintf(text + len, cap - len, "objects %" PRIu64 "\n", objects);
-	rc = mp_output_write_atomic(b->state, MP_TMP_SIBLING, MP_E_PACK_IO, text, len, err);
-	free(text);
-	return rc;
-}
-
-struct resume_point {
-	uint64_t objects;
-	struct stat partial, digests; /* st_dev and st_ino only */
-};
-
-/* One line of the state, or NULL at its end. */
-static char *state_line(char **cursor)
-{
-	char *line = *cursor, *nl;
-
-	if (!line || !*line)
-		return NULL;
-	nl = strchr(line, '\n');
-	if (nl) {
-		*nl = '\0';
-		*cursor = nl + 1;
-	} else {
-		*cursor = NULL;
-	}
-	return line;
-}
-
-/* Why a state cannot be trusted, into why: false, for the caller to return. */
-static bool state_bad(char *why, size_t why_len, const char *fmt, ...)
-	__attribute__((format(printf, 3, 4)));
-
-static bool state_bad(char *why, size_t why_len, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(why, why_len, fmt, ap);
-	va_end(ap);
-	return false;
-}
-
-/*
- * The text of PACK.partial.state into *text (malloc'd), NULL when there is
- * none or it is no build state (`why` says which).  Never through a link,
- * never waiting on a FIFO, and never more than a state of this set takes.
- */
-static enum mp_err read_state(const struct build *b, char **text, char *why, size_t why_len,
-			      struct mp_error *err)
-{
-	size_t cap = 512 + b->set->count * STATE_LINE, n = 0;
-	struct stat st;
-	int fd = open(b->state, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-
-	*text = NULL;
-	if (fd < 0) {
-		if (errno != ENOENT)
-			snprintf(why, why_len, "%s cannot be read (%s)", b->state, strerror(errno));
-		return MP_OK;
-	}
-	if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode) || (uint64_t)st.st_size >= cap) {
-		close(fd);
-		snprintf(why, why_len, "%s is not a build state", b->state);
-		return MP_OK;
-	}
-	*text = malloc(cap);
-	if (!*text) {
-		close(fd);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	mp_pread_all(fd, *text, cap - 1, 0, &n);
-	close(fd);
-	(*text)[n] = '\0';
-	return MP_OK;
-}
-
-/* The state's lines before the shards: this build's layout, and the files
- * the interrupted build wrote into rp. */
-static bool state_head(const struct build *b, char **cursor, struct resume_point *rp,
-		       char *why, size_t why_len)
-{
-	unsigned long long size, chunk, pdev, pino, ddev, dino;
-	char inv[MP_SHA256_HEX], *line = state_line(cursor);
-	size_t nshards;
-
-	if (!line || strcmp(line, STATE_MAGIC) != 0)
-		return state_bad(why, why_len, "%s is from another version of moepack", b->state);
-	if (!(line = state_line(cursor)) || sscanf(line, "size %llu", &size) != 1 ||
-	    !(line = state_line(cursor)) || sscanf(line, "inventory %64s", inv) != 1 ||
-	    !(line = state_line(cursor)) || sscanf(line, "chunk_size %llu", &chunk) != 1 ||
-	    !(line = state_line(cursor)) || sscanf(line, "partial %llu %llu", &pdev, &pino) != 2 ||
-	    !(line = state_line(cursor)) || sscanf(line, "digests %llu %llu", &ddev, &dino) != 2 ||
-	    !(line = state_line(cursor)) || sscanf(line, "shards %zu", &nshards) != 1)
-		return state_bad(why, why_len, "%s is damaged", b->state);
-	if (size != b->l.size || strcmp(inv, b->res->inventory_sha256) != 0 ||
-	    chunk != b->seal.l.chunk_size || nshards != b->set->count)
-		return state_bad(why, why_len,
-				 "the interrupted build was of another checkpoint or layout");
-	rp->partial.st_dev = (dev_t)pdev;
-	rp->partial.st_ino = (ino_t)pino;
-	rp->digests.st_dev = (dev_t)ddev;
-	rp->digests.st_ino = (ino_t)dino;
-	return true;
-}
-
-/* Shard i as the state's line names it, against the file read now. */
-static bool state_shard(const struct build *b, size_t i, const char *line, char *why,
-			size_t why_len)
-{
-	const struct mp_shard *s = &b->set->shards[i];
-	unsigned long long dev, ino;
-	long long ssize, ms, cs;
-	long mns, cns;
-	struct stat st;
-	size_t k;
-
-	if (!line || sscanf(line, "shard %zu %llu %llu %lld %lld.%ld %lld.%ld", &k, &dev, &ino,
-			    &ssize, &ms, &mns, &cs, &cns) != 8 || k != i)
-		return state_bad(why, why_len, "%s is damaged", b->state);
-	if (fstat(s->fd, &st) != 0)
-		return state_bad(why, why_len, "%s cannot be read (%s)", s->path, strerror(errno));
-	if ((unsigned long long)st.st_dev != dev || (unsigned long long)st.st_ino != ino)
-		return state_bad(why, why_len, "shard %s is another file than the one the "
-				 "interrupted build read", s->path);
-	if (st.st_size != ssize)
-		return state_bad(why, why_len, "shard %s changed size since the interrupted "
-				 "build", s->path);
-	if (st.st_mtim.tv_sec != ms || st.st_mtim.tv_nsec != mns ||
-	    st.st_ctim.tv_sec != cs || st.st_ctim.tv_nsec != cns)
-		return state_bad(why, why_len, "shard %s was modified since the interrupted "
-				 "build (mtime or ctime)", s->path);
-	return true;
-}
-
-/* The shards' lines and the objects done, into rp->objects. */
-static bool state_tail(const struct build *b, char **cursor, struct resume_point *rp,
-		       char *why, size_t why_len)
-{
-	unsigned long long objects;
-	char *line;
-
-	for (size_t i = 0; i < b->set->count; i++)
-		if (!state_shard(b, i, state_line(cursor), why, why_len))
-			return false;
-	if (!(line = state_line(cursor)) || sscanf(line, "objects %llu", &objects) != 1 ||
-	    objects > b->l.objects)
-		return state_bad(why, why_len, "%s is damaged", b->state);
-	rp->objects = objects;
-	return true;
-}
-
-/*
- * What PACK.partial.state vouches for.  0 objects when there is no state;
- * 0 with `why` filled when there is one that cannot be trusted any more.
- */
-static enum mp_err load_state(const struct build *b, struct resume_point *rp, char *why,
-			      size_t why_len, struct mp_error *err)
-{
-	char *text, *cursor;
-	enum mp_err rc;
-
-	memset(rp, 0, sizeof *rp);
-	why[0] = '\0';
-	rc = read_state(b, &text, why, why_len, err);
-	if (rc || !text)
-		return rc;
-	cursor = text;
-	if (!state_head(b, &cursor, rp, why, why_len) ||
-	    !state_tail(b, &cursor, rp, why, why_len))
-		memset(rp, 0, sizeof *rp);
-	free(text);
-	return MP_OK;
-}
-
-/* ---- the copy ------------------------------------------------------------ */
-
-/*
- * Every payload byte goes through b->buf: read from the shard, written to
- * PACK.partial, and hashed into its seal chunk (and the whole-file digest)
- * from that same buffer, so that the digests vouch for the bytes written.
- * That is why copy_file_range() is not used: the kernel's copy would leave
- * nothing to hash but a second read.
- */
-static enum mp_err copy_slice(struct build *b, const struct mp_shard *s, uint64_t src,
-			      int dst_fd, uint64_t dst, uint64_t n, struct pack_hash *h,
-			      struct mp_error *err)
-{
-	while (n) {
-		size_t k = n < CHUNK ? (size_t)n : CHUNK;
-		enum mp_err rc = mp_pread_full(s->fd, b->buf, k, src, "GGUF file", s->path,
-					       MP_E_GGUF_IO, err);
-
-		if (!rc)
-			rc = mp_pwrite_full(dst_fd, b->buf, k, dst, b->partial, err);
-		if (rc)
-			return rc;
-		pack_hash_update(h, b->buf, k);
-		mp_build_seal_feed(&b->seal, b->buf, k);
-		src += k;
-		dst += k;
-		n -= k;
-	}
-	return MP_OK;
-}
-
-/* The pack bytes, then the digests of their chunks, then the state that
- * vouches for both: each durable before the next is written. */
-static enum mp_err checkpoint(struct build *b, int fd, uint64_t objects, struct mp_error *err)
-{
-	enum mp_err rc;
-
-	if (fdatasync(fd) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			       strerror(errno));
-	rc = mp_build_seal_save(&b->seal, b->digests_path,
-				mp_build_seal_chunks_before(&b->seal, objects), err);
-	return rc ? rc : save_state(b, objects, err);
-}
-
-/* The chunks of a resumed PACK.partial that failed their check. */
-struct bad_chunks {
-	uint64_t *list;
-	size_t n, cap;
-	bool nomem;
-};
-
-static void note_bad_chunk(uint64_t chunk, void *arg)
-{
-	struct bad_chunks *bc = arg;
-
-	if (bc->n == bc->cap) {
-		size_t cap = bc->cap ? 2 * bc->cap : 64;
-		uint64_t *grown = realloc(bc->list, cap * sizeof *grown);
-
-		if (!grown) {
-			bc->nomem = true;
-			return;
-		}
-		bc->list = grown;
-		bc->cap = cap;
-	}
-	bc->list[bc->n++] = chunk;
-}
-
-/* Copy chunk c again from its GGUF slice, hashing what is written. */
-static enum mp_err recopy_chunk(struct build *b, int fd, uint64_t c, struct mp_error *err)
-{
-	struct mp_seal_chunk ch;
-	const struct mp_shard *s;
-	uint64_t src, n, dst;
-	struct mp_sha256 *h;
-	enum mp_err rc = MP_OK;
-
-	mp_seal_chunk_get(&b->seal.l, c, &ch);
-	if (ch.part != MP_SEAL_ROLE)
-		return MP_OK; /* the header and index are written anew anyway;
-				 the builder leaves no gaps */
-	entry_source(b, ch.object * 3 + (uint64_t)ch.role, &s, &src, &n, &dst);
-	src += ch.offset - dst;
-	h = mp_sha256_new();
-	if (!h)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	for (uint64_t done = 0; !rc && done < ch.len;) {
-		size_t k = ch.len - done < CHUNK ? (size_t)(ch.len - done) : CHUNK;
-
-		rc = mp_cancel_check(b->o->cancel, err, "copying chunk %" PRIu64 " again", c);
-		if (!rc)
-			rc = mp_pread_full(s->fd, b->buf, k, src + done, "GGUF file", s->path,
-					   MP_E_GGUF_IO, err);
-		if (!rc)
-			rc = mp_pwrite_full(fd, b->buf, k, ch.offset + done, b->partial, err);
-		if (!rc)
-			mp_sha256_update(h, b->buf, k);
-		done += k;
-	}
-	if (!rc)
-		mp_sha256_final(h, b->seal.digests[c]);
-	mp_sha256_free(h);
-	return rc;
-}
-
-/*
- * Before a resumed build goes on: every chunk of the done part of
- * PACK.partial against the digest recorded when it was written, on all
- * cores; the ones that differ are copied again (and counted).
- */
-static enum mp_err check_resumed(struct build *b, int fd, const struct stat *pst,
-				 uint64_t start, struct mp_error *err)
-{
-	struct bad_chunks bc = {0};
-	struct stat rst;
-	enum mp_err rc;
-	int rfd;
-
-	rc = mp_build_seal_load(&b->seal, b->digests_path,
-				mp_build_seal_chunks_before(&b->seal, start), err);
-	if (rc)
-		return rc;
-	rc = mp_open_output(b->partial, O_RDONLY, pst, "partial pack", MP_E_PACK_IO, &rfd, &rst,
-			    err);
-	if (rc)
-		return rc;
-	b->res->chunks_checked = mp_build_seal_chunks_before(&b->seal, start);
-	rc = mp_build_seal_check(&b->seal, rfd, b->partial, start, note_bad_chunk, &bc,
-				 b->o->cancel, err);
-	close(rfd);
-	if (rc == MP_E_SEAL_CHUNK)
-		rc = MP_OK; /* the bad ones are in bc */
-	if (!rc && bc.nomem)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < bc.n; i++) {
-		rc = recopy_chunk(b, fd, bc.list[i], err);
-		mp_build_seal_unsave(&b->seal, bc.list[i]);
-	}
-	b->res->chunks_recopied = bc.n;
-	free(bc.list);
-	return rc;
-}
-
-/*
- * PACK.partial opened for writing: created now, or the one the interrupted
- * build created (a resumed build writes only into the files it created
- * before), with the record of its chunk digests; a resumed one's done part
- * checked against them.  *fd is -1 when the pack could not be opened.
- */
-static enum mp_err open_partial(struct build *b, uint64_t start, const struct resume_point *rp,
-				int *fd, struct stat *pst, struct mp_error *err)
-{
-	enum mp_err rc;
-
-	rc = mp_open_output(b->partial, start ? O_WRONLY : O_WRONLY | O_CREAT | O_EXCL,
-			    start ? &rp->partial : NULL, "partial pack", MP_E_PACK_IO, fd, pst,
-			    err);
-	if (rc) {
-		*fd = -1;
-		return rc;
-	}
-	b->partial_st = *pst;
-	rc = mp_build_seal_open_record(&b->seal, b->digests_path, start ? &rp->digests : NULL,
-				       &b->digests_st, err);
-	if (!rc && start)
-		rc = check_resumed(b, *fd, pst, start, err);
-	return rc;
-}
-
-/* The header, index and padding: written anew (it is cheap), and hashed. */
-static enum mp_err write_prefix(struct build *b, int fd, struct pack_hash *h,
-				struct mp_error *err)
-{
-	enum mp_err rc = MP_OK;
-
-	mp_build_seal_seek(&b->seal, 0);
-	for (uint64_t pos = 0; !rc && pos < b->l.data_start;) {
-		size_t n = b->l.data_start - pos < CHUNK ? (size_t)(b->l.data_start - pos) : CHUNK;
-
-		prefix_bytes(&b->l, pos, b->buf, n);
-		rc = mp_pwrite_full(fd, b->buf, n, pos, b->partial, err);
-		pack_hash_update(h, b->buf, n);
-		mp_build_seal_feed(&b->seal, b->buf, n);
-		pos += n;
-	}
-	return rc;
-}
-
-/*
- * What an earlier run wrote: durable (the state says so), checked against
- * its digests already, cut to the objects done, and hashed for the whole-
- * file digest by reading it back.
- */
-static enum mp_err take_done_part(struct build *b, int fd, const struct stat *pst,
-				  uint64_t start, struct pack_hash *h, struct mp_error *err)
-{
-	uint64_t end = mp_layout_object_offset(&b->l, start);
-	enum mp_err rc = MP_OK;
-	int rfd = -1;
-	struct stat rst;
-
-	if (ftruncate(fd, (off_t)end) != 0)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			     strerror(errno));
-	if (!rc && h->sha)
-		rc = mp_open_output(b->partial, O_RDONLY, pst, "partial pack", MP_E_PACK_IO, &rfd,
-				    &rst, err);
-	for (uint64_t pos = b->l.data_start; !rc && h->sha && pos < end;) {
-		size_t n = end - pos < CHUNK ? (size_t)(end - pos) : CHUNK;
-
-		rc = mp_cancel_check(b->o->cancel, err, "reading %s back", b->partial);
-		if (!rc)
-			rc = mp_pread_full(rfd, b->buf, n, pos, "pack", b->partial, MP_E_PACK_IO,
-					   err);
-		pack_hash_update(h, b->buf, n);
-		pos += n;
-	}
-	if (rfd >= 0)
-		close(rfd);
-	mp_build_seal_seek(&b->seal, end);
-	return rc;
-}
-
-/* A signal asked the build to stop before `object`: what is done is made
- * durable for --resume. */
-static enum mp_err stop_copy(struct build *b, int fd, uint64_t object, struct mp_error *err)
-{
-	enum mp_err rc = checkpoint(b, fd, object, err);
-
-	if (rc)
-		return rc;
-	return mp_fail(err, MP_E_INTERRUPTED, "%s by signal %d after %" PRIu64 " of %" PRIu64
-		       " objects: %s is kept, run again with --resume to continue it",
-		       mp_err_summary(MP_E_INTERRUPTED), mp_cancel_sig(b->o->cancel), object,
-		       b->l.objects, b->partial);
-}
-
-/* The three slices of one object; *since counts the bytes since the last
- * checkpoint. */
-static enum mp_err copy_object(struct build *b, int fd, uint64_t object, struct pack_hash *h,
-			       uint64_t *since, struct mp_error *err)
-{
-	enum mp_err rc = MP_OK;
-
-	for (uint64_t i = object * 3; !rc && i < object * 3 + 3; i++) {
-		const struct mp_shard *s;
-		uint64_t src, n, dst;
-
-		entry_source(b, i, &s, &src, &n, &dst);
-		rc = copy_slice(b, s, src, fd, dst, n, h, err);
-		*since += n;
-		if (!rc)
-			b->res->bytes_copied += n;
-	}
-	if (rc)
-		return rc;
-	/* start writing the object back now, so that the disk works while
-	 * the next objects are copied and a checkpoint's sync has little
-	 * left to wait for */
-	(void)sync_file_range(fd, (off64_t)mp_layout_object_offset(&b->l, object),
-			      (off64_t)b->l.object_bytes, SYNC_FILE_RANGE_WRITE);
-	b->res->objects_copied++;
-	if (b->o->progress)
-		b->o->progress(mp_layout_object_offset(&b->l, object + 1), b->l.size,
-			       b->o->progress_arg);
-	return MP_OK;
-}
-
-/* Objects start.. to the end, durable at each checkpoint. */
-static enum mp_err copy_objects(struct build *b, int fd, uint64_t start, struct pack_hash *h,
-				struct mp_error *err)
-{
-	long delay = mp_build_test_delay_ms();
-	uint64_t since = 0;
-	enum mp_err rc = MP_OK;
-
-	for (uint64_t object = start; !rc && object < b->l.objects; object++) {
-		if (mp_cancel_sig(b->o->cancel))
-			return stop_copy(b, fd, object, err);
-		rc = copy_object(b, fd, object, h, &since, err);
-		if (rc)
-			break;
-		if (since >= CHECKPOINT_BYTES) {
-			rc = checkpoint(b, fd, object + 1, err);
-			since = 0;
-		}
-		mp_cancel_sleep_ms(b->o->cancel, delay);
-	}
-	return rc;
-}
-
-/* The whole copy durable, and of the size the layout says. */
-static enum mp_err sync_partial(struct build *b, int fd, struct mp_error *err)
-{
-	struct stat st;
-
-	if (fsync(fd) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			       strerror(errno));
-	if (fstat(fd, &st) != 0 || (uint64_t)st.st_size != b->l.size)
-		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: it is %lld bytes after "
-			       "the copy, the layout says %" PRIu64, b->partial,
-			       (long long)st.st_size, b->l.size);
-	return MP_OK;
-}
-
-static enum mp_err write_partial(struct build *b, uint64_t start, const struct resume_point *rp,
-				 struct mp_error *err)
-{
-	struct pack_hash h = {NULL};
-	double t0 = now();
-	struct stat pst;
-	int fd;
-	enum mp_err rc = open_partial(b, start, rp, &fd, &pst, err);
-
-	if (fd < 0)
-		return rc;
-	if (!rc && b->o->full_sha256 && !(h.sha = mp_sha256_new()))
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (!rc)
-		rc = write_prefix(b, fd, &h, err);
-	if (!rc && start)
-		rc = take_done_part(b, fd, &pst, start, &h, err);
-	if (!rc)
-		rc = checkpoint(b, fd, start, err);
-	if (!rc)
-		rc = copy_objects(b, fd, start, &h, err);
-	if (!rc)
-		rc = sync_partial(b, fd, err);
-	/* the state vouches for every object: a pack that has to go back to
-	 * PACK.partial after the rename (settle_pack) resumes with no copy */
-	if (!rc)
-		rc = checkpoint(b, fd, b->l.objects, err);
-	/* asked after the last object: still kept, not renamed */
-	if (!rc)
-		mp_build_test_pause(b->o->cancel, "copied");
-	if (!rc && mp_cancel_sig(b->o->cancel))
-		rc = stop_copy(b, fd, b->l.objects, err);
-	if (close(fd) != 0 && !rc)
-		rc = mp_fail(err, MP_E_PACK_IO, "cannot write %s: %s", b->partial,
-			     strerror(errno));
-	if (!rc && h.sha) {
-		mp_sha256_final(h.sha, b->pack_sha256);
-		mp_sha256_hex(b->pack_sha256, b->res->sha256);
-	}
-	if (h.sha)
-		mp_sha256_free(h.sha);
-	b->res->seconds = now() - t0;
-	return rc;
-}
-
-/* ---- the manifest -------------------------------------------------------- */
-
-/* A path as a JSON string: jansson carries UTF-8 only. */
-static json_t *path_json(const char *path, const char **bad_path)
-{
-	json_t *s = json_string(path);
-
-	if (!s && !*bad_path)
-		*bad_path = path;
-	return s;
-}
-
-static int tensor_name_cmp(const void *a, const void *b)
-{
-	const struct mp_shard_tensor *x = *(const struct mp_shard_tensor *const *)a;
-	const struct mp_shard_tensor *y = *(const struct mp_shard_tensor *const *)b;
-
-	return strcmp(x->name, y->name);
-}
-
-/* jansson carries UTF-8 only; say which name, not "out of memory" */
-static enum mp_err check_tensor_names(const struct mp_shard_set *set, struct mp_error *err)
-{
-	for (size_t i = 0; i < set->ntensors; i++)
-		if (!mp_text_is_utf8(set->tensors[i].name, strlen(set->tensors[i].name)))
-			return mp_fail(err, MP_E_USAGE, "invalid usage: tensor name %s in %s is "
-				       "not valid UTF-8, which a manifest cannot record",
-				       set->tensors[i].name,
-				       set->shards[set->tensors[i].shard].path);
-	return MP_OK;
-}
-
-/* inventory.shards: each shard with the digest of its GGUF metadata. */
-static enum mp_err shards_json(const struct mp_shard_set *set, json_t *shards,
-			       const char **bad_path, int *bad, struct mp_error *err)
-{
-	for (size_t i = 0; i < set->count; i++) {
-		const struct mp_shard *s = &set->shards[i];
-		unsigned char d[MP_SHA256_LEN];
-		char hex[MP_SHA256_HEX];
-		enum mp_err rc = mp_sha256_fd(s->fd, s->hdr.data_start, s->path, NULL, NULL, NULL,
-					      d, err);
-		json_t *o;
-
-		if (rc)
-			return rc;
-		mp_sha256_hex(d, hex);
-		o = json_object();
-		mp_mw_put(o, "index", mp_mw_u64(i), bad);
-		mp_mw_put(o, "path", path_json(s->real_path, bad_path), bad);
-		mp_mw_put(o, "size", mp_mw_u64(s->size), bad);
-		mp_mw_put(o, "metadata_nbytes", mp_mw_u64(s->hdr.data_start), bad);
-		mp_mw_put(o, "metadata_sha256", json_string(hex), bad);
-		mp_mw_put(o, "tensor_count", mp_mw_u64(s->tensor_count), bad);
-		mp_mw_append(shards, o, bad);
-	}
-	return MP_OK;
-}
-
-static json_t *tensor_json(const struct mp_shard_tensor *t, int *bad)
-{
-	json_t *o = json_object(), *shape = json_array();
-	const char *type = mp_gguf_type_name(t->type);
-
-	for (uint32_t d = 0; d < t->n_dims; d++)
-		mp_mw_append(shape, mp_mw_u64(t->dims[d]), bad);
-	mp_mw_put(o, "name", json_string(t->name), bad);
-	mp_mw_put(o, "shape", shape, bad);
-	mp_mw_put(o, "dtype", json_string(type ? type : "?"), bad);
-	mp_mw_put(o, "dtype_id", mp_mw_u64(t->type), bad);
-	mp_mw_put(o, "shard_index", mp_mw_u64(t->shard), bad);
-	mp_mw_put(o, "data_offset", mp_mw_u64(t->data_offset), bad);
-	mp_mw_put(o, "nbytes", mp_mw_u64(t->nbytes), bad);
-	return o;
-}
-
-/* inventory.tensors, by name. */
-static void tensors_json(const struct mp_shard_set *set, json_t *tensors, int *bad)
-{
-	const struct mp_shard_tensor **sorted = malloc((set->ntensors ? set->ntensors : 1) *
-						       sizeof *sorted);
-
-	if (!sorted) {
-		*bad = 1;
-		return;
-	}
-	for (size_t i = 0; i < set->ntensors; i++)
-		sorted[i] = &set->tensors[i];
-	qsort(sorted, set->ntensors, sizeof *sorted, tensor_name_cmp);
-	for (size_t i = 0; i < set->ntensors; i++)
-		mp_mw_append(tensors, tensor_json(sorted[i], bad), bad);
-	free(sorted);
-}
-
-/* {summary, shards, tensors}: what source.inventory_sha256 covers. */
-static enum mp_err inventory_json(const struct build *b, json_t **out, struct mp_error *err)
-{
-	const struct mp_shard_set *set = b->set;
-	const struct mp_mw_summary summary = {set->architecture, set->count, set->ntensors,
-					      set->total_bytes};
-	json_t *shards = json_array(), *tensors = json_array(), *inv;
-	const char *bad_path = NULL;
-	int bad = 0;
-	enum mp_err rc = check_tensor_names(set, err);
-
-	if (!rc)
-		rc = shards_json(set, shards, &bad_path, &bad, err);
-	if (!rc)
-		tensors_json(set, tensors, &bad);
-	inv = mp_mw_inventory(&summary, shards, tensors, &bad);
-	if (!rc && bad_path)
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
-			     "manifest cannot record", bad_path);
-	if (!rc && bad)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (rc) {
-		json_decref(inv);
-		return rc;
-	}
-	*out = inv;
-	return MP_OK;
-}
-
-/* Code point order, as Python's sorted(): not the locale's alphasort(). */
-static int name_order(const struct dirent **a, const struct dirent **b)
-{
-	return strcmp((*a)->d_name, (*b)->d_name);
-}
-
-/* tokenizer.files += the file at path (named name), if a regular file. */
-static enum mp_err tokenizer_file(const char *path, const char *name, json_t *files,
-				  const char **bad_path, int *bad, struct mp_error *err)
-{
-	unsigned char d[MP_SHA256_LEN];
-	char hex[MP_SHA256_HEX];
-	struct stat st;
-	enum mp_err rc;
-	json_t *o;
-	int fd;
-
-	if (stat(path, &st) != 0 || !S_ISREG(st.st_mode))
-		return MP_OK;
-	if (!mp_text_is_utf8(name, strlen(name)))
-		return mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer file %s is not valid "
-			       "UTF-8, which a manifest cannot record", path);
-	rc = mp_open_regular(path, "tokenizer file", MP_E_CONFIG_IO, &fd, &st, err);
-	if (rc)
-		return rc;
-	rc = mp_sha256_fd(fd, (uint64_t)st.st_size, path, NULL, NULL, NULL, d, err);
-	close(fd);
-	if (rc)
-		return rc;
-	mp_sha256_hex(d, hex);
-	o = json_object();
-	mp_mw_put(o, "name", path_json(name, bad_path), bad);
-	mp_mw_put(o, "size", mp_mw_u64((uint64_t)st.st_size), bad);
-	mp_mw_put(o, "sha256", json_string(hex), bad);
-	mp_mw_append(files, o, bad);
-	return MP_OK;
-}
-
-/* The regular files of the directory real (given as dir), by name. */
-static enum mp_err tokenizer_files(const char *dir, const char *real, json_t *files,
-				   const char **bad_path, int *bad, struct mp_error *err)
-{
-	struct dirent **names = NULL;
-	enum mp_err rc = MP_OK;
-	int n = scandir(real, &names, NULL, name_order);
-
-	if (n < 0)
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
-			       strerror(errno));
-	for (int i = 0; i < n; i++) {
-		char *path = rc ? NULL : mp_path_join(real, names[i]->d_name);
-
-		if (path)
-			rc = tokenizer_file(path, names[i]->d_name, files, bad_path, bad, err);
-		free(path);
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
-static enum mp_err tokenizer_json(const char *dir, json_t **out, const char **bad_path,
-				  struct mp_error *err)
-{
-	char *real = realpath(dir, NULL);
-	char hex[MP_SHA256_HEX] = "";
-	json_t *tok, *files;
-	int bad = 0;
-	enum mp_err rc;
-
-	if (!real)
-		return mp_fail(err, MP_E_USAGE, "invalid usage: --tokenizer-dir %s: %s", dir,
-			       strerror(errno));
-	/* named here: *bad_path must not point into memory freed below */
-	if (!mp_text_is_utf8(real, strlen(real))) {
-		rc = mp_fail(err, MP_E_USAGE, "invalid usage: tokenizer directory %s is not "
-			     "valid UTF-8, which a manifest cannot record", real);
-		free(real);
-		return rc;
-	}
-	tok = json_object();
-	files = json_array();
-	rc = tokenizer_files(dir, real, files, bad_path, &bad, err);
-	if (!rc && mp_mw_canonical_sha256(files, hex) != 0)
-		bad = 1;
-	mp_mw_put(tok, "path", path_json(real, bad_path), &bad);
-	mp_mw_put(tok, "files", files, &bad);
-	mp_mw_put(tok, "inventory_sha256", json_string(hex), &bad);
-	free(real);
-	if (!rc && bad && !*bad_path)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (rc) {
-		json_decref(tok);
-		return rc;
-	}
-	*out = tok;
-	return MP_OK;
-}
-
-static void iso_now(char *buf, size_t len)
-{
-	struct timeval tv;
-	struct tm tm;
-	char base[32];
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	strftime(base, sizeof base, "%Y-%m-%dT%H:%M:%S", &tm);
-	/* datetime.isoformat() leaves out zero microseconds */
-	if (tv.tv_usec)
-		snprintf(buf, len, "%s.%06ld+00:00", base, (long)tv.tv_usec);
-	else
-		snprintf(buf, len, "%s+00:00", base);
-}
-
-/* What the manifest records that the copy and checks decide. */
-struct manifest_vals {
-	const char *created;     /* created_at */
-	const char *pack_real;   /* expert_pack.path */
-	uint64_t samples;        /* payload samples compared */
-	const char *sha256;      /* of the whole pack, with --full-sha256 */
-};
-
-/* model: the shared keys and the config's other numbers. */
-static json_t *model_json(const struct build *b, const char *config_real,
-			  const char **bad_path, int *bad)
-{
-	const struct mp_model_config *c = b->cfg;
-	json_t *model = mp_mw_model(c->num_hidden_layers, c->num_experts, c->top_k, c->sha256,
-				    bad);
-
-	mp_mw_put(model, "config_path", config_real ? path_json(config_real, bad_path) : NULL,
-		  bad);
-	mp_mw_put(model, "architecture", json_string("KimiLinearForCausalLM"), bad);
-	mp_mw_put(model, "num_shared_experts", mp_mw_u64(c->num_shared_experts), bad);
-	mp_mw_put(model, "hidden_size", mp_mw_u64(c->hidden_size), bad);
-	mp_mw_put(model, "routed_expert_hidden_size", mp_mw_u64(c->routed_expert_hidden_size),
-		  bad);
-	mp_mw_put(model, "moe_intermediate_size", mp_mw_u64(c->moe_intermediate_size), bad);
-	mp_mw_put(model, "hidden_act", json_string(c->hidden_act), bad);
-	return model;
-}
-
-/* expert_pack: the shared keys and the reference's format constants,
- * entry counts and verification summary. */
-static json_t *pack_json(const struct build *b, const struct manifest_vals *v, int *bad)
-{
-	const struct mp_layout *l = &b->l;
-	json_t *pack = mp_mw_expert_pack(l, b->res->index_sha256, bad);
-	json_t *roles = json_object_get(pack, "roles");
-	uint64_t entries = (uint64_t)(MP_ACTIVE_LAST - MP_ACTIVE_FIRST + 1) * l->experts;
-
-	for (int r = 0; r < MP_ROLE_COUNT; r++) {
-		json_t *role = json_object_get(roles, mp_role_name((enum mp_role)r));
-
-		mp_mw_put(role, "entry_count", mp_mw_u64(entries), bad);
-		mp_mw_put(role, "payload_bytes", mp_mw_u64(entries * l->role_bytes[r]), bad);
-	}
-	mp_mw_put(pack, "magic", json_string(MP_MAGIC), bad);
-	mp_mw_put(pack, "version", json_integer(MP_VERSION), bad);
-	mp_mw_put(pack, "header_bytes", json_integer(MP_HEADER_SIZE), bad);
-	mp_mw_put(pack, "entry_bytes", json_integer(MP_ENTRY_SIZE), bad);
-	mp_mw_put(pack, "index_count", mp_mw_u64(l->index_count), bad);
-	mp_mw_put(pack, "active_moe_layer_ids", mp_mw_layer_ids(bad), bad);
-	mp_mw_put(pack, "num_experts", mp_mw_u64(l->experts), bad);
-	mp_mw_put(pack, "top_k", json_integer(MP_TOP_K), bad);
-	mp_mw_put(pack, "payload_samples_verified", mp_mw_u64(v->samples), bad);
-	mp_mw_put(pack, "full_pack_hash", json_boolean(b->o->full_sha256), bad);
-	if (b->o->full_sha256)
-		mp_mw_put(pack, "sha256", json_string(v->sha256), bad);
-	return pack;
-}
-
-static json_t *verification_json(const struct build *b, uint64_t samples, int *bad)
-{
-	json_t *verification = json_object();
-
-	mp_mw_put(verification, "structure", json_string("complete"), bad);
-	mp_mw_put(verification, "payload_samples", mp_mw_u64(samples), bad);
-	mp_mw_put(verification, "full_source_hashes", json_false(), bad);
-	mp_mw_put(verification, "full_pack_hash", json_boolean(b->o->full_sha256), bad);
-	return verification;
-}
-
-/* Why the manifest cannot be written, once every part is built. */
-static enum mp_err manifest_problem(const struct build *b, const char *config_real,
-				    const char *pack_real, const char *bad_path, int bad,
-				    struct mp_error *err)
-{
-	if (!config_real || !pack_real)
-		return mp_fail(err, MP_E_PACK_IO, "cannot resolve %s: %s",
-			       config_real ? b->res->pack_path : b->o->config_path,
-			       strerror(errno));
-	if (bad_path)
-		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is not valid UTF-8, which a "
-			       "manifest cannot record", bad_path);
-	if (bad)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	return MP_OK;
-}
-
-/* The manifest's text, malloc'd into *out. */
-static enum mp_err manifest_text(struct build *b, json_t *inventory,
-				 const struct manifest_vals *v, char **out,
-				 struct mp_error *err)
-{
-	const char *bad_path = NULL;
-	char *config_real = realpath(b->o->config_path, NULL);
-	int bad = 0;
-	json_t *model = model_json(b, config_real, &bad_path, &bad);
-	json_t *pack = pack_json(b, v, &bad);
-	json_t *root = mp_mw_root(model, pack, inventory, b->res->inventory_sha256, &bad);
-	enum mp_err rc = MP_OK;
-
-	*out = NULL;
-	mp_mw_put(root, "created_at", json_string(v->created), &bad);
-	mp_mw_put(root, "sglang_git_sha", json_string("unknown"), &bad);
-	if (b->o->tokenizer_dir) {
-		json_t *tok = NULL;
-
-		rc = tokenizer_json(b->o->tokenizer_dir, &tok, &bad_path, err);
-		if (!rc)
-			mp_mw_put(root, "tokenizer", tok, &bad);
-	}
-	mp_mw_put(root, "verification", verification_json(b, v->samples, &bad), &bad);
-	if (!rc)
-		rc = manifest_problem(b, config_real, v->pack_real, bad_path, bad, err);
-	if (!rc) {
-		*out = mp_mw_text(root, v->pack_real, true);
-		if (!*out)
-			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	json_decref(root);
-	free(config_real);
-	return rc;
-}
-
-static enum mp_err write_manifest(struct build *b, json_t *inventory, struct mp_error *err)
-{
-	char created[64], *text = NULL;
-	char *pack_real = realpath(b->res->pack_path, NULL);
-	struct manifest_vals v = {created, pack_real, b->res->samples_compared, b->res->sha256};
-	enum mp_err rc;
-
-	iso_now(created, sizeof created);
-	rc = manifest_text(b, inventory, &v, &text, err);
-	if (!rc)
-		rc = mp_output_write_atomic(b->res->manifest_path, MP_TMP_SIBLING, MP_E_PACK_IO, text,
-					    strlen(text), err);
-	free(text);
-	free(pack_real);
-	return rc;
-}
-
-/*
- * Before anything is copied: the manifest this build will write, with the
- * values still to come at their longest (created_at with microseconds, a
- * digest) or as they will be (the samples), must record every name and
- * pass the limits a validator reads it with.  A checkpoint of 100,000
- * tiny tensors is refused here, not after a terabyte is copied.
- */
-static enum mp_err check_manifest_ahead(struct build *b, json_t *inventory,
-					struct mp_error *err)
-{
-	char zeros[MP_SHA256_HEX], *text = NULL, *dir_real = realpath(b->dir, NULL);
-	const char *slash = strrchr(b->res->pack_path, '/');
-	const char *base = slash ? slash + 1 : b->res->pack_path;
-	char *pack_real = dir_real ? malloc(strlen(dir_real) + strlen(base) + 2) : NULL;
-	struct manifest_vals v = {"0000-00-00T00:00:00.000000+00:00", NULL,
-				  planned_samples(b->o, b->l.index_count), zeros};
-	enum mp_err rc;
-
-	memset(zeros, '0', MP_SHA256_HEX - 1);
-	zeros[MP_SHA256_HEX - 1] = '\0';
-	if (pack_real)
-		sprintf(pack_real, "%s/%s", strcmp(dir_real, "/") ? dir_real : "", base);
-	/* a directory that cannot be resolved fails later, naming itself */
-	v.pack_real = pack_real ? pack_real : b->res->pack_path;
-	rc = manifest_text(b, inventory, &v, &text, err);
-	if (!rc && strlen(text) > MP_MANIFEST_MAX)
-		rc = mp_fail(err, MP_E_MANIFEST_LIMIT, "%s: the manifest of these %zu tensors "
-			     "would be %zu bytes, more than the %u MiB a manifest may have",
-			     mp_err_summary(MP_E_MANIFEST_LIMIT), b->set->ntensors, strlen(text),
-			     MP_MANIFEST_MAX >> 20);
-	if (!rc)
-		rc = mp_json_check_limits(text, strlen(text), "the manifest of these tensors",
-					  &mp_manifest_limits, err);
-	free(text);
-	free(pack_real);
-	free(dir_real);
-	return rc;
-}
-
 /* ---- the whole build ----------------------------------------------------- */
 
 static enum mp_err index_digest(struct build *b)
@@ -1381,7 +154,7 @@ static enum mp_err index_digest(struct build *b)
 	for (uint64_t pos = 0; pos < b->l.index_end;) {
 		size_t n = b->l.index_end - pos < CHUNK ? (size_t)(b->l.index_end - pos) : CHUNK;
 
-		prefix_bytes(&b->l, pos, b->buf, n);
+		mp_build_prefix_bytes(&b->l, pos, b->buf, n);
 		mp_sha256_update(h, b->buf, n);
 		pos += n;
 	}
@@ -1389,58 +162,6 @@ static enum mp_err index_digest(struct build *b)
 	mp_sha256_hex(d, b->res->index_sha256);
 	memcpy(b->index_raw, d, sizeof d);
 	mp_sha256_free(h);
-	return MP_OK;
-}
-
-static enum mp_err lock_one(const char *path, int *fd, struct mp_error *err)
-{
-	struct stat st;
-	enum mp_err rc = mp_open_output(path, O_RDWR | O_CREAT, NULL, "lock", MP_E_PACK_IO, fd,
-					&st, err);
-
-	if (rc)
-		return rc;
-	if (flock(*fd, LOCK_EX | LOCK_NB) != 0)
-		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
-			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), path);
-	return MP_OK;
-}
-
-/*
- * PACK.lock covers the pack and every file beside it (partial, state,
- * seal, the default manifest); a manifest elsewhere has its own lock, so
- * that two builds given one -m never write it at once.
- */
-static enum mp_err take_lock(struct build *b, struct mp_error *err)
-{
-	enum mp_err rc = lock_one(b->lock_path, &b->lock_fd, err);
-
-	if (!rc && b->mlock_path)
-		rc = lock_one(b->mlock_path, &b->mlock_fd, err);
-	return rc;
-}
-
-/*
- * --check-only writes nothing, not even PACK.lock: it takes a shared lock
- * on the lock file if there is one (so that it does not judge a pack a
- * build is writing) and none otherwise.
- */
-static enum mp_err peek_lock(struct build *b, struct mp_error *err)
-{
-	struct stat st;
-
-	b->lock_fd = open(b->lock_path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY |
-			  O_CLOEXEC);
-	if (b->lock_fd < 0)
-		return MP_OK;
-	if (fstat(b->lock_fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-		close(b->lock_fd);
-		b->lock_fd = -1;
-		return MP_OK;
-	}
-	if (flock(b->lock_fd, LOCK_SH | LOCK_NB) != 0)
-		return mp_fail(err, errno == EWOULDBLOCK ? MP_E_BUILD_LOCKED : MP_E_PACK_IO,
-			       "%s: %s", mp_err_summary(MP_E_BUILD_LOCKED), b->lock_path);
 	return MP_OK;
 }
 
@@ -1479,243 +200,6 @@ static enum mp_err final_check(struct build *b, struct mp_error *err)
 	return rc;
 }
 
-static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err);
-
-static enum mp_err paths(struct build *b, struct mp_error *err)
-{
-	struct mp_gguf_build_result *res = b->res;
-	const char *slash;
-
-	if (b->o->out) {
-		res->pack_path = strdup(b->o->out);
-	} else {
-		size_t n = strlen(b->set->dir) + strlen(b->set->prefix) + 32;
-
-		res->pack_path = malloc(n);
-		if (res->pack_path)
-			snprintf(res->pack_path, n, "%s/%s.expert-major.pack", b->set->dir,
-				 b->set->prefix);
-	}
-	if (!res->pack_path)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	res->manifest_path = b->o->manifest ? strdup(b->o->manifest)
-					    : mp_pack_default_manifest_path(res->pack_path);
-	b->partial = mp_path_with_suffix(res->pack_path, ".partial");
-	b->state = mp_path_with_suffix(res->pack_path, ".partial.state");
-	b->lock_path = mp_path_with_suffix(res->pack_path, ".lock");
-	b->seal_path = mp_path_with_suffix(res->pack_path, MP_SEAL_SUFFIX);
-	b->digests_path = mp_path_with_suffix(res->pack_path, ".partial.digests");
-	slash = strrchr(res->pack_path, '/');
-	b->dir = !slash ? strdup(".")
-			: slash == res->pack_path ? strdup("/")
-						  : strndup(res->pack_path,
-							    (size_t)(slash - res->pack_path));
-	if (!res->manifest_path || !b->partial || !b->state || !b->lock_path || !b->dir ||
-	    !b->seal_path || !b->digests_path)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	return manifest_lock_path(b, err);
-}
-
-/*
- * The lock that covers the manifest: PACK.lock for PACK.manifest.json, and
- * for any other NAME.manifest.json the lock of the pack NAME (the one whose
- * default manifest it is), else MANIFEST.lock.  NULL when that is the
- * pack's own lock.
- */
-static enum mp_err manifest_lock_path(struct build *b, struct mp_error *err)
-{
-	static const char suffix[] = ".manifest.json";
-	const char *m = b->res->manifest_path;
-	size_t len = strlen(m), slen = sizeof suffix - 1;
-	char *base;
-
-	if (len > slen && strcmp(m + len - slen, suffix) == 0)
-		base = strndup(m, len - slen);
-	else
-		base = strdup(m);
-	b->mlock_path = base ? mp_path_with_suffix(base, ".lock") : NULL;
-	free(base);
-	if (!b->mlock_path)
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	if (strcmp(b->mlock_path, b->lock_path) == 0) {
-		free(b->mlock_path);
-		b->mlock_path = NULL;
-	}
-	return MP_OK;
-}
-
-/* The regular files of the tokenizer directory, as inputs. */
-static enum mp_err add_tokenizer_inputs(struct build *b, struct mp_path_set *ps,
-					struct mp_error *err)
-{
-	const char *dir = b->o->tokenizer_dir;
-	struct dirent **names = NULL;
-	int n = scandir(dir, &names, NULL, NULL);
-	enum mp_err rc = MP_OK;
-
-	for (int i = 0; i < n; i++) {
-		size_t len = strlen(dir) + strlen(names[i]->d_name) + 2;
-		char *path = rc ? NULL : malloc(len);
-		struct stat st;
-
-		if (path) {
-			snprintf(path, len, "%s/%s", dir, names[i]->d_name);
-			if (stat(path, &st) == 0 && S_ISREG(st.st_mode))
-				rc = mp_path_set_input(ps, path, "tokenizer file", err);
-		} else if (!rc) {
-			rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-		}
-		free(path);
-		free(names[i]);
-	}
-	free(names);
-	return rc;
-}
-
-/*
- * Every file this build may write, the temporaries it removes first
- * included.  The seal's temporary is private (MP_TMP_PRIVATE): created
- * exclusively under a name no file has, it can never be an input.
- */
-static enum mp_err add_outputs(struct build *b, struct mp_path_set *ps, const char *state_tmp,
-			       const char *manifest_tmp, struct mp_error *err)
-{
-	const char *out[][2] = {
-		{b->res->pack_path, "the pack"},
-		{b->res->manifest_path, "the manifest"},
-		{b->partial, "the partial pack"},
-		{b->state, "the build state"},
-		{b->digests_path, "the partial pack's chunk digests"},
-		{state_tmp, "the build state's temporary file"},
-		{manifest_tmp, "the manifest's temporary file"},
-		{b->lock_path, "the lock"},
-		{b->mlock_path, "the manifest's lock"},
-		{b->seal_path, "the seal"},
-	};
-	enum mp_err rc = MP_OK;
-
-	for (size_t i = 0; !rc && i < sizeof out / sizeof out[0]; i++)
-		if (out[i][0])
-			rc = mp_path_set_output(ps, out[i][0], out[i][1], err);
-	return rc;
-}
-
-/* Every output against every input and each other, before anything is written. */
-static enum mp_err check_outputs(struct build *b, struct mp_error *err)
-{
-	struct mp_path_set ps;
-	char *state_tmp = mp_path_with_suffix(b->state, ".tmp");
-	char *manifest_tmp = mp_path_with_suffix(b->res->manifest_path, ".tmp");
-	enum mp_err rc = MP_OK;
-
-	mp_path_set_init(&ps);
-	if (!state_tmp || !manifest_tmp)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
-	for (size_t i = 0; !rc && i < b->set->count; i++)
-		rc = mp_path_set_input_fd(&ps, b->set->shards[i].path, b->set->shards[i].fd,
-					  "shard", err);
-	if (!rc)
-		rc = mp_path_set_input(&ps, b->o->config_path, "config", err);
-	if (!rc && b->o->tokenizer_dir)
-		rc = add_tokenizer_inputs(b, &ps, err);
-	if (!rc && !b->o->check_only)
-		rc = add_outputs(b, &ps, state_tmp, manifest_tmp, err);
-	if (!rc)
-		rc = mp_path_set_check(&ps, err);
-	mp_path_set_free(&ps);
-	free(state_tmp);
-	free(manifest_tmp);
-	return rc;
-}
-
-/*
- * What lies at an output's name.  A pack is a regular file that starts
- * with the pack magic ("GGMLMOEPACKv1" and three NUL bytes); a seal one
- * that starts with the seal magic; a manifest one that starts with '{'
- * and holds the quoted manifest format string in its first 64 KiB.
- * Anything else (another file, a link, a directory, a FIFO) is not ours to
- * replace without --force.  Returns 0 when nothing is there, 1 when the
- * file is of its kind, -1 (with *why) otherwise.
- */
-enum output_kind { KIND_PACK, KIND_MANIFEST, KIND_SEAL };
-
-static int output_is(const char *path, enum output_kind kind, const char **why)
-{
-	static char buf[64 * 1024];
-	struct stat st;
-	ssize_t n;
-	int fd;
-
-	if (lstat(path, &st) != 0)
-		return errno == ENOENT ? 0 : (*why = strerror(errno), -1);
-	if (S_ISLNK(st.st_mode))
-		return *why = "a symbolic link", -1;
-	if (!S_ISREG(st.st_mode))
-		return *why = mp_file_kind(st.st_mode), -1;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0)
-		return *why = strerror(errno), -1;
-	n = pread(fd, buf, sizeof buf, 0);
-	close(fd);
-	if (n < 0)
-		return *why = strerror(errno), -1;
-	switch (kind) {
-	case KIND_PACK:
-		if (n >= MP_MAGIC_LEN && memcmp(buf, MP_MAGIC "\0\0\0", MP_MAGIC_LEN) == 0)
-			return 1;
-		return *why = "it does not start with the pack magic", -1;
-	case KIND_SEAL:
-		if (n >= MP_SEAL_MAGIC_LEN &&
-		    memcmp(buf, MP_SEAL_MAGIC "\0\0\0", MP_SEAL_MAGIC_LEN) == 0)
-			return 1;
-		return *why = "it does not start with the seal magic", -1;
-	case KIND_MANIFEST:
-		if (n > 0 && buf[0] == '{' && memmem(buf, (size_t)n, "\"" MP_FORMAT "\"",
-						    sizeof MP_FORMAT + 1))
-			return 1;
-		return *why = "it is not a moepack manifest", -1;
-	}
-	return -1;
-}
-
-/*
- * Outputs that already exist must be of their kind, or --force must say
- * they may go: a build never replaces a file it cannot tell is its own.
- */
-static enum mp_err check_existing(struct build *b, struct mp_error *err)
-{
-	const struct {
-		const char *path, *what;
-		enum output_kind kind;
-	} out[] = {
-		{b->res->pack_path, "pack", KIND_PACK},
-		{b->res->manifest_path, "manifest", KIND_MANIFEST},
-		{b->seal_path, "seal", KIND_SEAL},
-	};
-
-	for (size_t i = 0; i < sizeof out / sizeof out[0]; i++) {
-		const char *why = NULL;
-
-		if (output_is(out[i].path, out[i].kind, &why) >= 0)
-			continue;
-		if (!b->o->force)
-			return mp_fail(err, MP_E_USAGE, "invalid usage: %s exists and is not a %s "
-				       "(%s): give --force to replace it", out[i].path, out[i].what,
-				       why);
-		if (unlink(out[i].path) != 0)
-			return mp_fail(err, MP_E_PACK_IO, "cannot remove %s: %s", out[i].path,
-				       strerror(errno));
-	}
-	return MP_OK;
-}
-
-static int exists(const char *path)
-{
-	struct stat st;
-
-	return lstat(path, &st) == 0;
-}
-
 static void remove_partial(struct build *b)
 {
 	unlink(b->partial);
@@ -1742,7 +226,7 @@ static enum mp_err find_resume_point(struct build *b, struct resume_point *rp, u
 			       b->partial, S_ISLNK(st.st_mode) ? "a symbolic link"
 			       : !S_ISREG(st.st_mode) ? mp_file_kind(st.st_mode)
 						      : "a file with more than one hard link");
-	rc = load_state(b, rp, why, sizeof why, err);
+	rc = mp_build_load_state(b, rp, why, sizeof why, err);
 	if (rc)
 		return rc;
 	*start = rp->objects;
@@ -1757,8 +241,12 @@ static enum mp_err find_resume_point(struct build *b, struct resume_point *rp, u
 		snprintf(why, sizeof why, "%s is shorter than its state says", b->partial);
 		*start = 0;
 	}
-	if (*start == 0 && why[0])
-		snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why);
+	/* a reason near MP_MSG_MAX is cut, as every message is; the return
+	 * value is looked at because, with mp_build_load_state() in buildstate.c,
+	 * the compiler no longer sees how long `why` is */
+	if (*start == 0 && why[0] &&
+	    snprintf(b->res->notice, sizeof b->res->notice, "%s: starting over", why) < 0)
+		b->res->notice[0] = '\0';
 	return MP_OK;
 }
 
@@ -1802,10 +290,11 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 	uint64_t start = 0;
 	enum mp_err rc;
 
-	if (exists(b->partial) && !b->o->resume)
+	if (mp_build_exists(b->partial) && !b->o->resume)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is left from an interrupted "
 			       "build: give --resume to continue it, or remove it", b->partial);
-	if (b->o->resume && exists(b->partial) && (rc = find_resume_point(b, &rp, &start, err)))
+	if (b->o->resume && mp_build_exists(b->partial) &&
+	    (rc = find_resume_point(b, &rp, &start, err)))
 		return rc;
 	if (start == 0)
 		remove_partial(b); /* nothing durable to trust: start over */
@@ -1813,7 +302,7 @@ static enum mp_err build_pack(struct build *b, struct mp_error *err)
 	b->res->resumed_at = start;
 	rc = check_space(b, start ? mp_layout_object_offset(&b->l, start) : 0, err);
 	if (!rc)
-		rc = write_partial(b, start, &rp, err);
+		rc = mp_build_write_partial(b, start, &rp, err);
 	b->seal_ready = !rc;
 	if (!rc && rename(b->partial, b->res->pack_path) != 0)
 		rc = mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s: %s", b->partial,
@@ -1875,9 +364,9 @@ static enum mp_err plan(struct build *b, struct mp_error *err)
 	mp_layout_set_shapes(&b->l, ex->hidden, ex->inter);
 	rc = mp_layout_compute(&b->l, ex->experts, ALIGNMENT, 0, err);
 	if (!rc)
-		rc = paths(b, err);
+		rc = mp_build_paths(b, err);
 	if (!rc)
-		rc = check_outputs(b, err);
+		rc = mp_build_check_outputs(b, err);
 	if (!rc && !b->o->check_only)
 		rc = mp_build_seal_init(&b->seal, &b->l, err);
 	if (rc)
@@ -1895,16 +384,16 @@ static enum mp_err plan(struct build *b, struct mp_error *err)
  * manifest checked ahead, and the lock. */
 static enum mp_err prepare(struct build *b, json_t **inventory, struct mp_error *err)
 {
-	enum mp_err rc = inventory_json(b, inventory, err);
+	enum mp_err rc = mp_build_inventory_json(b, inventory, err);
 
 	if (!rc && mp_mw_canonical_sha256(*inventory, b->res->inventory_sha256) != 0)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 	if (!rc)
 		rc = index_digest(b) ? mp_fail(err, MP_E_NOMEM, "out of memory") : MP_OK;
 	if (!rc)
-		rc = check_manifest_ahead(b, *inventory, err);
+		rc = mp_build_check_manifest_ahead(b, *inventory, err);
 	if (!rc)
-		rc = b->o->check_only ? peek_lock(b, err) : take_lock(b, err);
+		rc = b->o->check_only ? mp_build_peek_lock(b, err) : mp_build_take_lock(b, err);
 	return rc;
 }
 
@@ -1919,10 +408,10 @@ static enum mp_err judge_existing(struct build *b, struct mp_error *err)
 	struct mp_error why = {0};
 	enum mp_err judged;
 
-	if (!exists(res->pack_path))
+	if (!mp_build_exists(res->pack_path))
 		return MP_OK;
 	b->hash_judged = true;
-	judged = judge_pack(b, res->pack_path, true, &why);
+	judged = mp_build_judge_pack(b, res->pack_path, true, &why);
 	b->hash_judged = false;
 	if (judged == MP_OK) {
 		res->reused = true;
@@ -1962,7 +451,7 @@ static enum mp_err hash_kept_pack(struct build *b, struct mp_error *err)
  * manifest that does not pass must not stay. */
 static enum mp_err publish_manifest(struct build *b, json_t *inventory, struct mp_error *err)
 {
-	enum mp_err rc = write_manifest(b, inventory, err);
+	enum mp_err rc = mp_build_write_manifest(b, inventory, err);
 
 	if (!rc) {
 		rc = final_check(b, err);
@@ -1976,7 +465,7 @@ static enum mp_err publish_manifest(struct build *b, json_t *inventory, struct m
 static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_error *err)
 {
 	struct mp_gguf_build_result *res = b->res;
-	enum mp_err rc = check_existing(b, err);
+	enum mp_err rc = mp_build_check_existing(b, err);
 
 	if (!rc)
 		rc = judge_existing(b, err);
@@ -1989,7 +478,7 @@ static enum mp_err build_or_keep(struct build *b, json_t *inventory, struct mp_e
 		if (rc)
 			return rc;
 		mp_build_test_pause(b->o->cancel, "renamed");
-		rc = judge_pack(b, res->pack_path, false, err);
+		rc = mp_build_judge_pack(b, res->pack_path, false, err);
 	} else if (b->o->full_sha256) {
 		rc = hash_kept_pack(b, err);
 	}
@@ -2041,7 +530,7 @@ enum mp_err mp_gguf_build(const struct mp_shard_set *set, const struct mp_expert
 	if (!rc)
 		rc = prepare(&b, &inventory, err);
 	if (!rc)
-		rc = opts->check_only ? judge_pack(&b, res->pack_path, false, err)
+		rc = opts->check_only ? mp_build_judge_pack(&b, res->pack_path, false, err)
 				      : build_or_keep(&b, inventory, err);
 	json_decref(inventory);
 	release(&b);
