@@ -99,15 +99,13 @@ static bool node_or_reply(fuse_req_t req, struct mp_fs *fs, fuse_ino_t ino, stru
 	return false;
 }
 
-static bool snap_refresh(struct mp_fs *fs, struct mp_error *err);
-
 /* The current snapshot's time and sizes; one is rendered if there is none. */
 static void snapshot_view(struct mp_fs *fs, struct mp_attr_snapshot *v)
 {
 	struct mp_error err = {0};
 
 	mp_snap_slot_lengths(&fs->snaps, &v->status_len, &v->metrics_len);
-	if (v->status_len == 0 && snap_refresh(fs, &err))
+	if (v->status_len == 0 && mp_fs_snap_refresh(fs, &err))
 		mp_snap_slot_lengths(&fs->snaps, &v->status_len, &v->metrics_len);
 	v->ns = mp_snap_slot_ns(&fs->snaps);
 }
@@ -453,10 +451,10 @@ static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
 
 /*
  * Make a new snapshot the current one; false with *err when it cannot be
- * rendered.  The files' ctime stays until snap_settle() has dropped the
+ * rendered.  The files' ctime stays until mp_fs_snap_settle() has dropped the
  * kernel's pages of the old one.
  */
-static bool snap_refresh(struct mp_fs *fs, struct mp_error *err)
+bool mp_fs_snap_refresh(struct mp_fs *fs, struct mp_error *err)
 {
 	struct mp_snap_source src;
 	struct mp_snap_moment m;
@@ -486,7 +484,7 @@ static void reply_status(fuse_req_t req, struct mp_fs *fs, bool metrics, size_t 
 		struct mp_error err = {0};
 
 		/* before the watcher's first snapshot */
-		if (!snap_refresh(fs, &err)) {
+		if (!mp_fs_snap_refresh(fs, &err)) {
 			/* rendering fails only for want of memory */
 			fuse_reply_err(req, err.code == MP_E_NOMEM ? ENOMEM : EIO);
 			return;
@@ -569,9 +567,6 @@ static void read_end(struct mp_fs *fs)
 	atomic_fetch_sub(&fs->inflight, 1);
 }
 
-static void log_line(const struct mp_fs *fs, const char *fmt, ...)
-	__attribute__((format(printf, 2, 3)));
-
 /* One line for a chunk found bad (once: by the read that hashed it). */
 static void report_bad_chunk(struct mp_fs *fs, uint64_t chunk)
 {
@@ -582,7 +577,7 @@ static void report_bad_chunk(struct mp_fs *fs, uint64_t chunk)
 	mp_text_escape(path, sizeof path, p, strlen(p), 0);
 	mp_seal_chunk_get(fs->seal->layout, chunk, &ch);
 	mp_seal_chunk_describe(fs->pack, fs->seal->layout, chunk, what, sizeof what);
-	log_line(fs, "%s: chunk %" PRIu64 " (%s, bytes %" PRIu64 "-%" PRIu64 ") does not "
+	mp_fs_log(fs, "%s: chunk %" PRIu64 " (%s, bytes %" PRIu64 "-%" PRIu64 ") does not "
 		 "match the seal: every read of it fails with EIO", path, chunk, what,
 		 ch.offset, ch.offset + ch.len - 1);
 }
@@ -1160,7 +1155,7 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 	va_end(ap);
 }
 
-static void log_line(const struct mp_fs *fs, const char *fmt, ...)
+void mp_fs_log(const struct mp_fs *fs, const char *fmt, ...)
 {
 	char line[MP_MSG_MAX + 2 * MP_STATUS_PATH_MAX];
 	va_list ap;
@@ -1185,7 +1180,7 @@ static void report_change(const struct mp_fs *fs, const struct mp_status_change 
 	mp_iso8601_utc_ns(&c->new_mtime, nm, sizeof nm);
 	mp_iso8601_utc_ns(&c->old_ctime, oc, sizeof oc);
 	mp_iso8601_utc_ns(&c->new_ctime, nc, sizeof nc);
-	log_line(fs, "%s: the pack changed while mounted (size %" PRIu64 " -> %"
+	mp_fs_log(fs, "%s: the pack changed while mounted (size %" PRIu64 " -> %"
 		 PRIu64 ", mtime %s -> %s, ctime %s -> %s): every read of pack "
 		 "bytes now fails with EIO; remount to serve it again",
 		 path, c->old_size, c->new_size, om, nm, oc, nc);
@@ -1197,7 +1192,7 @@ static void report_change(const struct mp_fs *fs, const struct mp_status_change 
  * decoded from them (their inode numbers are one range, to the end).  -ENOENT (an inode the kernel does not know) is the
  * common answer and fine.  Bounded by the tree; given up on at unmount.
  */
-static void invalidate_pack_files(struct mp_fs *fs)
+void mp_fs_invalidate_pack_files(struct mp_fs *fs)
 {
 	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_PACK, 0, 0);
 	for (uint64_t ino = fs->tree.first_file_ino; ino < mp_tree_pack_files_end(&fs->tree);
@@ -1215,7 +1210,7 @@ static void invalidate_pack_files(struct mp_fs *fs)
  * a reader that waits for a ctime later than its reads never gets old
  * pages.
  */
-static void snap_settle(struct mp_fs *fs)
+void mp_fs_snap_settle(struct mp_fs *fs)
 {
 	struct mp_status_snap *snap = mp_snap_slot_get(&fs->snaps);
 	long long ns;
@@ -1229,13 +1224,13 @@ static void snap_settle(struct mp_fs *fs)
 	mp_snap_slot_settle(&fs->snaps, ns);
 }
 
-/* A new snapshot, served at once (snap_settle()). */
-static void snap_publish(struct mp_fs *fs)
+/* A new snapshot, served at once (mp_fs_snap_settle()). */
+void mp_fs_snap_publish(struct mp_fs *fs)
 {
 	struct mp_error err = {0};
 
-	if (snap_refresh(fs, &err))
-		snap_settle(fs);
+	if (mp_fs_snap_refresh(fs, &err))
+		mp_fs_snap_settle(fs);
 }
 
 bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
@@ -1244,7 +1239,7 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 	struct stat st;
 	enum mp_err rc;
 
-	if (!snap_refresh(fs, err)) {
+	if (!mp_fs_snap_refresh(fs, err)) {
 		mp_fail(err, MP_E_NOMEM, "out of memory: rendering the metrics");
 		atomic_fetch_add(&fs->metrics_write_errors, 1);
 		return false;
@@ -1275,18 +1270,18 @@ void mp_fs_metrics_remove(struct mp_fs *fs)
  * -o metrics_file, from the watcher: one log line when writing starts to
  * fail, one when it works again, never one per period.
  */
-static void write_metrics_file(struct mp_fs *fs, bool *failing)
+void mp_fs_metrics_write_logged(struct mp_fs *fs, bool *failing)
 {
 	struct mp_error err = {0};
 	bool ok = mp_fs_metrics_write(fs, &err);
 
 	if (fs->se)
-		snap_settle(fs);
+		mp_fs_snap_settle(fs);
 	if (!ok && !*failing)
-		log_line(fs, "-o metrics_file: %s (retrying every %u s)", err.msg,
+		mp_fs_log(fs, "-o metrics_file: %s (retrying every %u s)", err.msg,
 			 fs->metrics_interval);
 	else if (ok && *failing)
-		log_line(fs, "-o metrics_file: writing works again");
+		mp_fs_log(fs, "-o metrics_file: writing works again");
 	*failing = !ok;
 }
 
@@ -1322,11 +1317,11 @@ static void watch_tick(struct mp_fs *fs, struct mp_watch_plan *plan, bool *file_
 		report_change(fs, &c);
 	/* a new snapshot, written out */
 	if (act & MP_WATCH_WRITE_FILE)
-		write_metrics_file(fs, file_failing);
+		mp_fs_metrics_write_logged(fs, file_failing);
 	if (act & MP_WATCH_REFRESH)
-		snap_publish(fs);
+		mp_fs_snap_publish(fs);
 	if (act & MP_WATCH_INVALIDATE)
-		invalidate_pack_files(fs);
+		mp_fs_invalidate_pack_files(fs);
 }
 
 static void *watch(void *arg)
@@ -1459,13 +1454,13 @@ static void lease_broken(struct mp_fs *fs)
 		const char *p = fs->status.pack_path ? fs->status.pack_path : "";
 
 		mp_text_escape(path, sizeof path, p, strlen(p), 0);
-		log_line(fs, "%s: the pack was opened for writing or truncated while "
+		mp_fs_log(fs, "%s: the pack was opened for writing or truncated while "
 			 "mounted (its read lease broke, before any write): every read "
 			 "of pack bytes now fails with EIO; remount to serve it again",
 			 path);
 	}
-	snap_publish(fs);
-	invalidate_pack_files(fs);
+	mp_fs_snap_publish(fs);
+	mp_fs_invalidate_pack_files(fs);
 	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
 }
 

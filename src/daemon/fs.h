@@ -119,6 +119,14 @@ void mp_fs_warn(struct mp_fs *fs, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 
 /*
+ * One line for the log: stderr in the foreground, else syslog (after
+ * fuse_daemonize() stderr is /dev/null).  The watcher, the lease thread
+ * and the seal's replies report through it.
+ */
+void mp_fs_log(const struct mp_fs *fs, const char *fmt, ...)
+	__attribute__((format(printf, 2, 3)));
+
+/*
  * Render a new snapshot and write its metrics to fs->metrics_file (-o
  * metrics_file) atomically.  False with *err set when it cannot be written.
  */
@@ -130,6 +138,30 @@ bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err);
  * stopped.
  */
 void mp_fs_metrics_remove(struct mp_fs *fs);
+
+/*
+ * The status.json and metrics snapshots.  mp_fs_snap_refresh renders a
+ * new one and makes it current (false with *err when it cannot be
+ * rendered); mp_fs_snap_settle drops the kernel's pages of the old one and
+ * only then moves the files' ctime to the current one; mp_fs_snap_publish
+ * is both.  Settling needs the session (fs->se: the watcher runs).
+ */
+bool mp_fs_snap_refresh(struct mp_fs *fs, struct mp_error *err);
+void mp_fs_snap_settle(struct mp_fs *fs);
+void mp_fs_snap_publish(struct mp_fs *fs);
+
+/*
+ * Drop the kernel's pages of every file that may hold pack bytes (the
+ * pack changed): the watcher's and the lease break's.
+ */
+void mp_fs_invalidate_pack_files(struct mp_fs *fs);
+
+/*
+ * -o metrics_file from the watcher: write it, settle the snapshot, and log
+ * one line when writing starts to fail (*failing) and one when it works
+ * again.
+ */
+void mp_fs_metrics_write_logged(struct mp_fs *fs, bool *failing);
 
 /*
  * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
