@@ -99,9 +99,6 @@ struct mp_fs {
 	unsigned nwarnings;
 };
 
-/* The signal a lease break sends (F_SETSIG). */
-#define MP_FS_LEASE_SIGNAL (SIGRTMIN + 1)
-
 /* How often the watcher looks at the pack, and refreshes status.json. */
 #define MP_FS_WATCH_MS 200
 #define MP_FS_STATUS_MS 1000
@@ -173,34 +170,6 @@ void mp_fs_metrics_write_logged(struct mp_fs *fs, bool *failing);
  */
 int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
 void mp_fs_watch_stop(struct mp_fs *fs);
-
-/*
- * Take a read lease on the pack open as fd, first thing after opening it
- * (before its identity is taken and before validation reads it):
- * MP_LEASE_HELD; or -1 with errno EAGAIN when the pack is open for writing
- * (the mount is refused); or MP_LEASE_FALLBACK with fs->lease_reason
- * filled, also where the file system's leases do not see every writer
- * (mp_lease_fs_sees_writers).  `off`: leases are disabled (-o nolease).
- * The lease signal must be blocked in every thread (mp_fs_block_signals,
- * first thing in main).
- */
-int mp_fs_lease_take(struct mp_fs *fs, int fd, bool off);
-/*
- * Whether a lease taken by mp_fs_lease_take is still unbroken: false once
- * a writer asked for the pack (the break waits for the lease's holder).
- * True when there is no lease to keep.
- */
-bool mp_fs_lease_intact(const struct mp_fs *fs, int fd);
-/* Give the lease back (a mount that is refused after taking it). */
-void mp_fs_lease_release(struct mp_fs *fs, int fd);
-void mp_fs_block_signals(void);
-/*
- * After daemonizing (the lease belongs to the process that set it): make
- * this process its owner and start the thread that answers a lease break.
- * A writer that came in between is handled at once.  0 or an errno.
- */
-int mp_fs_lease_start(struct mp_fs *fs);
-void mp_fs_lease_stop(struct mp_fs *fs);
 
 /* The operations table (only the operations moepackfs implements). */
 extern const struct fuse_lowlevel_ops mp_fs_ops;

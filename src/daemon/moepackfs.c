@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "daemon/fs.h"
+#include "daemon/lease.h"
 
 #include <errno.h>
 #include <fcntl.h>
