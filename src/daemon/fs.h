@@ -99,10 +99,6 @@ struct mp_fs {
 	unsigned nwarnings;
 };
 
-/* How often the watcher looks at the pack, and refreshes status.json. */
-#define MP_FS_WATCH_MS 200
-#define MP_FS_STATUS_MS 1000
-
 /*
  * Set up the pack-changed state, the snapshots and the watcher's lock:
  * `id` is what the pack looked like when validated.  False when out of
@@ -148,28 +144,11 @@ void mp_fs_snap_settle(struct mp_fs *fs);
 void mp_fs_snap_publish(struct mp_fs *fs);
 
 /*
- * Drop the kernel's pages of every file that may hold pack bytes (the
- * pack changed): the watcher's and the lease break's.
- */
-void mp_fs_invalidate_pack_files(struct mp_fs *fs);
-
-/*
  * -o metrics_file from the watcher: write it, settle the snapshot, and log
  * one line when writing starts to fail (*failing) and one when it works
  * again.
  */
 void mp_fs_metrics_write_logged(struct mp_fs *fs, bool *failing);
-
-/*
- * The watcher: every MP_FS_WATCH_MS it fstat()s the pack; on a change it
- * logs one line and drops the kernel's cached pages of every file that
- * holds pack bytes.  Every MP_FS_STATUS_MS it renders a new snapshot of
- * status.json and metrics, and every fs->metrics_interval seconds writes
- * fs->metrics_file (a failure is logged once, until a write works again).
- * Start after daemonizing; stop before unmounting.
- */
-int mp_fs_watch_start(struct mp_fs *fs, struct fuse_session *se);
-void mp_fs_watch_stop(struct mp_fs *fs);
 
 /* The operations table (only the operations moepackfs implements). */
 extern const struct fuse_lowlevel_ops mp_fs_ops;

@@ -11,6 +11,7 @@
 
 #include "daemon/fs.h"
 #include "daemon/lease.h"
+#include "daemon/watch.h"
 
 #include <errno.h>
 #include <fcntl.h>
