@@ -60,6 +60,7 @@
 #include "config.h"
 
 #include "daemon/fs.h"
+#include "daemon/snapshots.h"
 
 #include <errno.h>
 #include <stdbool.h>
@@ -422,50 +423,6 @@ static void reply_read_error(fuse_req_t req, struct mp_fs *fs, int errnum)
 	mp_stats_count_error(&fs->stats);
 	mp_metrics_count_error(&fs->metrics, errnum);
 	fuse_reply_err(req, errnum);
-}
-
-/* ---- status.json snapshots ---------------------------------------------- */
-
-/* The pieces of a snapshot that live in fs, as snapshot.h wants them. */
-static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
-			struct mp_snap_moment *m)
-{
-	*src = (struct mp_snap_source){
-		.stats = &fs->stats,
-		.metrics = &fs->metrics,
-		.status = &fs->status,
-		.scan = &fs->scan,
-		.seal = fs->seal,
-		.started = &fs->started,
-	};
-	*m = (struct mp_snap_moment){
-		.lease = atomic_load(&fs->lease),
-		.lease_reason = fs->lease_reason,
-		.nwarnings = fs->nwarnings,
-		.warnings = (const char (*)[MP_MSG_MAX])fs->warnings,
-		.file_writes = atomic_load(&fs->metrics_writes),
-		.file_write_errors = atomic_load(&fs->metrics_write_errors),
-	};
-}
-
-/*
- * Make a new snapshot the current one; false with *err when it cannot be
- * rendered.  The files' ctime stays until mp_fs_snap_settle() has dropped the
- * kernel's pages of the old one.
- */
-bool mp_fs_snap_refresh(struct mp_fs *fs, struct mp_error *err)
-{
-	struct mp_snap_source src;
-	struct mp_snap_moment m;
-	struct mp_status_snap *snap;
-
-	snap_source(fs, &src, &m);
-	mp_pack_state_record(&fs->ps, &m.change);
-	snap = mp_snap_render(&src, &m, err);
-	if (!snap)
-		return false;
-	mp_snap_slot_set(&fs->snaps, snap);
-	return true;
 }
 
 /*
@@ -1093,36 +1050,6 @@ const struct fuse_lowlevel_ops mp_fs_ops = {
 	.create = fs_create,
 	.fallocate = fs_fallocate,
 };
-
-/*
- * The files say which snapshot they serve: the kernel's cached pages of
- * older ones (files opened without an OPEN request keep their cache) are
- * dropped first, and only then does the ctime move to the current one, so
- * a reader that waits for a ctime later than its reads never gets old
- * pages.
- */
-void mp_fs_snap_settle(struct mp_fs *fs)
-{
-	struct mp_status_snap *snap = mp_snap_slot_get(&fs->snaps);
-	long long ns;
-
-	if (!snap)
-		return;
-	ns = mp_snap_ns(snap);
-	mp_snap_put(snap);
-	fuse_lowlevel_notify_inval_inode(fs->se, MP_INO_STATUS, 0, 0);
-	fuse_lowlevel_notify_inval_inode(fs->se, fs->tree.metrics_ino, 0, 0);
-	mp_snap_slot_settle(&fs->snaps, ns);
-}
-
-/* A new snapshot, served at once (mp_fs_snap_settle()). */
-void mp_fs_snap_publish(struct mp_fs *fs)
-{
-	struct mp_error err = {0};
-
-	if (mp_fs_snap_refresh(fs, &err))
-		mp_fs_snap_settle(fs);
-}
 
 bool mp_fs_metrics_write(struct mp_fs *fs, struct mp_error *err)
 {

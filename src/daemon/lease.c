@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include "daemon/lease.h"
+#include "daemon/snapshots.h"
 #include "daemon/watch.h"
 
 #include <errno.h>

@@ -14,6 +14,8 @@
 
 #include "daemon/watch.h"
 
+#include "daemon/snapshots.h"
+
 #include <inttypes.h>
 #include <string.h>
 #include <time.h>
