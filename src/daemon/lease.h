@@ -10,7 +10,7 @@
 
 #include <stdbool.h>
 
-#include "daemon/fs.h"
+#include "daemon/fsstate.h"
 
 /* The signal a lease break sends (F_SETSIG). */
 #define MP_FS_LEASE_SIGNAL (SIGRTMIN + 1)

@@ -12,6 +12,7 @@
 #include "daemon/fs.h"
 #include "daemon/lease.h"
 #include "daemon/watch.h"
+#include "daemon/metricsfile.h"
 
 #include <errno.h>
 #include <fcntl.h>

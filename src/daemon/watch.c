@@ -14,6 +14,7 @@
 
 #include "daemon/watch.h"
 
+#include "daemon/metricsfile.h"
 #include "daemon/snapshots.h"
 
 #include <inttypes.h>

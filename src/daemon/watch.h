@@ -4,7 +4,7 @@
 #ifndef MOEPACK_DAEMON_WATCH_H
 #define MOEPACK_DAEMON_WATCH_H
 
-#include "daemon/fs.h"
+#include "daemon/fsstate.h"
 
 /* How often the watcher looks at the pack, and refreshes status.json. */
 #define MP_FS_WATCH_MS 200
