@@ -10,6 +10,7 @@
 #include "config.h"
 
 #include "daemon/fs.h"
+#include "daemon/prog.h"
 #include "daemon/lease.h"
 #include "daemon/watch.h"
 #include "daemon/metricsfile.h"
@@ -46,11 +47,7 @@
 #include "base/outfile.h"
 #include "base/text.h"
 
-#define PROG "moepackfs"
 #define FUSE_DEVICE "/dev/fuse"
-
-/* Exit statuses: the error classes of errors.h, as for `moepack`. */
-enum { EXIT_INVALID = 1, EXIT_USAGE = 2, EXIT_IO = 3 };
 
 /* Entries and attributes never change while mounted. */
 #define CACHE_TIMEOUT (30.0 * 86400.0)
