@@ -9,6 +9,7 @@
  */
 #include "config.h"
 
+#include "daemon/daemon.h"
 #include "daemon/fs.h"
 #include "daemon/options.h"
 #include "daemon/prog.h"
@@ -56,15 +57,6 @@
 #define MAX_REQUEST (1u << 20)
 #define MIN_REQUEST (128u << 10)
 /*
- * Threads serving requests unless -o max_threads says otherwise.  The
- * loader reads 16 objects at once, and the kernel cuts each O_DIRECT read
- * of one into 12 requests that it sends together: 192 in flight, each a
- * read from storage that waits for the device.  With fewer threads the
- * device sees fewer reads at once and the mount falls behind a native
- * reader (moepackfs(1), PERFORMANCE, has the figures).
- */
-#define DEFAULT_THREADS 192u
-/*
  * status.json and metrics say who reads which expert and where the pack
  * lives: under allow_other, only the owner and group read them unless
  * -o status_mode says otherwise.
@@ -74,20 +66,6 @@
 #define REQUEST_BUFFERS_KEPT 32
 /* -o metrics_file's period: node_exporter is scraped every 15 s or more */
 #define METRICS_INTERVAL 15
-
-static int usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-
-static int usage_failure(const char *fmt, ...)
-{
-	va_list ap;
-
-	fprintf(stderr, PROG ": ");
-	va_start(ap, fmt);
-	vfprintf(stderr, fmt, ap);
-	va_end(ap);
-	fprintf(stderr, "\nTry '" PROG " --help' for more information.\n");
-	return EXIT_USAGE;
-}
 
 /*
  * Largest read request that libfuse can still answer by splice.  It
@@ -132,40 +110,6 @@ static bool find_fuse_mount(const char *mountpoint, const char *want_type,
 	fclose(f);
 	return found;
 }
-
-/* Everything that lives as long as the mount. */
-struct daemon {
-	struct options opt;
-	struct fuse_cmdline_opts cmd;
-	struct mp_pack *pack;
-	struct mp_fs fs;
-	char *client_manifest;
-	char *client_path;
-	char *manifest_real;
-	char *pack_real;
-	/* -o trust='s key files, split once (trust_split holds them): the
-	 * signature check and check_metrics_file read the same list */
-	char *trust_split;
-	const char *trust_keys[MP_MAX_TRUSTED_KEYS];
-	int ntrust;
-	bool stats_ok;
-	bool fs_ok;
-	/* how pack bytes are read, and the buffers requests read them into */
-	struct mp_storage storage;
-	bool storage_ok;
-	struct mp_bufpool reqbufs;
-	bool reqbufs_ok;
-	/* -o verify=seal */
-	struct mp_seal *seal;
-	struct mp_seal_layout layout;
-	bool layout_ok;
-	struct mp_sealcheck check;
-	bool check_ok;
-	struct mp_status_seal status_seal;
-	char seal_hex[MP_SHA256_HEX];
-	bool seal_by_default;     /* PACK.seal found, nothing asked for */
-	char verify_note[MP_MSG_MAX + 1100]; /* the line saying which, once mounted */
-};
 
 /*
  * Buffered reads and mmap faults arrive in read-ahead sized requests, and
@@ -296,9 +240,9 @@ static int not_a_directory(const struct daemon *d, const char *shown)
 	struct stat st;
 
 	if (!d->opt.pack || stat(d->opt.pack, &st) != 0 || !S_ISDIR(st.st_mode))
-		return usage_failure("mount point %s is not a directory", shown);
+		return daemon_usage_failure("mount point %s is not a directory", shown);
 	mp_text_escape(pack, sizeof pack, d->opt.pack, strlen(d->opt.pack), 0);
-	return usage_failure("mount point %s is not a directory, and PACK %s is one: PACK "
+	return daemon_usage_failure("mount point %s is not a directory, and PACK %s is one: PACK "
 			     "comes first (" PROG " [OPTIONS] %s %s)", shown, pack, shown, pack);
 }
 
@@ -330,9 +274,9 @@ static int check_mountpoint(struct daemon *d)
 			return EXIT_USAGE;
 		}
 		if (errno == ENOENT)
-			return usage_failure("mount point %s: %s (create it first: mkdir -p %s)",
+			return daemon_usage_failure("mount point %s: %s (create it first: mkdir -p %s)",
 					     shown, strerror(ENOENT), shown);
-		return usage_failure("mount point %s: %s", shown, strerror(errno));
+		return daemon_usage_failure("mount point %s: %s", shown, strerror(errno));
 	}
 	if (!S_ISDIR(st.st_mode))
 		return not_a_directory(d, shown);
@@ -400,54 +344,6 @@ static void add_escaped_option(struct fuse_args *args, const char *name,
 	free(text);
 }
 
-static void daemon_free(struct daemon *d)
-{
-	if (d->stats_ok)
-		mp_stats_free(&d->fs.stats);
-	free(d->client_manifest);
-	free(d->client_path);
-	free(d->manifest_real);
-	free(d->pack_real);
-	free(d->trust_split);
-	free(d->opt.pack);
-	free(d->opt.manifest);
-	free(d->opt.config);
-	free(d->opt.source);
-	free(d->opt.expect_source);
-	free(d->opt.expect_identity);
-	free(d->opt.expect_config);
-	free(d->opt.client_root);
-	free(d->opt.metrics_file);
-	free(d->opt.mountpoint);
-	for (unsigned i = 0; i < d->opt.nunkeyed; i++)
-		free(d->opt.unkeyed[i]);
-	if (d->fs_ok)
-		mp_fs_cleanup(&d->fs);
-	if (d->check_ok)
-		mp_sealcheck_free(&d->check);
-	if (d->layout_ok)
-		mp_seal_layout_free(&d->layout);
-	mp_seal_free(d->seal);
-	free(d->opt.seal_path);
-	free(d->opt.trust);
-	if (d->reqbufs_ok)
-		mp_bufpool_destroy(&d->reqbufs);
-	if (d->storage_ok)
-		mp_storage_close(&d->storage);
-	mp_pack_close(d->pack);
-	free(d->cmd.mountpoint);
-}
-
-/* One line for a failure of the pack: "moepackfs: PACK: message", escaped. */
-static int pack_failure(const struct daemon *d, enum mp_err rc, const struct mp_error *err)
-{
-	char shown[1024];
-
-	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
-	fprintf(stderr, PROG ": %s: %s\n", shown, err->msg);
-	return mp_err_exit_status(rc);
-}
-
 struct first_problem {
 	bool found;
 	char text[MP_MSG_MAX];
@@ -500,7 +396,7 @@ static int scan_payload(struct daemon *d)
 		progress_bar_finish(&bar);
 	}
 	if (rc != MP_OK) {
-		return pack_failure(d, rc, &err);
+		return daemon_pack_failure(d, rc, &err);
 	}
 	problems = mp_scan_problem_total(&sum);
 	d->fs.scan = (struct mp_metrics_scan){
@@ -694,7 +590,7 @@ static int open_pack(struct daemon *d)
 	rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
 	progress_bar_finish(&bar);
 	if (rc != MP_OK) {
-		return pack_failure(d, rc, &err);
+		return daemon_pack_failure(d, rc, &err);
 	}
 	print_pack_warnings(stderr, PROG, d->pack);
 	if (check_without_lease(d) != 0)
@@ -797,7 +693,7 @@ static int open_entries(struct daemon *d)
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
 	if (rc != MP_OK)
-		return pack_failure(d, rc, &err);
+		return daemon_pack_failure(d, rc, &err);
 	return 0;
 }
 
@@ -925,16 +821,16 @@ static int check_metrics_file(struct daemon *d)
 	dir_errno = errno;
 	real_mnt = realpath(d->cmd.mountpoint, NULL);
 	if (!real_dir)
-		status = usage_failure("-o metrics_file=%s: its directory: %s", shown,
+		status = daemon_usage_failure("-o metrics_file=%s: its directory: %s", shown,
 				       strerror(dir_errno));
 	else if (real_mnt && path_within(real_dir, real_mnt))
-		status = usage_failure("-o metrics_file=%s is inside the mount point; "
+		status = daemon_usage_failure("-o metrics_file=%s is inside the mount point; "
 				       "write it elsewhere", shown);
 	else if (names_an_input(d, path, &what))
-		status = usage_failure("-o metrics_file=%s is %s, which it would replace", shown,
+		status = daemon_usage_failure("-o metrics_file=%s is %s, which it would replace", shown,
 				       what);
 	else if (unsafe_metrics_dir(real_dir, path, &what))
-		status = usage_failure("-o metrics_file=%s: %s", shown, what);
+		status = daemon_usage_failure("-o metrics_file=%s: %s", shown, what);
 	free(dir);
 	free(real_dir);
 	free(real_mnt);
@@ -958,7 +854,7 @@ static int prepare_tree(struct daemon *d)
 		d->stats_ok = rc == MP_OK;
 	}
 	if (rc != MP_OK) {
-		return pack_failure(d, rc, &err);
+		return daemon_pack_failure(d, rc, &err);
 	}
 	return 0;
 }
@@ -1190,7 +1086,7 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 	int status;
 
 	if (mp_opt_parse(&d->opt, args) != 0)
-		return usage_failure("cannot parse the options");
+		return daemon_usage_failure("cannot parse the options");
 	if (d->opt.show_help) {
 		mp_opt_print_help();
 		return stdout_done();
@@ -1204,22 +1100,22 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 		return stdout_done();
 	}
 	if (d->opt.error[0])
-		return usage_failure("%s", d->opt.error);
+		return daemon_usage_failure("%s", d->opt.error);
 	if (d->opt.entries && d->opt.seal)
-		return usage_failure("-o verify=entries checks against the pack's index: "
+		return daemon_usage_failure("-o verify=entries checks against the pack's index: "
 				     "-o %s needs -o verify=seal",
 				     d->opt.trust ? "trust" : "seal");
 	if (d->opt.seal_ahead_given && d->opt.verify_given && !d->opt.seal && !d->opt.entries)
-		return usage_failure("-o seal_ahead needs -o verify=seal or verify=entries");
+		return daemon_usage_failure("-o seal_ahead needs -o verify=seal or verify=entries");
 	if (d->opt.seal_cache_given && d->opt.verify_given && !d->opt.seal && !d->opt.entries)
-		return usage_failure("-o seal_cache_mb needs -o verify=seal or verify=entries");
+		return daemon_usage_failure("-o seal_cache_mb needs -o verify=seal or verify=entries");
 	status = check_mountpoint(d);
 	if (status != 0)
 		return status;
 	if (fuse_parse_cmdline(args, &d->cmd) != 0)
-		return usage_failure("invalid arguments");
+		return daemon_usage_failure("invalid arguments");
 	if (!d->opt.pack || !d->cmd.mountpoint)
-		return usage_failure("missing %s", d->opt.pack ? "MOUNTPOINT"
+		return daemon_usage_failure("missing %s", d->opt.pack ? "MOUNTPOINT"
 							       : "PACK and MOUNTPOINT");
 	return 0;
 }
@@ -1234,9 +1130,9 @@ static int split_trust(struct daemon *d)
 	}
 	d->ntrust = mp_trust_list_split(d->trust_split, d->trust_keys);
 	if (d->ntrust < 0)
-		return usage_failure("-o trust: more than %d keys", MP_MAX_TRUSTED_KEYS);
+		return daemon_usage_failure("-o trust: more than %d keys", MP_MAX_TRUSTED_KEYS);
 	if (d->ntrust == 0)
-		return usage_failure("-o trust: no key file given");
+		return daemon_usage_failure("-o trust: no key file given");
 	return 0;
 }
 
@@ -1316,7 +1212,7 @@ static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_ses
 	}
 	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
 	if (!*se)
-		return usage_failure("libfuse refused the options (its message is above)");
+		return daemon_usage_failure("libfuse refused the options (its message is above)");
 	return 0;
 }
 
