@@ -77,3 +77,16 @@ int daemon_pack_failure(const struct daemon *d, enum mp_err rc, const struct mp_
 	fprintf(stderr, PROG ": %s: %s\n", shown, err->msg);
 	return mp_err_exit_status(rc);
 }
+
+/* PACK.seal (or -o seal=): a malloc'd path, NULL when out of memory. */
+char *daemon_seal_path_of(const struct daemon *d)
+{
+	char *path;
+
+	if (d->opt.seal_path)
+		return strdup(d->opt.seal_path);
+	path = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
+	if (path)
+		sprintf(path, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
+	return path;
+}

@@ -72,6 +72,9 @@ int daemon_usage_failure(const char *fmt, ...) __attribute__((format(printf, 1, 
  * returns the code's exit status. */
 int daemon_pack_failure(const struct daemon *d, enum mp_err rc, const struct mp_error *err);
 
+/* PACK.seal (or -o seal=): a malloc'd path, NULL when out of memory. */
+char *daemon_seal_path_of(const struct daemon *d);
+
 /* Free what d holds, whatever step it reached. */
 void daemon_free(struct daemon *d);
 

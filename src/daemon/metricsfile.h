@@ -8,6 +8,8 @@
 
 #include "daemon/fsstate.h"
 
+struct daemon;
+
 /*
  * Render a new snapshot and write its metrics to fs->metrics_file (-o
  * metrics_file) atomically.  False with *err set when it cannot be written.
@@ -27,5 +29,17 @@ void mp_fs_metrics_remove(struct mp_fs *fs);
  * again.
  */
 void mp_fs_metrics_write_logged(struct mp_fs *fs, bool *failing);
+
+/*
+ * -o metrics_file before mounting: its directory must exist, lie outside
+ * the mount point (the daemon would wait for its own answer) and not let
+ * other users replace the file, and the file must not be one of the
+ * mount's inputs, which the rename would replace.  0, or EXIT_USAGE with
+ * the message printed.
+ */
+int daemon_check_metrics_file(struct daemon *d);
+
+/* The first write, right after mounting: 0, or EXIT_IO with the message. */
+int daemon_first_metrics_file(struct daemon *d);
 
 #endif

@@ -170,19 +170,6 @@ static int open_seal(struct daemon *d);
 static int open_entries(struct daemon *d);
 static enum mp_err start_check(struct daemon *d, struct mp_error *err);
 
-/* PACK.seal (or -o seal=): a malloc'd path, NULL when out of memory. */
-char *daemon_seal_path_of(const struct daemon *d)
-{
-	char *path;
-
-	if (d->opt.seal_path)
-		return strdup(d->opt.seal_path);
-	path = malloc(strlen(d->opt.pack) + sizeof MP_SEAL_SUFFIX);
-	if (path)
-		sprintf(path, "%s%s", d->opt.pack, MP_SEAL_SUFFIX);
-	return path;
-}
-
 /*
  * Nothing asked for: verify=seal when PACK.seal is beside the pack, else
  * verify=entries when the pack's index records each role's SHA-256, else

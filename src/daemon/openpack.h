@@ -21,7 +21,4 @@ int daemon_open_pack(struct daemon *d);
  */
 int daemon_lease_still_held(struct daemon *d);
 
-/* PACK.seal (or -o seal=): a malloc'd path, NULL when out of memory. */
-char *daemon_seal_path_of(const struct daemon *d);
-
 #endif
