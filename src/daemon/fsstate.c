@@ -3,7 +3,7 @@
  * part of the daemon reports through: status.json's warnings of the
  * daemon and the one log line.
  *
- * moepackfs.c calls mp_fs_setup before mounting and mp_fs_cleanup after;
+ * prepare.c calls mp_fs_setup before mounting, daemon.c mp_fs_cleanup after;
  * the threads that fsstate.h's struct holds are watch.c's and lease.c's.
  */
 #include "config.h"

@@ -4,7 +4,7 @@
  * The FUSE operations (fs.c), their read replies (reply.c), the
  * snapshots (snapshots.c), the watcher (watch.c), the lease (lease.c) and
  * -o metrics_file (metricsfile.c) all work on the one struct mp_fs that
- * moepackfs.c fills before mounting and hands to libfuse as the session's
+ * prepare.c fills before mounting and hands to libfuse as the session's
  * userdata.  Its set-up, teardown, the daemon's warnings and the log are
  * fsstate.c's.
  */

@@ -1,9 +1,9 @@
 /*
  * lease.c - the read lease on the pack, and the thread that answers its break.
  *
- * moepackfs.c takes the lease as the pack is opened (before validation
- * reads it), checks just before mounting that no writer came meanwhile,
- * and starts the thread after daemonizing.  A writer that opens or
+ * openpack.c takes the lease as the pack is opened (before validation
+ * reads it) and checks just before mounting that no writer came
+ * meanwhile; moepackfs.c starts the thread after daemonizing.  A writer that opens or
  * truncates the pack waits in the kernel for the break: the mount enters
  * the pack-changed state, lets the reads in flight finish, drops the
  * kernel's pages of every file with pack bytes and only then gives the

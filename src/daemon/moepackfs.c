@@ -1,55 +1,43 @@
 /*
- * moepackfs.c - validate a pack, then mount it read-only with FUSE.
+ * moepackfs.c - validate a pack, then mount it read-only with FUSE: main.
  *
  * The order matters: options, then the same validation as `moepack verify`
  * (same messages, same exit statuses), and only a valid pack is mounted.
  * The mount happens before daemonizing, and fuse_daemonize()'s parent
  * waits for the child, so when `moepackfs PACK MNT` returns 0 the mount
  * is there (requests wait for the loop, they do not fail).
+ *
+ * main() runs the steps in that order, each a file of its own: the
+ * options (options.c), the session (here: libfuse refuses an unknown
+ * option before a long validation), the pack (openpack.c), the metrics
+ * file's checks (metricsfile.c), struct mp_fs (prepare.c), the mount
+ * (mountpoint.c); then it daemonizes and runs the loop between the
+ * threads it needs (the watcher, the lease's, the seal's workers).
  */
 #include "config.h"
 
 #include "daemon/daemon.h"
 #include "daemon/fs.h"
+#include "daemon/lease.h"
+#include "daemon/metricsfile.h"
 #include "daemon/mountpoint.h"
 #include "daemon/openpack.h"
-#include "daemon/prepare.h"
 #include "daemon/options.h"
+#include "daemon/prepare.h"
 #include "daemon/prog.h"
-#include "daemon/lease.h"
 #include "daemon/watch.h"
-#include "daemon/metricsfile.h"
 
 #include <errno.h>
-#include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <dirent.h>
-#include <grp.h>
-#include <sys/file.h>
-#include <sys/stat.h>
-#include <sys/vfs.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <fuse_opt.h>
 
-#include "pack/manifest.h"
-#include "seal/entryseal.h"
-#include "seal/seal.h"
-#include "seal/sealsample.h"
-#include "seal/sign.h"
-#include "pack/progress.h"
-#include "payload/scan.h"
-#include "payload/scanreport.h"
-#include "namespace/mountinfo.h"
-#include "namespace/sharedmaps.h"
-#include "base/outfile.h"
 #include "base/text.h"
 
 static void add_arg(struct fuse_args *args, const char *arg, bool *ok)

@@ -15,7 +15,7 @@
  * when it can grow its pipe to the reply size plus three pages; if it
  * cannot (a 1 MiB request needs a 2 MiB pipe, above the default
  * fs.pipe-max-size of 1 MiB) it silently falls back to read() into a
- * malloc'd buffer.  So moepackfs.c caps requests (max_write, which sets the
+ * malloc'd buffer.  So prepare.c caps requests (max_write, which sets the
  * kernel's max_pages) at what fits the pipe limit: 1008 KiB by default.
  *
  * Replies under two pages (a lone page fault, a 4 KiB O_DIRECT read) are

@@ -104,7 +104,7 @@ static void *watch(void *arg)
 	bool file_failing = false;
 
 	clock_gettime(CLOCK_MONOTONIC, &now);
-	/* written once before daemonizing (moepackfs.c): the next is a period on */
+	/* written once before daemonizing (metricsfile.c): the next is a period on */
 	mp_watch_plan_init(&plan, &now, MP_FS_STATUS_MS, fs->metrics_file != NULL,
 			   (long)fs->metrics_interval * 1000L);
 	pthread_mutex_lock(&fs->lock);
