@@ -19,11 +19,11 @@
  * TYPE for every family, counters named *_total, base units (bytes,
  * seconds), no timestamps, no "# EOF", labels only with a bounded set of
  * values (file kind, role, mode, layer, errno name; never an expert).
- * The caller renders it from one status snapshot (fs.c), so status.json
- * and metrics always agree.
+ * The caller renders it from one status snapshot (daemon/snapshots.c), so
+ * status.json and metrics always agree.
  *
- * Pure code: no FUSE, no files written (fs.c writes -o metrics_file through
- * base/outfile.h).
+ * Pure code: no FUSE, no files written (daemon/metricsfile.c writes -o
+ * metrics_file through base/outfile.h).
  */
 #ifndef MOEPACK_METRICS_H
 #define MOEPACK_METRICS_H

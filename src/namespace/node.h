@@ -4,7 +4,8 @@
  *
  * All of it is a function of the validated pack and the decoded inode, with
  * no FUSE in it, so that the unit tests reach every attribute of every kind
- * of file without root or /dev/fuse; fs.c only puts the results on the wire.
+ * of file without root or /dev/fuse; the daemon (daemon/fs.c, reply.c) only
+ * puts the results on the wire.
  */
 #ifndef MOEPACK_NODE_H
 #define MOEPACK_NODE_H

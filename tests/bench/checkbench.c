@@ -5,8 +5,8 @@
  *
  * THREADS threads run, for SECONDS, the operations the daemon's read path
  * does per read request to decide whether the pack may still be served
- * (read_begin and read_end in src/daemon/fs.c), on shared variables as the daemon
- * has them, so contention between readers is real:
+ * (read_begin and read_end in src/daemon/reply.c), on shared variables as
+ * the daemon has them, so contention between readers is real:
  *
  *   lease   with the read lease held: increment the in-flight counter,
  *           load the changed flag and the lease state, decrement;
