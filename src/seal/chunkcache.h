@@ -19,8 +19,9 @@
  * an entry whose every byte has been served goes out before the others.
  * With budget 0 nothing is kept: only requests in flight share chunks.
  * Memory: the budget, plus the entries requests hold (at most the chunks
- * their ranges touch), plus at most 16 MiB of free buffers kept for the
- * next claims (none of buffers larger than that).  One mutex and one condition variable; nothing here
+ * their ranges touch), plus free buffers kept for the next claims: as many
+ * as the budget holds and at most 16 MiB more (none of buffers larger than
+ * that).  One mutex and one condition variable; nothing here
  * reads, hashes or knows about FUSE.
  */
 #ifndef MOEPACK_CHUNKCACHE_H
