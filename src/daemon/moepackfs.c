@@ -238,23 +238,25 @@ static int unknown_option(const struct daemon *d)
 
 /*
  * The session before the pack: it rejects unknown options, and that should
- * not wait for a full digest of a large pack.
+ * not wait for a full digest of a large pack.  Only when libfuse refuses
+ * them are the options tried one by one, to name the one at fault.
  */
 static int new_session(struct daemon *d, struct fuse_args *args, struct fuse_session **se)
 {
-	int status = unknown_option(d);
+	int status;
 
-	if (status != 0)
-		return status;
 	d->pack_real = realpath(d->opt.pack, NULL);
 	if (!add_mount_options(d, args)) {
 		fprintf(stderr, PROG ": out of memory\n");
 		return EXIT_IO;
 	}
+	fuse_set_log_func(no_log);
 	*se = fuse_session_new(args, &mp_fs_ops, sizeof mp_fs_ops, &d->fs);
-	if (!*se)
-		return daemon_usage_failure("libfuse refused the options (its message is above)");
-	return 0;
+	fuse_set_log_func(NULL);
+	if (*se)
+		return 0;
+	status = unknown_option(d);
+	return status ? status : daemon_usage_failure("libfuse refused the mount options");
 }
 
 /* -o verify=seal: the workers that share a request's loads and check ahead. */
