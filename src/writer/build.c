@@ -165,23 +165,28 @@ static enum mp_err index_digest(struct build *b)
 	return MP_OK;
 }
 
-static enum mp_err check_space(struct build *b, uint64_t have, struct mp_error *err)
+enum mp_err mp_build_check_space(const char *dir, uint64_t need, uint64_t margin,
+				 struct mp_error *err)
 {
 	struct statvfs sv;
-	uint64_t free_bytes, need = b->l.size - have;
+	uint64_t free_bytes;
 
 	if (getenv(NO_SPACE_CHECK_ENV))
 		return MP_OK;
-	if (statvfs(b->dir, &sv) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot read free space of %s: %s", b->dir,
+	if (statvfs(dir, &sv) != 0)
+		return mp_fail(err, MP_E_PACK_IO, "cannot read free space of %s: %s", dir,
 			       strerror(errno));
 	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (free_bytes < need || free_bytes - need < b->o->margin)
+	if (free_bytes < need || free_bytes - need < margin)
 		return mp_fail(err, MP_E_NO_SPACE, "%s: %s has %" PRIu64 " bytes free, the pack "
 			       "needs %" PRIu64 " more and a margin of %" PRIu64 " (--margin)",
-			       mp_err_summary(MP_E_NO_SPACE), b->dir, free_bytes, need,
-			       b->o->margin);
+			       mp_err_summary(MP_E_NO_SPACE), dir, free_bytes, need, margin);
 	return MP_OK;
+}
+
+static enum mp_err check_space(struct build *b, uint64_t have, struct mp_error *err)
+{
+	return mp_build_check_space(b->dir, b->l.size - have, b->o->margin, err);
 }
 
 static enum mp_err final_check(struct build *b, struct mp_error *err)

@@ -107,6 +107,15 @@ uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n);
  * at most two minutes; nothing at any other point.
  */
 long mp_build_test_delay_ms(void);
+
+/*
+ * The free-space check both builders make before writing: dir must have
+ * `need` bytes free beyond `margin` (--margin), else MP_E_NO_SPACE naming
+ * all three.  Skipped under the test hook MOEPACK_TEST_NO_SPACE_CHECK,
+ * which lets a test reach a real ENOSPC.
+ */
+enum mp_err mp_build_check_space(const char *dir, uint64_t need, uint64_t margin,
+				 struct mp_error *err);
 void mp_build_test_pause(const struct mp_cancel *cancel, const char *point);
 
 #endif

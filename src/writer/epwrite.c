@@ -10,7 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/file.h>
-#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "base/file.h"
@@ -24,7 +23,6 @@
 #include "writer/outputs.h"
 
 /* Test hook, as the Kimi build's: skip the free-space check. */
-#define NO_SPACE_CHECK_ENV "MOEPACK_TEST_NO_SPACE_CHECK"
 
 /* ---- outputs ------------------------------------------------------------------ */
 
@@ -201,22 +199,8 @@ static enum mp_err make_head(struct mp_epw_job *j, struct mp_error *err)
 
 static enum mp_err check_space(const struct mp_epw_job *j, uint64_t have, struct mp_error *err)
 {
-	struct statvfs sv;
-	uint64_t free_bytes, need = j->p->size > have ? j->p->size - have : 0;
-
-	if (getenv(NO_SPACE_CHECK_ENV))
-		return MP_OK;
-	if (statvfs(j->dir, &sv) != 0)
-		return mp_fail(err, MP_E_PACK_IO, "cannot read free space of %s: %s", j->dir,
-			       strerror(errno));
-	free_bytes = (uint64_t)sv.f_bavail * sv.f_frsize;
-	if (free_bytes < need || free_bytes - need < j->o->margin)
-		return mp_fail(err, MP_E_NO_SPACE, "%s: %s has %llu bytes free, the pack needs "
-			       "%llu more and a margin of %llu (--margin)",
-			       mp_err_summary(MP_E_NO_SPACE), j->dir,
-			       (unsigned long long)free_bytes, (unsigned long long)need,
-			       (unsigned long long)j->o->margin);
-	return MP_OK;
+	return mp_build_check_space(j->dir, j->p->size > have ? j->p->size - have : 0,
+				    j->o->margin, err);
 }
 
 static enum mp_err open_partial(struct mp_epw_job *j, struct mp_error *err)
