@@ -12,14 +12,14 @@
 #include <unistd.h>
 
 #include "fixture.h"
-#include "writer/layout.h"
-#include "writer/manifestwrite.h"
+#include "writer/kimi/layout.h"
+#include "writer/kimi/manifestwrite.h"
 #include "base/file.h"
-#include "writer/build.h"
+#include "writer/kimi/build.h"
 #include "writer/outputs.h"
 #include "writer/gguf.h"
-#include "pack/index.h"
-#include "writer/shards.h"
+#include "pack/kimi/index.h"
+#include "writer/kimi/shards.h"
 
 /* The reference's Kimi-K3 numbers, from one layout computation. */
 START_TEST(test_layout_k3)

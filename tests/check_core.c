@@ -24,7 +24,7 @@
 #include "base/errors.h"
 #include "base/file.h"
 #include "fixture.h"
-#include "pack/index.h"
+#include "pack/kimi/index.h"
 #include "base/jsonstr.h"
 #include "pack/pack.h"
 #include "base/quant.h"

@@ -30,9 +30,9 @@
 #include "fixture.h"
 #include "base/u64map.h"
 #include "namespace/node.h"
-#include "pack/expertpack.h"
+#include "pack/expertpack/expertpack.h"
 #include "pack/mjson.h"
-#include "pack/pyrandom.h"
+#include "pack/expertpack/pyrandom.h"
 
 /* ---- the corpus, written by mkcorpus.py --------------------------------- */
 

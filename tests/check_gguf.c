@@ -26,8 +26,8 @@
 #include "fixture.h"
 #include "writer/gguf.h"
 #include "writer/ggufwrite.h"
-#include "writer/k3names.h"
-#include "writer/shards.h"
+#include "writer/kimi/k3names.h"
+#include "writer/kimi/shards.h"
 #include "base/quant.h"
 
 #define HUGE_COUNT (UINT64_C(1) << 62)

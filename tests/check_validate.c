@@ -27,8 +27,8 @@
 
 #include "fixture.h"
 #include "base/jsonstr.h"
-#include "pack/index.h"
-#include "pack/manifest.h"
+#include "pack/kimi/index.h"
+#include "pack/kimi/manifest.h"
 #include "pack/manifestpath.h"
 #include "pack/pack.h"
 

@@ -19,12 +19,12 @@
 
 #include "base/outfile.h"
 #include "fixture.h"
-#include "pack/epformat.h"
-#include "pack/epident.h"
-#include "pack/index.h"
-#include "writer/layout.h"
-#include "writer/manifestwrite.h"
-#include "writer/epplan.h"
+#include "pack/expertpack/format.h"
+#include "pack/expertpack/ident.h"
+#include "pack/kimi/index.h"
+#include "writer/kimi/layout.h"
+#include "writer/kimi/manifestwrite.h"
+#include "writer/expertpack/plan.h"
 #include "writer/outputs.h"
 #include "writer/pyjson.h"
 

@@ -18,7 +18,7 @@
 
 #include <openssl/evp.h>
 
-#include "writer/demo.h"
+#include "writer/kimi/demo.h"
 
 /* ck_abort_msg with errno's text appended, for failed system calls. */
 #define fx_sys_abort(fmt, ...) \

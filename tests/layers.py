@@ -3,9 +3,11 @@
 
 Prints one line per violation, "FILE:LINE: what is wrong", and exits 1
 when there is any; exits 0 with nothing printed when the tree keeps the
-rules.  The rules: every source file sits in a folder LAYERS names; an
-include of our own headers names its folder ("pack/pack.h") and that
-folder is the file's own or one LAYERS allows; a system header LAYERS
+rules.  The rules: every source file sits in a folder LAYERS names (a layer,
+"pack", or a format's folder inside one, "pack/kimi"); an include of our
+own headers names its folder ("pack/pack.h", "pack/kimi/index.h") and
+that folder is the file's own or one LAYERS allows, so a format's folder
+is reached only from the folders LAYERS lists it for; a system header LAYERS
 reserves ("!fuse daemon") is included only there; and no two modules
 (x.c with x.h) depend on each other through a chain of includes.
 """
@@ -37,11 +39,10 @@ def source_files(src):
 
 
 def check_file(src, rel, allowed, reserved, problems, edges):
-    parts = rel.split(os.sep)
-    if len(parts) != 2 or parts[0] not in allowed:
+    folder = os.path.dirname(rel)
+    if folder not in allowed:
         problems.append("%s: not in a folder that src/LAYERS names" % rel)
         return
-    folder = parts[0]
     module = rel[:-2]
     with open(os.path.join(src, rel), encoding="utf-8", errors="replace") as f:
         for number, line in enumerate(f, 1):
@@ -59,14 +60,14 @@ def check_file(src, rel, allowed, reserved, problems, edges):
                 continue
             if target == "config.h":
                 continue
-            tparts = target.split("/")
-            if len(tparts) != 2:
+            tfolder = os.path.dirname(target)
+            if not tfolder:
                 problems.append('%s: "%s" does not name its folder' % (where, target))
                 continue
             if not os.path.exists(os.path.join(src, target)):
                 problems.append('%s: "%s" does not exist' % (where, target))
                 continue
-            if tparts[0] not in allowed.get(folder, ()):
+            if tfolder not in allowed.get(folder, ()):
                 problems.append('%s: %s may not include "%s" (src/LAYERS)' %
                                 (where, folder, target))
             dep = target[:-2]

@@ -10,9 +10,9 @@
 
 #include "cli/cli.h"
 #include "base/outfile.h"
-#include "pack/expertpack.h"
+#include "pack/expertpack/expertpack.h"
 #include "pack/progress.h"
-#include "writer/build.h"
+#include "writer/kimi/build.h"
 
 int cli_format_parse(const char *name, bool *ep)
 {

@@ -6,7 +6,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "writer/epwrite.h"
+#include "writer/expertpack/write.h"
 
 struct cli_build_ep {
 	struct mp_epw_opts o;

@@ -16,7 +16,7 @@
 
 #include "base/outfile.h"
 #include "base/text.h"
-#include "writer/shards.h"
+#include "writer/kimi/shards.h"
 
 const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
 {

@@ -8,9 +8,9 @@
 #include "cli/buildep.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "writer/build.h"
+#include "writer/kimi/build.h"
 #include "pack/progress.h"
-#include "writer/shards.h"
+#include "writer/kimi/shards.h"
 
 enum {
 	OPT_FULL_SHA256 = CLI_LONG_ONLY,

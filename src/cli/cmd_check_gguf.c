@@ -11,7 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "writer/gguf.h"
-#include "writer/shards.h"
+#include "writer/kimi/shards.h"
 #include "base/text.h"
 
 /* A path escaped for the terminal: each byte may become \xNN. */

@@ -5,7 +5,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#include "writer/demo.h"
+#include "writer/kimi/demo.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "cli/buildep.h"

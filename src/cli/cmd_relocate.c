@@ -22,7 +22,7 @@
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "pack/manifest.h"
+#include "pack/kimi/manifest.h"
 #include "pack/manifestpath.h"
 #include "pack/mjson.h"
 #include "seal/seal.h"

@@ -14,7 +14,7 @@
 #include "base/outfile.h"
 #include "cli/cli.h"
 #include "pack/progress.h"
-#include "writer/epwrite.h"
+#include "writer/expertpack/write.h"
 
 static int failed(const char *cmd, const struct mp_error *err)
 {

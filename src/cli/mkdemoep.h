@@ -4,7 +4,7 @@
 
 #include <stdbool.h>
 
-#include "writer/epdemo.h"
+#include "writer/expertpack/demo.h"
 
 struct cli_mkdemo_ep {
 	struct mp_epw_demo_opts d;

@@ -18,7 +18,7 @@
 #include "base/file.h"
 #include "base/outfile.h"
 #include "pack/digest.h"
-#include "pack/index.h"
+#include "pack/kimi/index.h"
 #include "pack/mjson.h"
 #include "pack/pack.h"
 

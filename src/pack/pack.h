@@ -22,7 +22,7 @@
 #include "base/errors.h"
 #include "base/progress_fn.h"
 #include "pack/digest.h"
-#include "pack/format.h"
+#include "pack/kimi/format.h"
 #include "pack/openhook.h"
 
 struct mp_role_info {

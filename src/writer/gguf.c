@@ -30,7 +30,7 @@
 #include "base/file.h"
 #include "base/quant.h"
 #include "base/text.h"
-#include "writer/k3names.h"
+#include "writer/kimi/k3names.h"
 
 /* Bytes fetched per pread: the metadata of a real checkpoint (a vocabulary
  * of ~160k strings, ~1500 tensor infos) takes a few MB. */

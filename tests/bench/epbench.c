@@ -14,7 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "pack/expertpack.h"
+#include "pack/expertpack/expertpack.h"
 
 int main(int argc, char **argv)
 {

@@ -29,8 +29,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "writer/build.h"
-#include "writer/shards.h"
+#include "writer/kimi/build.h"
+#include "writer/kimi/shards.h"
 
 #define MAX_APPARENT (1ULL << 40)
 

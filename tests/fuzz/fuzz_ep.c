@@ -35,7 +35,7 @@
 #include <jansson.h>
 
 #include "fuzz.h"
-#include "pack/epformat.h"
+#include "pack/expertpack/format.h"
 #include "pack/pack.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */

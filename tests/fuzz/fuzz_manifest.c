@@ -21,7 +21,7 @@
 #include <sys/stat.h>
 
 #include "fuzz.h"
-#include "pack/manifest.h"
+#include "pack/kimi/manifest.h"
 #include "pack/manifestpath.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */
