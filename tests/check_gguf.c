@@ -25,6 +25,7 @@
 #include "base/errors.h"
 #include "fixture.h"
 #include "writer/gguf.h"
+#include "writer/kimi/ggufcheck.h"
 #include "writer/ggufwrite.h"
 #include "writer/kimi/k3names.h"
 #include "writer/kimi/shards.h"

@@ -40,6 +40,7 @@
 #include <check.h>
 #include <jansson.h>
 
+#include "pack/kimi/format.h"
 #include "pack/pack.h"
 
 /* Byte offsets of the header fields, as in moepack-pack(5). */

@@ -12,7 +12,7 @@
 #include "base/outfile.h"
 #include "pack/expertpack/expertpack.h"
 #include "pack/progress.h"
-#include "writer/kimi/build.h"
+#include "writer/builder.h"
 
 int cli_format_parse(const char *name, bool *ep)
 {

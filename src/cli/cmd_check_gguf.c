@@ -11,6 +11,7 @@
 #include "cli/cli.h"
 #include "cli/commands.h"
 #include "writer/gguf.h"
+#include "writer/kimi/ggufcheck.h"
 #include "writer/kimi/shards.h"
 #include "base/text.h"
 

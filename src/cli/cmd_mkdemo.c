@@ -10,7 +10,7 @@
 #include "cli/commands.h"
 #include "cli/buildep.h"
 #include "cli/mkdemoep.h"
-#include "writer/ggufwrite.h"
+#include "writer/kimi/ggufdemo.h"
 #include "pack/progress.h"
 #include "base/quant.h"
 

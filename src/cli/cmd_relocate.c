@@ -22,7 +22,6 @@
 #include "base/text.h"
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "pack/kimi/manifest.h"
 #include "pack/manifestpath.h"
 #include "pack/mjson.h"
 #include "seal/seal.h"

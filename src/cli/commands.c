@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "cli/commands.h"
-#include "writer/ggufwrite.h" /* MP_GGUF_DEMO_PREFIX, in mkdemo's --help */
+#include "writer/kimi/ggufdemo.h" /* MP_GGUF_DEMO_PREFIX, in mkdemo's --help */
 
 /*
  * Short letters mean one long option in every command (tests/cli-table.test

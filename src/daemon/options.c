@@ -22,7 +22,7 @@
 #include <fuse_opt.h>
 
 #include "daemon/prog.h"
-#include "pack/kimi/format.h"
+#include "pack/role.h"
 #include "seal/sealcheck.h"
 #include "base/text.h"
 

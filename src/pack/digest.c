@@ -3,9 +3,13 @@
 
 #include "pack/digest.h"
 
+#include "base/file.h"
 #include "pack/readahead.h"
 
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <openssl/evp.h>
 
@@ -105,5 +109,55 @@ enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
 	if (rc == MP_OK)
 		mp_sha256_final(h, out);
 	mp_sha256_free(h);
+	return rc;
+}
+
+/*
+ * A config file is small, but its size cannot be trusted: a sysfs or procfs
+ * file reports 4096 bytes whatever it holds.  So it is read to end of file,
+ * whatever st_size says, and hashed as read; more than MP_CONFIG_MAX bytes
+ * is not a model config.
+ */
+#define MP_CONFIG_MAX (16u << 20)
+
+enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err)
+{
+	unsigned char d[MP_SHA256_LEN], buf[64 * 1024];
+	struct mp_sha256 *h;
+	uint64_t total = 0;
+	struct stat st;
+	enum mp_err rc = MP_OK;
+	int fd;
+
+	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
+		return rc;
+	h = mp_sha256_new();
+	if (!h) {
+		close(fd);
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	}
+	for (int e = 0; e != MP_READ_EOF;) {
+		size_t got;
+
+		e = mp_pread_all(fd, buf, sizeof buf, total, &got);
+		if (e > 0) {
+			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
+				     strerror(e));
+			break;
+		}
+		total += (uint64_t)got;
+		if (total > MP_CONFIG_MAX) {
+			rc = mp_fail(err, MP_E_CONFIG_IO,
+				     "cannot read config file %s: larger than %u MiB", path,
+				     MP_CONFIG_MAX >> 20);
+			break;
+		}
+		mp_sha256_update(h, buf, (size_t)got);
+	}
+	close(fd);
+	mp_sha256_final(h, d);
+	mp_sha256_free(h);
+	if (!rc)
+		mp_sha256_hex(d, hex);
 	return rc;
 }

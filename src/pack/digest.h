@@ -52,4 +52,10 @@ enum mp_err mp_sha256_fd(int fd, uint64_t size, const char *what,
 			 mp_progress_fn progress, void *arg, const struct mp_cancel *cancel,
 			 unsigned char out[MP_SHA256_LEN], struct mp_error *err);
 
+/*
+ * The SHA-256 of a model config file (--config, -o config=): read to its
+ * end whatever st_size says, at most 16 MiB.  MP_E_CONFIG_IO.
+ */
+enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err);
+
 #endif

@@ -18,22 +18,8 @@
 #include "base/file.h"
 #include "base/outfile.h"
 #include "pack/digest.h"
-#include "pack/kimi/index.h"
 #include "pack/mjson.h"
 #include "pack/pack.h"
-
-uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
-{
-	char text[MP_SHA256_HEX + 48];
-	unsigned char d[MP_SHA256_LEN];
-	int n = snprintf(text, sizeof text, "%s:%llu:%llu", index_sha256_hex,
-			 (unsigned long long)layer_id, (unsigned long long)expert);
-	uint64_t g;
-
-	mp_sha256_buf(text, (size_t)n, d);
-	g = mp_le64(d);
-	return g ? g : 1;
-}
 
 long mp_pack_layer_index(const struct mp_pack *pack, uint64_t layer_id)
 {

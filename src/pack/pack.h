@@ -22,7 +22,7 @@
 #include "base/errors.h"
 #include "base/progress_fn.h"
 #include "pack/digest.h"
-#include "pack/kimi/format.h"
+#include "pack/role.h"
 #include "pack/openhook.h"
 
 struct mp_role_info {
@@ -36,29 +36,6 @@ struct mp_role_info {
 	unsigned shape_len;
 	/* in struct mp_model: some object's entry records another shape */
 	bool shape_varies;
-};
-
-/*
- * The Kimi manifest (GGMLMOEPACKv1), typed, as its module checks it; the
- * rest of the tree reads struct mp_model.  Strings are owned by the
- * mp_pack.
- */
-struct mp_manifest {
-	uint64_t num_hidden_layers;
-	uint64_t num_experts;
-	uint64_t top_k;
-	uint32_t *layer_ids;   /* active_moe_layer_ids */
-	size_t layer_count;
-	char config_sha256[MP_SHA256_HEX];
-	char *pack_path;       /* expert_pack.path as written */
-	uint64_t size;
-	struct mp_role_info roles[MP_ROLE_COUNT];
-	uint64_t object_bytes;
-	uint64_t data_start;
-	uint64_t alignment;
-	char index_sha256[MP_SHA256_HEX];
-	char sha256[MP_SHA256_HEX]; /* "" when the manifest has none */
-	char inventory_sha256[MP_SHA256_HEX]; /* source.inventory_sha256 */
 };
 
 /*
@@ -201,6 +178,7 @@ struct mp_open_opts {
 #define MP_MAX_WARNINGS 4
 
 struct mp_ep;
+struct mp_manifest;
 
 struct mp_pack {
 	const struct mp_pack_format *format;
@@ -285,20 +263,9 @@ enum mp_err mp_pack_lookup(const struct mp_pack *pack, uint64_t layer_id,
 			   uint64_t expert, enum mp_role role, uint64_t *offset,
 			   uint64_t *nbytes, struct mp_error *err);
 
-/*
- * The Kimi format's object generation of (layer, expert), the reference
- * loader's cache generation: the first 8 bytes, little-endian, of
- * SHA-256("<index_sha256>:<layer>:<expert>"), or 1 if that is 0.  Other
- * formats say theirs: read it through mp_pack_generation().
- */
-uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id,
-			      uint64_t expert);
-
 /* The format's generation of an object (user.moepack.generation).  Not the
  * inode generation of the mounted tree (tree.h). */
 uint64_t mp_pack_generation(const struct mp_pack *pack, uint64_t object);
-/* Room for any format's tensor name and its NUL. */
-#define MP_PACK_TENSOR_NAME_MAX (MP_ENTRY_NAME_LEN + 1)
 /* The source tensor of a role of an object ("blk.17.ffn_up_exps.weight"). */
 void mp_pack_tensor_name(const struct mp_pack *pack, uint64_t object, enum mp_role role,
 			 char *buf, size_t len);

@@ -1,6 +1,6 @@
 /*
  * gguf.h - a bounds-checked reader of GGUF (v2, v3) headers and tensor
- * infos, and the Kimi-K3 pre-load check of tensor quant types.
+ * infos (the Kimi-K3 check of tensor quant types is writer/kimi/ggufcheck.h).
  *
  * Only the metadata at the start of the file is read: header, KV pairs
  * (skipped) and tensor infos.  Every count and length taken from the file
@@ -104,24 +104,5 @@ typedef enum mp_err (*mp_gguf_tensor_fn)(const struct mp_gguf_tensor *t, void *c
  */
 enum mp_err mp_gguf_read(int fd, const char *path, struct mp_gguf_header *hdr,
 			 mp_gguf_tensor_fn fn, void *ctx, struct mp_error *err);
-
-struct mp_gguf_check_result {
-	uint64_t tensor_count;    /* from the header */
-	uint64_t tensors_checked; /* tensors a rule applied to, up to the first violation */
-};
-
-/*
- * The Kimi-K3 rules on tensor quant types (k3names.h, which also says
- * which names are blk.N.): blk.N.attn_k_b.weight Q4_0,
- * blk.N.attn_v_b.weight Q2_K, blk.N.ffn_{up,gate}_exps.weight Q2_K,
- * blk.N.ffn_down_exps.weight Q3_K.  Stops at the first violation with
- * MP_E_GGUF_MLA_K, MP_E_GGUF_MLA_V or MP_E_GGUF_EXPERT_TYPE and a message
- * naming the tensor and both types.  *res (may be NULL) is filled either way.
- */
-enum mp_err mp_gguf_check_fd(int fd, const char *path, struct mp_gguf_check_result *res,
-			     struct mp_error *err);
-/* The same on a file by name (MP_E_GGUF_IO when it cannot be opened). */
-enum mp_err mp_gguf_check_file(const char *path, struct mp_gguf_check_result *res,
-			       struct mp_error *err);
 
 #endif

@@ -19,6 +19,7 @@
 
 #include "fuzz.h"
 #include "writer/gguf.h"
+#include "writer/kimi/ggufcheck.h"
 
 struct walk {
 	uint64_t seen;

@@ -33,6 +33,7 @@
 #include <jansson.h>
 
 #include "fuzz.h"
+#include "pack/kimi/format.h"
 #include "pack/pack.h"
 
 /* Set once by LLVMFuzzerInitialize and only read afterwards. */

@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "base/le.h"
-#include "pack/kimi/format.h"
+#include "pack/role.h"
 
 void mp_ep_header_decode(const unsigned char raw[MP_EP_HEADER_SIZE], struct mp_ep_header *h)
 {

@@ -19,7 +19,7 @@
 #include "base/text.h"
 #include "pack/expertpack/check.h"
 #include "pack/expertpack/expertpack.h"
-#include "pack/kimi/format.h"
+#include "pack/role.h"
 #include "pack/mjson.h"
 #include "pack/openhook.h"
 

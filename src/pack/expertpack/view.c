@@ -13,7 +13,7 @@
 
 #include "base/quant.h"
 #include "pack/expertpack/expertpack.h"
-#include "pack/kimi/manifest.h"
+#include "pack/mjson.h"
 #include "pack/manifestpath.h"
 #include "pack/pack.h"
 

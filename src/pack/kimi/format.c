@@ -1,5 +1,4 @@
-/* format.c - the roles of the pack format: names, GGML types, tensor names;
- * the check of a magic. */
+/* format.c - the Kimi format's role types and its objects' generations. */
 #include "config.h"
 
 #include "pack/kimi/format.h"
@@ -8,10 +7,10 @@
 #include <string.h>
 
 #include "base/errors.h"
+#include "base/le.h"
+#include "pack/digest.h"
 #include "base/quant.h"
 #include "base/text.h"
-
-static const char *const role_names[MP_ROLE_COUNT] = {"up", "gate", "down"};
 
 const int mp_role_dtype[MP_ROLE_COUNT] = {
 	[MP_ROLE_UP] = MP_GGML_Q2_K,
@@ -19,37 +18,15 @@ const int mp_role_dtype[MP_ROLE_COUNT] = {
 	[MP_ROLE_DOWN] = MP_GGML_Q3_K,
 };
 
-const char *mp_role_name(enum mp_role role)
+uint64_t mp_object_generation(const char *index_sha256_hex, uint64_t layer_id, uint64_t expert)
 {
-	return (unsigned)role < MP_ROLE_COUNT ? role_names[role] : NULL;
-}
+	char text[MP_SHA256_HEX + 48];
+	unsigned char d[MP_SHA256_LEN];
+	int n = snprintf(text, sizeof text, "%s:%llu:%llu", index_sha256_hex,
+			 (unsigned long long)layer_id, (unsigned long long)expert);
+	uint64_t g;
 
-enum mp_role mp_role_from_name(const char *name)
-{
-	for (int r = 0; r < MP_ROLE_COUNT; r++)
-		if (strcmp(name, role_names[r]) == 0)
-			return r;
-	return MP_ROLE_COUNT;
-}
-
-int mp_tensor_name(char *buf, size_t len, uint64_t layer_id, enum mp_role role)
-{
-	return snprintf(buf, len, "blk.%llu.ffn_%s_exps.weight", (unsigned long long)layer_id,
-			mp_role_name(role) ? mp_role_name(role) : "?");
-}
-
-enum mp_err mp_check_magic(const unsigned char *field, const char *magic, size_t n,
-			   const char *note, const char *must, struct mp_error *err)
-{
-	char shown[4 * 32 + 8];
-	size_t len = n;
-
-	if (memcmp(field, magic, n) == 0)
-		return MP_OK;
-	while (len && field[len - 1] == 0)
-		len--;
-	mp_text_escape(shown, sizeof shown, (const char *)field, len, 0);
-	return mp_fail_escaped(err, MP_E_HEADER_MAGIC,
-			       "bad pack magic%s: header magic is \"%s\", must be %s", note, shown,
-			       must);
+	mp_sha256_buf(text, (size_t)n, d);
+	g = mp_le64(d);
+	return g ? g : 1;
 }

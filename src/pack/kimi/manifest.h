@@ -14,13 +14,31 @@
 
 #include "base/errors.h"
 #include "pack/mjson.h"
+#include "pack/kimi/format.h"
 #include "pack/pack.h"
 
 /*
- * The SHA-256 of a model config file (--config, -o config=): read to its
- * end whatever st_size says, at most 16 MiB.  MP_E_CONFIG_IO.
+ * The Kimi manifest (GGMLMOEPACKv1), typed, as its module checks it; the
+ * rest of the tree reads struct mp_model.  Strings are owned by the
+ * mp_pack.
  */
-enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err);
+struct mp_manifest {
+	uint64_t num_hidden_layers;
+	uint64_t num_experts;
+	uint64_t top_k;
+	uint32_t *layer_ids;   /* active_moe_layer_ids */
+	size_t layer_count;
+	char config_sha256[MP_SHA256_HEX];
+	char *pack_path;       /* expert_pack.path as written */
+	uint64_t size;
+	struct mp_role_info roles[MP_ROLE_COUNT];
+	uint64_t object_bytes;
+	uint64_t data_start;
+	uint64_t alignment;
+	char index_sha256[MP_SHA256_HEX];
+	char sha256[MP_SHA256_HEX]; /* "" when the manifest has none */
+	char inventory_sha256[MP_SHA256_HEX]; /* source.inventory_sha256 */
+};
 
 /* What the manifest is checked against. */
 struct mp_manifest_input {

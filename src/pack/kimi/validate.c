@@ -15,7 +15,6 @@
 #include <unistd.h>
 
 #include "pack/digest.h"
-#include "pack/expertpack/format.h"
 #include "base/file.h"
 #include "pack/kimi/index.h"
 #include "pack/kimi/manifest.h"
@@ -147,11 +146,27 @@ static enum mp_err check_entry(struct mp_pack *p, const struct expected_names *e
 	return MP_OK;
 }
 
+
+/* What a bad magic message says the magic must be: this format's, or the
+ * other format's (a file with neither is judged here), each with the NUL
+ * bytes that pad it. */
+static void magic_wanted(char *buf, size_t len)
+{
+	static const char *const count[] = {"no", "one", "two", "three", "four",
+					    "five", "six", "seven", "eight"};
+	const struct mp_pack_format *ep = &mp_format_expertpack;
+	size_t pad = ep->magic_len - strnlen(ep->magic, ep->magic_len);
+
+	snprintf(buf, len, "\"%s\" and three NUL bytes (or, for SGLang's expert pack, "
+		 "\"%s\" and %s)", MP_MAGIC, ep->magic, pad < 9 ? count[pad] : "more");
+}
+
 static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_SIZE],
 				struct mp_error *err)
 {
 	const struct mp_manifest *m = p->kimi;
 	struct mp_header h;
+	char must_magic[160];
 	uint64_t index_end;
 	enum mp_err rc;
 
@@ -163,9 +178,9 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
+	magic_wanted(must_magic, sizeof must_magic);
 	if ((rc = mp_check_magic(h.magic, MP_MAGIC "\0\0", MP_MAGIC_LEN, "",
-				 "\"" MP_MAGIC "\" and three NUL bytes (or, for SGLang's "
-				 "expert pack, \"" MP_EP_MAGIC "\" and four)", err)))
+				 must_magic, err)))
 		return rc;
 	if (h.version != MP_VERSION)
 		return mp_fail(err, MP_E_HEADER_VERSION,
@@ -273,56 +288,6 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 	if (!rc)
 		rc = mp_pack_check_digest(p, d, err);
 	p->full_checked = rc == MP_OK;
-	return rc;
-}
-
-/*
- * A config file is small, but its size cannot be trusted: a sysfs or procfs
- * file reports 4096 bytes whatever it holds.  So it is read to end of file,
- * whatever st_size says, and hashed as read; more than MP_CONFIG_MAX bytes
- * is not a model config.
- */
-#define MP_CONFIG_MAX (16u << 20)
-
-enum mp_err mp_config_sha256(const char *path, char hex[MP_SHA256_HEX], struct mp_error *err)
-{
-	unsigned char d[MP_SHA256_LEN], buf[64 * 1024];
-	struct mp_sha256 *h;
-	uint64_t total = 0;
-	struct stat st;
-	enum mp_err rc = MP_OK;
-	int fd;
-
-	if ((rc = mp_open_regular(path, "config file", MP_E_CONFIG_IO, &fd, &st, err)))
-		return rc;
-	h = mp_sha256_new();
-	if (!h) {
-		close(fd);
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	}
-	for (int e = 0; e != MP_READ_EOF;) {
-		size_t got;
-
-		e = mp_pread_all(fd, buf, sizeof buf, total, &got);
-		if (e > 0) {
-			rc = mp_fail(err, MP_E_CONFIG_IO, "cannot read config file %s: %s", path,
-				     strerror(e));
-			break;
-		}
-		total += (uint64_t)got;
-		if (total > MP_CONFIG_MAX) {
-			rc = mp_fail(err, MP_E_CONFIG_IO,
-				     "cannot read config file %s: larger than %u MiB", path,
-				     MP_CONFIG_MAX >> 20);
-			break;
-		}
-		mp_sha256_update(h, buf, (size_t)got);
-	}
-	close(fd);
-	mp_sha256_final(h, d);
-	mp_sha256_free(h);
-	if (!rc)
-		mp_sha256_hex(d, hex);
 	return rc;
 }
 

@@ -10,7 +10,7 @@
 #include <unistd.h>
 
 #include "base/file.h"
-#include "writer/kimi/build.h"
+#include "writer/builder.h"
 
 /* Object (layer, expert) as the builder lays it out: three slices, zeros. */
 static enum mp_err read_object(struct mp_epw_job *j, uint64_t layer, uint64_t expert,

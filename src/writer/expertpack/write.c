@@ -18,7 +18,7 @@
 #include "base/text.h"
 #include "pack/expertpack/ident.h"
 #include "pack/expertpack/expertpack.h"
-#include "writer/kimi/build.h"
+#include "writer/builder.h"
 #include "writer/expertpack/job.h"
 #include "writer/outputs.h"
 

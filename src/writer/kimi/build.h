@@ -18,10 +18,10 @@
 #include "writer/kimi/layout.h"
 #include "base/errors.h"
 #include "pack/pack.h"
+#include "writer/builder.h"
 #include "writer/kimi/shards.h"
 
 #define MP_BUILD_DEFAULT_SAMPLES 6
-#define MP_BUILD_DEFAULT_MARGIN (2ULL << 30) /* the reference's 2 GiB */
 
 struct mp_gguf_build_opts {
 	const char *config_path;   /* the HF config.json given */
@@ -99,23 +99,5 @@ void mp_gguf_build_result_free(struct mp_gguf_build_result *res);
  */
 uint64_t mp_build_sample_index(uint64_t i, uint64_t count, uint64_t n);
 
-/*
- * The builders' test hooks (moepack(1)): the milliseconds each object
- * copied or entry compared is slowed by (MOEPACK_TEST_BUILD_DELAY_MS, 0
- * without it), and a wait at the point the test names
- * (MOEPACK_TEST_BUILD_PAUSE=point) until a stop is asked through cancel,
- * at most two minutes; nothing at any other point.
- */
-long mp_build_test_delay_ms(void);
-
-/*
- * The free-space check both builders make before writing: dir must have
- * `need` bytes free beyond `margin` (--margin), else MP_E_NO_SPACE naming
- * all three.  Skipped under the test hook MOEPACK_TEST_NO_SPACE_CHECK,
- * which lets a test reach a real ENOSPC.
- */
-enum mp_err mp_build_check_space(const char *dir, uint64_t need, uint64_t margin,
-				 struct mp_error *err);
-void mp_build_test_pause(const struct mp_cancel *cancel, const char *point);
 
 #endif

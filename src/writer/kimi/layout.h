@@ -11,6 +11,7 @@
 
 #include <stdint.h>
 
+#include "pack/kimi/format.h"
 #include "base/errors.h"
 #include "pack/pack.h"
 

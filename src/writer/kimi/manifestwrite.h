@@ -24,6 +24,7 @@
 
 #include <jansson.h>
 
+#include "pack/kimi/format.h"
 #include "base/errors.h"
 #include "pack/digest.h"
 #include "writer/kimi/layout.h"

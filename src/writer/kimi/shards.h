@@ -19,8 +19,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "pack/kimi/format.h"
 #include "base/errors.h"
 #include "writer/gguf.h"
+#include "writer/kimi/ggufcheck.h"
 #include "pack/pack.h"
 
 #define MP_SHARDS_MAX 99999       /* five digits */
