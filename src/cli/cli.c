@@ -16,7 +16,6 @@
 
 #include "base/outfile.h"
 #include "base/text.h"
-#include "writer/kimi/shards.h"
 
 const char *cli_text(char buf[CLI_TEXT_MAX], const char *s)
 {
@@ -590,27 +589,6 @@ enum cli_parse cli_refuse_terminal(const char *cmd, bool force)
 int cli_worst(int a, int b)
 {
 	return a > b ? a : b;
-}
-
-size_t cli_problems_kept(const struct mp_shard_set *set)
-{
-	return set->nproblems < MP_SHARDS_MAX_PROBLEMS ? set->nproblems : MP_SHARDS_MAX_PROBLEMS;
-}
-
-int cli_shard_problems(const struct mp_shard_set *set, const char *name, bool print)
-{
-	size_t kept = cli_problems_kept(set);
-	int status = CLI_EXIT_OK;
-
-	for (size_t i = 0; i < kept; i++) {
-		status = cli_worst(status, cli_exit_status(set->problems[i].code));
-		if (print)
-			fprintf(stderr, "moepack: %s: %s\n", name, set->problems[i].msg);
-	}
-	if (print && set->nproblems > kept)
-		fprintf(stderr, "moepack: %s: ... and %zu more problems\n", name,
-			set->nproblems - kept);
-	return status;
 }
 
 json_t *cli_json_text(const char *s)

@@ -269,15 +269,6 @@ enum cli_parse cli_refuse_terminal(const char *cmd, bool force);
 /* The higher of two exit statuses (they rank by severity). */
 int cli_worst(int a, int b);
 
-/* A shard set's problems that were kept (the rest are only counted). */
-struct mp_shard_set;
-size_t cli_problems_kept(const struct mp_shard_set *set);
-
-/* Each kept problem of a shard set as "moepack: NAME: ...", then how many
- * more there were, on stderr when print; returns the status of the worst.
- * name is shown as it is (escaped by the caller). */
-int cli_shard_problems(const struct mp_shard_set *set, const char *name, bool print);
-
 /* A JSON string for any C string: valid UTF-8 as it is (jansson escapes
  * control characters), anything else as cli_text() shows it; NULL only when
  * out of memory or s is NULL. */

@@ -9,7 +9,7 @@
 #include "config.h"
 
 #include "cli/commands.h"
-#include "writer/kimi/ggufdemo.h" /* MP_GGUF_DEMO_PREFIX, in mkdemo's --help */
+#include "cli/kimi/mkdemo.h" /* MP_GGUF_DEMO_PREFIX */
 
 /*
  * Short letters mean one long option in every command (tests/cli-table.test

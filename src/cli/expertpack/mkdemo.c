@@ -1,9 +1,9 @@
-/* mkdemoep.c - `moepack mkdemo --format expertpack-v1`: a DeepSeek-V4-Flash demo
+/* mkdemo.c - `moepack mkdemo --format expertpack-v1`: a DeepSeek-V4-Flash demo
  * GGUF and config, the SGLANG-EXPERTPACK-v1 pack `build` makes of them, or a
  * sparse pack of full geometry. */
 #include "config.h"
 
-#include "cli/mkdemoep.h"
+#include "cli/expertpack/mkdemo.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -14,7 +14,16 @@
 #include "base/outfile.h"
 #include "cli/cli.h"
 #include "pack/progress.h"
+#include "writer/expertpack/demo.h"
 #include "writer/expertpack/write.h"
+
+struct cli_mkdemo_ep {
+	struct mp_epw_demo_opts d;
+	const char *out, *manifest, *gguf_dir;
+	bool quiet;
+	int argc;
+	char **argv;
+};
 
 static int failed(const char *cmd, const struct mp_error *err)
 {
@@ -100,7 +109,7 @@ static enum mp_err make_full(struct cli_mkdemo_ep *a, struct mp_epw_opts *o,
 	return rc;
 }
 
-int cli_mkdemo_ep_run(const char *cmd, struct cli_mkdemo_ep *a)
+static int run(const char *cmd, struct cli_mkdemo_ep *a)
 {
 	struct mp_error err = {0};
 	struct mp_epw_result r = {0};
@@ -131,4 +140,25 @@ int cli_mkdemo_ep_run(const char *cmd, struct cli_mkdemo_ep *a)
 	free(gguf);
 	free(config);
 	return rc ? failed(cmd, &err) : cli_finish_stdout(cmd);
+}
+
+int cli_mkdemo_ep_run(const char *cmd, const struct cli_mkdemo_args *a)
+{
+	struct cli_mkdemo_ep e = {
+		.d = {.layers = a->layers, .experts = a->experts, .top_k = a->top_k,
+		      .hidden = a->hidden, .inter = a->inter, .seed = a->seed,
+		      .sparse = a->sparse, .force = a->force},
+		.out = a->out, .manifest = a->manifest, .gguf_dir = a->gguf,
+		.quiet = a->quiet, .argc = a->argc, .argv = a->argv,
+	};
+
+	if (a->alignment || a->gap || a->full_sha256) {
+		cli_usage_error(cmd, "--format expertpack-v1 has alignment 4096, no gap and always "
+				"records pack_sha256 (but --sparse): no --alignment, --gap or "
+				"--full-sha256");
+		return cli_parse_status(CLI_USAGE_ERROR, cmd);
+	}
+	if (!a->gguf)
+		cli_remove_temporaries_on_signal();
+	return run(cmd, &e);
 }

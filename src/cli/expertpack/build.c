@@ -1,7 +1,7 @@
-/* buildep.c - `moepack build` of SGLang's expert pack (SGLANG-EXPERTPACK-v1). */
+/* build.c - `moepack build` of SGLang's expert pack (SGLANG-EXPERTPACK-v1). */
 #include "config.h"
 
-#include "cli/buildep.h"
+#include "cli/expertpack/build.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -13,17 +13,15 @@
 #include "pack/expertpack/expertpack.h"
 #include "pack/progress.h"
 #include "writer/builder.h"
+#include "writer/expertpack/write.h"
 
-int cli_format_parse(const char *name, bool *ep)
-{
-	if (strcmp(name, "kimi") == 0)
-		*ep = false;
-	else if (strcmp(name, "expertpack-v1") == 0)
-		*ep = true;
-	else
-		return -1;
-	return 0;
-}
+/* This half's own options, made of struct cli_build_args. */
+struct cli_build_ep {
+	struct mp_epw_opts o;
+	bool check_only, json, quiet;
+	int argc;
+	char **argv;   /* for builder.command */
+};
 
 /* "moepack" and the subcommand's argv (its name first) joined by spaces,
  * for builder.command. */
@@ -164,7 +162,7 @@ static int build(const char *cmd, struct cli_build_ep *a, struct mp_epw_plan *p)
 	return status;
 }
 
-int cli_build_ep_run(const char *cmd, struct cli_build_ep *a)
+static int run(const char *cmd, struct cli_build_ep *a)
 {
 	struct mp_epw_plan p;
 	struct mp_error err = {0};
@@ -180,4 +178,22 @@ int cli_build_ep_run(const char *cmd, struct cli_build_ep *a)
 		status = build(cmd, a, &p);
 	mp_epw_plan_free(&p);
 	return status;
+}
+
+int cli_build_ep_run(const char *cmd, const struct cli_build_args *b)
+{
+	struct cli_build_ep e = {
+		.o = {.gguf_path = b->gguf, .config_path = b->config_path, .out = b->out,
+		      .manifest = b->manifest, .model_ref = b->model_ref,
+		      .resume = b->resume, .force = b->force, .margin = b->margin},
+		.check_only = b->check_only, .json = b->json, .quiet = b->quiet,
+		.argc = b->argc, .argv = b->argv,
+	};
+
+	return run(cmd, &e);
+}
+
+bool cli_build_ep_wants(const char *gguf)
+{
+	return mp_epw_gguf_is_mxfp4(gguf);
 }
