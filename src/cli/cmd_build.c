@@ -4,9 +4,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/expertpack/build.h"
 #include "cli/formats.h"
-#include "cli/kimi/build.h"
 #include "writer/builder.h"
 
 enum {
@@ -101,42 +99,17 @@ static enum cli_parse parse_args(int argc, char **argv, struct cli_build_args *a
 	return p == CLI_RUN ? check_args(argv[0], a) : p;
 }
 
-/* -1: build SGLang's expert pack; 0: Kimi's; 1: a usage error (reported). */
-static int pick_format(const char *cmd, const struct cli_build_args *a)
-{
-	bool ep = false;
-
-	if (a->format && cli_format_parse(a->format, &ep)) {
-		cli_usage_error(cmd, "--format: %s is not kimi or expertpack-v1", a->format);
-		return 1;
-	}
-	if (!a->format)
-		ep = cli_build_ep_wants(a->gguf);
-	if (!ep && a->model_ref) {
-		cli_usage_error(cmd, "--model-ref is for --format expertpack-v1");
-		return 1;
-	}
-	if (ep && (a->tokenizer_dir || a->full_sha256 || a->samples_given ||
-		   a->compare_all || a->any_geometry)) {
-		cli_usage_error(cmd, "--format expertpack-v1 always hashes and compares every "
-				"byte: no --tokenizer-dir, --full-sha256, --samples, --compare-all "
-				"or --any-geometry");
-		return 1;
-	}
-	return ep ? -1 : 0;
-}
-
 int cli_build_run(int argc, char **argv)
 {
 	const char *cmd = argv[0];
 	struct cli_build_args a = {.argc = argc, .argv = argv};
 	enum cli_parse p = parse_args(argc, argv, &a);
-	int format;
+	const struct cli_format *f;
 
 	if (p != CLI_RUN)
 		return cli_parse_status(p, cmd);
-	if ((format = pick_format(cmd, &a)) > 0)
+	f = a.format ? cli_format_named(cmd, a.format) : cli_format_of_gguf(a.gguf);
+	if (!f)
 		return cli_parse_status(CLI_USAGE_ERROR, cmd);
-	return cli_finish(cmd, format < 0 ? cli_build_ep_run(cmd, &a)
-					  : cli_build_kimi_run(cmd, &a));
+	return cli_finish(cmd, f->build(cmd, &a));
 }

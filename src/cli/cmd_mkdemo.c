@@ -3,9 +3,7 @@
 
 #include "cli/cli.h"
 #include "cli/commands.h"
-#include "cli/expertpack/mkdemo.h"
 #include "cli/formats.h"
-#include "cli/kimi/mkdemo.h"
 
 enum {
 	OPT_HIDDEN = CLI_LONG_ONLY,
@@ -72,36 +70,18 @@ static enum cli_parse check_target(const char *cmd, const struct cli_mkdemo_args
 	return CLI_USAGE_ERROR;
 }
 
-/* -1: expertpack-v1; 0: kimi; else the usage error's status. */
-static int pick_format(const char *cmd, const struct cli_mkdemo_args *a)
-{
-	bool ep = false;
-
-	if (a->format && cli_format_parse(a->format, &ep)) {
-		cli_usage_error(cmd, "--format: %s is not kimi or expertpack-v1", a->format);
-		return cli_parse_status(CLI_USAGE_ERROR, cmd);
-	}
-	if (!ep && (a->layers || a->top_k)) {
-		cli_usage_error(cmd, "--layers and --top-k are for --format expertpack-v1");
-		return cli_parse_status(CLI_USAGE_ERROR, cmd);
-	}
-	return ep ? -1 : 0;
-}
-
 int cli_mkdemo_run(int argc, char **argv)
 {
 	struct cli_mkdemo_args a = {.argc = argc, .argv = argv};
 	struct cli_operands ops;
 	enum cli_parse p = cli_parse(&cli_mkdemo_command, argc, argv, &a, &ops);
-	int status;
+	const struct cli_format *f = &cli_format_kimi;
 
 	if (p == CLI_RUN)
 		p = check_target(argv[0], &a);
 	if (p != CLI_RUN)
 		return cli_parse_status(p, argv[0]);
-	if ((status = pick_format(argv[0], &a)) < 0)
-		return cli_mkdemo_ep_run(argv[0], &a);
-	if (status)
-		return status;
-	return cli_mkdemo_kimi_run(argv[0], &a);
+	if (a.format && !(f = cli_format_named(argv[0], a.format)))
+		return cli_parse_status(CLI_USAGE_ERROR, argv[0]);
+	return f->mkdemo(argv[0], &a);
 }

@@ -9,7 +9,6 @@
 #include "config.h"
 
 #include "cli/commands.h"
-#include "cli/kimi/mkdemo.h" /* MP_GGUF_DEMO_PREFIX */
 
 /*
  * Short letters mean one long option in every command (tests/cli-table.test
@@ -128,7 +127,7 @@ const struct cli_command cli_mkdemo_command = {
 		    "(up and gate [3584, 3072], down [3072, 3584]; the row length comes first).\n"
 		    "\n"
 		    "With --gguf DIR, write instead a small Kimi-K3-shaped GGUF checkpoint to\n"
-		    "try build on: DIR/" MP_GGUF_DEMO_PREFIX "-0000i-of-00003.gguf (i = 1..3) and\n"
+		    "try build on: DIR/kimi-k3-demo-0000i-of-00003.gguf (i = 1..3) and\n"
 		    "DIR/config.json, 92 MoE layers of --experts (default 2) experts, --hidden\n"
 		    "(default 512) x --inter (default 1024), seeded by --seed; DIR is created\n"
 		    "if missing, existing files are replaced only with --force.  It is not\n"

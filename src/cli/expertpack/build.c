@@ -1,7 +1,7 @@
 /* build.c - `moepack build` of SGLang's expert pack (SGLANG-EXPERTPACK-v1). */
 #include "config.h"
 
-#include "cli/expertpack/build.h"
+#include "cli/expertpack/expertpack.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -180,7 +180,7 @@ static int run(const char *cmd, struct cli_build_ep *a)
 	return status;
 }
 
-int cli_build_ep_run(const char *cmd, const struct cli_build_args *b)
+int cli_ep_build(const char *cmd, const struct cli_build_args *b)
 {
 	struct cli_build_ep e = {
 		.o = {.gguf_path = b->gguf, .config_path = b->config_path, .out = b->out,
@@ -190,10 +190,15 @@ int cli_build_ep_run(const char *cmd, const struct cli_build_args *b)
 		.argc = b->argc, .argv = b->argv,
 	};
 
+	if (b->tokenizer_dir || b->full_sha256 || b->samples_given || b->compare_all ||
+	    b->any_geometry)
+		return cli_usage_error(cmd, "--format expertpack-v1 always hashes and compares "
+				       "every byte: no --tokenizer-dir, --full-sha256, --samples, "
+				       "--compare-all or --any-geometry");
 	return run(cmd, &e);
 }
 
-bool cli_build_ep_wants(const char *gguf)
+bool cli_ep_takes_gguf(const char *gguf)
 {
 	return mp_epw_gguf_is_mxfp4(gguf);
 }

@@ -2,7 +2,7 @@
  * SGLang's expert-pack builder checks it. */
 #include "config.h"
 
-#include "cli/expertpack/checkgguf.h"
+#include "cli/expertpack/expertpack.h"
 
 #include <limits.h>
 #include <string.h>
@@ -16,17 +16,18 @@
 #define SAFE_PATH_MAX (PATH_MAX * 4 + 1)
 
 /* One DeepSeek-V4-Flash GGUF, as SGLang's expert-pack builder checks it. */
-int cli_check_gguf_ep(const char *path, const char *config, bool json)
+int cli_ep_check_gguf(void **state, const char *path, const struct cli_check_gguf_args *a)
 {
 	struct mp_epw_plan p;
 	struct mp_error err = {0};
-	enum mp_err rc = mp_epw_plan_open(&p, path, config, &err);
+	enum mp_err rc = mp_epw_plan_open(&p, path, a->config, &err);
 	char safe[SAFE_PATH_MAX];
 	json_t *o;
 	int out = CLI_EXIT_OK;
 
+	(void)state; /* one file is all this format checks at a time */
 	mp_text_escape(safe, sizeof safe, path, strlen(path), 0);
-	if (json) {
+	if (a->json) {
 		o = json_object();
 		json_object_set_new(o, "file", cli_json_text(safe));
 		json_object_set_new(o, "format", json_string("expertpack-v1"));
@@ -37,7 +38,7 @@ int cli_check_gguf_ep(const char *path, const char *config, bool json)
 				    json_integer(rc ? 0 : (json_int_t)(3 * p.layers)));
 		out = cli_print_json(o, JSON_COMPACT | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO : 0;
 	} else if (rc) {
-		cli_report(rc == MP_E_CONFIG_IO || rc == MP_E_CONFIG_MISMATCH ? config : path,
+		cli_report(rc == MP_E_CONFIG_IO || rc == MP_E_CONFIG_MISMATCH ? a->config : path,
 			   &err);
 	} else {
 		printf("%s: ok (SGLANG-EXPERTPACK-v1: %llu layers x %llu experts, role %llu bytes, "
@@ -46,9 +47,4 @@ int cli_check_gguf_ep(const char *path, const char *config, bool json)
 	}
 	mp_epw_plan_free(&p);
 	return out ? out : cli_exit_status(rc);
-}
-
-bool cli_check_gguf_ep_wants(const char *path)
-{
-	return mp_epw_gguf_is_mxfp4(path);
 }

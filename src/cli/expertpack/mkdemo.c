@@ -3,7 +3,7 @@
  * sparse pack of full geometry. */
 #include "config.h"
 
-#include "cli/expertpack/mkdemo.h"
+#include "cli/expertpack/expertpack.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -142,7 +142,7 @@ static int run(const char *cmd, struct cli_mkdemo_ep *a)
 	return rc ? failed(cmd, &err) : cli_finish_stdout(cmd);
 }
 
-int cli_mkdemo_ep_run(const char *cmd, const struct cli_mkdemo_args *a)
+int cli_ep_mkdemo(const char *cmd, const struct cli_mkdemo_args *a)
 {
 	struct cli_mkdemo_ep e = {
 		.d = {.layers = a->layers, .experts = a->experts, .top_k = a->top_k,

@@ -2,7 +2,7 @@
  * shard set: the inputs checked, the build, its report. */
 #include "config.h"
 
-#include "cli/kimi/build.h"
+#include "cli/kimi/kimi.h"
 
 #include <signal.h>
 #include <stdlib.h>
@@ -272,7 +272,7 @@ static int build(const char *cmd, struct args *a, struct inputs *in,
 	return print_summary(a, in->set, res);
 }
 
-int cli_build_kimi_run(const char *cmd, const struct cli_build_args *b)
+int cli_kimi_build(const char *cmd, const struct cli_build_args *b)
 {
 	struct args a = {
 		.gguf = b->gguf, .json = b->json, .quiet = b->quiet,
@@ -285,9 +285,13 @@ int cli_build_kimi_run(const char *cmd, const struct cli_build_args *b)
 	};
 	struct inputs in = {0};
 	struct mp_gguf_build_result res = {0};
-	int status = open_inputs(&a, &in);
+	int status;
 
-	if (!status)
+	if (b->model_ref) {
+		cli_usage_error(cmd, "--model-ref is for --format expertpack-v1");
+		return CLI_EXIT_USAGE;
+	}
+	if (!(status = open_inputs(&a, &in)))
 		status = build(cmd, &a, &in, &res);
 	mp_gguf_build_result_free(&res);
 	close_inputs(&in);

@@ -2,7 +2,7 @@
  * tensor quant types, or a split set's shards checked as one. */
 #include "config.h"
 
-#include "cli/kimi/checkgguf.h"
+#include "cli/kimi/kimi.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -18,6 +18,25 @@
 
 /* A path escaped for the terminal: each byte may become \xNN. */
 #define SAFE_PATH_MAX (PATH_MAX * 4 + 1)
+
+/*
+ * Which split set a shard operand names: its directory (by device and
+ * inode, so "d/x" and "./d/x" agree) and the file name with the shard
+ * number blanked.  A glob hands over every shard of a set; the set is
+ * checked once, for the first of them.
+ */
+struct set_key {
+	dev_t dev;
+	ino_t ino;
+	char *dir_text; /* when the directory cannot be stat()ed */
+	char *name;     /* NAME-?????-of-MMMMM.gguf */
+};
+
+/* The split sets met so far among the operands: each is checked once. */
+struct sets {
+	struct set_key *keys;
+	size_t n, room;
+};
 
 /*
  * Everything printed comes escaped: a path (any bytes) goes through
@@ -79,7 +98,7 @@ static bool is_split_name(const char *path)
 	return true;
 }
 
-static bool set_key_make(const char *path, struct cli_gguf_set_key *k)
+static bool set_key_make(const char *path, struct set_key *k)
 {
 	const char *slash = strrchr(path, '/');
 	const char *base = slash ? slash + 1 : path;
@@ -101,7 +120,7 @@ static bool set_key_make(const char *path, struct cli_gguf_set_key *k)
 	return true;
 }
 
-static bool set_key_equal(const struct cli_gguf_set_key *a, const struct cli_gguf_set_key *b)
+static bool set_key_equal(const struct set_key *a, const struct set_key *b)
 {
 	if (strcmp(a->name, b->name) != 0 || !a->dir_text != !b->dir_text)
 		return false;
@@ -174,7 +193,7 @@ static int check_set(const char *path, bool kimi, bool json)
 	return status;
 }
 
-void cli_gguf_set_key_free(struct cli_gguf_set_key *k)
+static void set_key_free(struct set_key *k)
 {
 	free(k->dir_text);
 	free(k->name);
@@ -182,19 +201,31 @@ void cli_gguf_set_key_free(struct cli_gguf_set_key *k)
 }
 
 /* Whether path's set is new (and now remembered); -1 when out of memory. */
-static int new_set(struct cli_gguf_sets *s, const char *path)
+static int new_set(struct sets *s, const char *path)
 {
-	struct cli_gguf_set_key *k = &s->keys[s->n];
+	struct set_key *k;
+
+	if (s->n == s->room) {
+		size_t room = s->room ? 2 * s->room : 16;
+		struct set_key *keys = realloc(s->keys, room * sizeof *keys);
+
+		if (!keys)
+			return -1;
+		s->keys = keys;
+		s->room = room;
+	}
+	k = &s->keys[s->n];
+	memset(k, 0, sizeof *k);
 
 	if (!set_key_make(path, k)) {
-		cli_gguf_set_key_free(k);
+		set_key_free(k);
 		return -1;
 	}
 	for (size_t i = 0; i < s->n; i++) {
 		if (set_key_equal(&s->keys[i], k)) {
 			/* only new sets are kept, so a glob of one set
 			 * costs one comparison */
-			cli_gguf_set_key_free(k);
+			set_key_free(k);
 			return 0;
 		}
 	}
@@ -202,15 +233,30 @@ static int new_set(struct cli_gguf_sets *s, const char *path)
 	return 1;
 }
 
-int cli_check_gguf_kimi(struct cli_gguf_sets *s, const char *path, bool set, bool kimi,
-			bool json)
+int cli_kimi_check_gguf(void **state, const char *path, const struct cli_check_gguf_args *a)
 {
+	struct sets *s = *state;
+	bool set = a->set, kimi = !a->any_geometry, json = a->json;
 	int fresh;
 
 	if (!is_split_name(path))
 		return set ? check_set(path, kimi, json) : check_one(path, json);
+	if (!s && !(*state = s = calloc(1, sizeof *s)))
+		return -1;
 	fresh = new_set(s, path);
 	if (fresh <= 0)
 		return fresh ? -1 : CLI_EXIT_OK;
 	return check_set(path, kimi, json);
+}
+
+void cli_kimi_check_gguf_end(void *state)
+{
+	struct sets *s = state;
+
+	if (!s)
+		return;
+	for (size_t k = 0; k < s->n; k++)
+		set_key_free(&s->keys[k]);
+	free(s->keys);
+	free(s);
 }

@@ -2,7 +2,7 @@
  * pack, or with --gguf a small Kimi-K3-shaped GGUF checkpoint. */
 #include "config.h"
 
-#include "cli/kimi/mkdemo.h"
+#include "cli/kimi/kimi.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -152,7 +152,7 @@ static int make_pack(const char *cmd, struct args *a)
 	return cli_finish_stdout(cmd);
 }
 
-int cli_mkdemo_kimi_run(const char *cmd, const struct cli_mkdemo_args *m)
+int cli_kimi_mkdemo(const char *cmd, const struct cli_mkdemo_args *m)
 {
 	struct args a = {
 		.o = {.out = m->out, .manifest = m->manifest, .experts = m->experts,
@@ -162,6 +162,10 @@ int cli_mkdemo_kimi_run(const char *cmd, const struct cli_mkdemo_args *m)
 		.quiet = m->quiet, .force = m->force,
 	};
 
+	if (m->layers || m->top_k) {
+		cli_usage_error(cmd, "--layers and --top-k are for --format expertpack-v1");
+		return CLI_EXIT_USAGE;
+	}
 	if (m->gguf)
 		return make_gguf(cmd, m->gguf, &a.o, a.force, a.quiet);
 	return make_pack(cmd, &a);
