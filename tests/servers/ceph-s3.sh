@@ -40,6 +40,7 @@
 # (--aws-sigv4), with the x-amz-content-sha256 header S3 needs beside it.
 set -u
 PATH=$PATH:/usr/sbin:/sbin
+# shellcheck disable=SC2034 # rig.sh names the script by it
 RIG_NAME=ceph-s3.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/rig.sh"

@@ -32,6 +32,7 @@
 # to their owner, and nobody (nginx's default user) could not read them.
 set -u
 PATH=$PATH:/usr/sbin:/sbin
+# shellcheck disable=SC2034 # rig.sh names the script by it
 RIG_NAME=nginx.sh
 here=$(cd "$(dirname "$0")" && pwd)
 . "$here/rig.sh"
@@ -149,7 +150,7 @@ start() {
 	}
 	# A port the kernel handed out may be taken before nginx binds it:
 	# then nginx exits at once, and another three are tried.
-	for attempt in 1 2 3; do
+	for _ in 1 2 3; do
 		http_port=$(rig_free_port) && https_port=$(rig_free_port) &&
 			wrong_port=$(rig_free_port) || rig_die "no free port"
 		[ "$http_port" != "$https_port" ] && [ "$https_port" != "$wrong_port" ] &&

@@ -1,4 +1,5 @@
 # tests/servers/rig.sh - what the test servers of tests/servers/ share.
+# shellcheck shell=sh
 # Sourced by nginx.sh and ceph-s3.sh; POSIX sh.
 #
 # Every server listens on 127.0.0.1 only, on ports the kernel hands out
