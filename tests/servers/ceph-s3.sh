@@ -166,9 +166,10 @@ start() {
 	export CEPH_CONF
 	t0=$(now)
 
-	FSID=$(python3 -c 'import uuid; print(uuid.uuid4())')
-	MON_PORT=$(rig_free_port) && RGW_PORT=$(rig_free_port) || rig_die "no free port"
-	OSD_PORT_MIN=$(python3 -c 'import random; print(random.randrange(20000, 29900))')
+	FSID=$(cat /proc/sys/kernel/random/uuid)
+	ports=$(rig_free_ports 2) || rig_die "no free port"
+	MON_PORT=${ports% *} RGW_PORT=${ports#* }
+	OSD_PORT_MIN=$((20000 + $(od -An -N2 -tu2 /dev/urandom | tr -d ' ') % 9900))
 	write_conf
 
 	# The monitor: a monmap naming it at its port, its store, the daemon.

@@ -151,10 +151,9 @@ start() {
 	# A port the kernel handed out may be taken before nginx binds it:
 	# then nginx exits at once, and another three are tried.
 	for _ in 1 2 3; do
-		http_port=$(rig_free_port) && https_port=$(rig_free_port) &&
-			wrong_port=$(rig_free_port) || rig_die "no free port"
-		[ "$http_port" != "$https_port" ] && [ "$https_port" != "$wrong_port" ] &&
-			[ "$http_port" != "$wrong_port" ] || continue
+		ports=$(rig_free_ports 3) || rig_die "no free port"
+		set -- $ports
+		http_port=$1 https_port=$2 wrong_port=$3
 		write_conf
 		nginx -t -q -p "$RIG_STATE" -e "$RIG_STATE/error.log" -c "$RIG_STATE/nginx.conf" \
 			>"$RIG_STATE/nginx-t.log" 2>&1 || {

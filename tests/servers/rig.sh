@@ -23,14 +23,16 @@ rig_die() {
 	exit 1
 }
 
-# rig_free_port: a TCP port of 127.0.0.1 that nothing listens on now (the
-# kernel's choice for a socket bound to port 0).  Another program may take
-# it before the server binds it: the callers try again on a bind failure.
-rig_free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
+# rig_free_ports N: N different TCP ports of 127.0.0.1 that nothing
+# listens on now (the kernel's choices for N sockets bound to port 0 at
+# once), on one line.  Another program may take one before the server
+# binds it: nginx.sh tries again on a bind failure.
+rig_free_ports() {
+	python3 -c 'import socket, sys
+socks = [socket.socket() for _ in range(int(sys.argv[1]))]
+for s in socks:
+    s.bind(("127.0.0.1", 0))
+print(" ".join(str(s.getsockname()[1]) for s in socks))' "$1"
 }
 
 # rig_listening PORT: something listens on TCP PORT (any address).
@@ -52,27 +54,36 @@ rig_alive() {
 }
 
 # rig_poll SECONDS CMD...: run CMD every 0.1 s until it succeeds (return
-# 0) or SECONDS pass (return 1).
+# 0) or SECONDS have passed by the clock (return 1), however long CMD
+# itself takes.
 rig_poll() {
-	_rig_left=$(($1 * 10))
+	_rig_end=$(($(date +%s) + $1))
 	shift
 	until "$@" >/dev/null 2>&1; do
-		[ "$_rig_left" -gt 0 ] || return 1
-		_rig_left=$((_rig_left - 1))
+		[ "$(date +%s)" -lt "$_rig_end" ] || return 1
 		sleep 0.1
 	done
 }
 
 # rig_spawn NAME LOG CMD...: CMD in the background under `timeout
-# RIG_LIFETIME`, its output in LOG; the pid of the timeout (which passes
-# TERM on to CMD) is added to $RIG_STATE/pids as "NAME PID" and left in
-# RIG_PID.
+# RIG_LIFETIME`, its output in LOG; the pid of the timeout is added to
+# $RIG_STATE/pids as "NAME PID group" and left in RIG_PID.  timeout
+# makes itself the leader of a process group of its own, which CMD and
+# everything CMD starts belong to: stopping signals the group, so that
+# nothing of CMD outlives the timeout even when the timeout is killed.
 rig_spawn() {
 	_rig_n=$1 _rig_log=$2
 	shift 2
 	timeout -k 10 "$RIG_LIFETIME" "$@" >>"$_rig_log" 2>&1 </dev/null &
 	RIG_PID=$!
-	echo "$_rig_n $RIG_PID" >>"$RIG_STATE/pids"
+	echo "$_rig_n $RIG_PID group" >>"$RIG_STATE/pids"
+}
+
+# rig_group_alive PGID: some process of process group PGID runs.
+rig_group_alive() {
+	# /proc/PID/stat after the command name: state, ppid, pgrp
+	awk -v g="$1" '{ sub(/.*\) /, "") } $3 == g && $1 != "Z" { f = 1 } END { exit !f }' \
+		/proc/[0-9]*/stat 2>/dev/null
 }
 
 # rig_children PID: PID's child processes, one a line.
@@ -90,35 +101,44 @@ rig_record_tree() {
 	done
 }
 
-# rig_all_gone: no process of $RIG_STATE/pids runs.
+# rig_gone NAME PID [group]: PID has ended, and with "group" every
+# process of its group.
+rig_gone() {
+	! rig_alive "$2" && { [ "${3:-}" != group ] || ! rig_group_alive "$2"; }
+}
+
+# rig_all_gone: no process of $RIG_STATE/pids runs, nor any of their
+# groups.
 rig_all_gone() {
 	[ -f "$RIG_STATE/pids" ] || return 0
-	while read -r _rig_n _rig_p; do
-		rig_alive "$_rig_p" && return 1
+	while read -r _rig_n _rig_p _rig_g; do
+		rig_gone "$_rig_n" "$_rig_p" "$_rig_g" || return 1
 	done <"$RIG_STATE/pids"
 	return 0
 }
 
-# rig_stop_all: TERM every process of $RIG_STATE/pids, newest first (the
-# timeout passes it on to its daemon); whatever still runs after RIG_WAIT
-# seconds is killed.  Returns 1 if something had to be killed or is still
+# rig_stop_all: each process group of $RIG_STATE/pids, newest first (the
+# gateway before the cluster under it), gets TERM and RIG_WAIT seconds
+# to end, then KILL.  Returns 1 if something had to be killed or is still
 # there.
 rig_stop_all() {
 	[ -f "$RIG_STATE/pids" ] || return 0
 	_rig_rc=0
-	for _rig_p in $(awk '{ print $2 }' "$RIG_STATE/pids" | sed '1!G;h;$!d'); do
-		rig_alive "$_rig_p" && kill -TERM "$_rig_p" 2>/dev/null
+	for _rig_e in $(awk '$3 == "group" { print $1 ":" $2 }' "$RIG_STATE/pids" | sed '1!G;h;$!d'); do
+		_rig_n=${_rig_e%%:*} _rig_p=${_rig_e#*:}
+		rig_gone "$_rig_n" "$_rig_p" group && continue
+		kill -TERM "-$_rig_p" 2>/dev/null
+		rig_poll "$RIG_WAIT" rig_gone "$_rig_n" "$_rig_p" group && continue
+		rig_say "$_rig_n (process group $_rig_p) did not end on TERM in $RIG_WAIT s: killed"
+		kill -KILL "-$_rig_p" 2>/dev/null
+		_rig_rc=1
 	done
-	if ! rig_poll "$RIG_WAIT" rig_all_gone; then
-		while read -r _rig_n _rig_p; do
-			if rig_alive "$_rig_p"; then
-				rig_say "$_rig_n (pid $_rig_p) did not end on TERM in $RIG_WAIT s: killed"
-				kill -KILL "$_rig_p" 2>/dev/null
-				_rig_rc=1
-			fi
-		done <"$RIG_STATE/pids"
-		rig_poll 10 rig_all_gone || _rig_rc=1
-	fi
+	# a process recorded outside the groups (none is, today) or one that
+	# left its group
+	while read -r _rig_n _rig_p _rig_g; do
+		rig_alive "$_rig_p" && kill -KILL "$_rig_p" 2>/dev/null && _rig_rc=1
+	done <"$RIG_STATE/pids"
+	rig_poll 10 rig_all_gone || _rig_rc=1
 	return "$_rig_rc"
 }
 
