@@ -35,9 +35,12 @@
 # metrics test; the prometheus package gives it promtool, no server is
 # started); tmux servers on private sockets (`moepack top`); a loop
 # device with ext4 on it, tmpfs and overlay mounts; the package test
-# installs the Debian package it builds and purges it.  None uses the
-# standard ports (2049, 9090, 9100) of the services a systemd host starts
-# when these packages are installed.
+# installs the Debian package it builds and purges it; tests/servers/
+# starts nginx (HTTP, HTTPS with a test CA) and a one-node Ceph (a
+# monitor, an OSD on memstore, radosgw) for the fetch tests, on free
+# ports of 127.0.0.1 under a directory of the test's.  None uses the
+# standard ports (80, 443, 2049, 3300, 6789, 6800-7300, 7480, 9090, 9100)
+# of the services these packages start or would start.
 #
 # Builds go to build/ (and build-asan/) inside the checkout, as doc/install.md's
 # build by hand does, so either may come first: demo reuses a build/ that is
@@ -64,17 +67,35 @@ libjansson-dev libssl-dev check libncurses-dev fuse3 attr xxd"
 # runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`; nfs-ganesha
 # for the NFS tests; promtool (prometheus), node_exporter and curl for the
 # metrics tests; debhelper, lintian and the rest for the package test;
-# tmux to test `moepack top`; stress-ng for `test-load`.  On a systemd
-# host nfs-ganesha's, prometheus's and node_exporter's services start on
-# install; the tests use ports of their own.
+# tmux to test `moepack top`; stress-ng for `test-load`; the servers
+# `moepack fetch` is tested against (tests/servers/): nginx and openssl
+# (its test CA), and Ceph's S3 gateway, radosgw with the one monitor and
+# OSD it needs (ceph-mon, ceph-osd; ceph-common for the ceph CLI and
+# radosgw-admin); aria2 (aria2c, the bench's baseline fetcher) and
+# libcurl4-openssl-dev (libcurl, what fetch is built on: it moves to the
+# demo's list once configure requires it).  On a systemd host
+# nfs-ganesha's, prometheus's and node_exporter's services start on
+# install; the tests use ports of their own.  The Ceph packages start
+# nothing (no daemon is configured); nginx would start its default site
+# on port 80 of every address, which is stopped and disabled (below).
 TEST_PACKAGES="$DEMO_PACKAGES python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
 debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
-prometheus prometheus-node-exporter curl tmux stress-ng time"
+prometheus prometheus-node-exporter curl tmux stress-ng time
+nginx openssl ceph-mon ceph-osd radosgw ceph-common aria2 libcurl4-openssl-dev"
+# Services that installing TEST_PACKAGES would start but that no test
+# uses and that would only listen where nobody asked: stopped and disabled
+# right after install_missing installed them (never when they were there
+# before: a machine's own nginx is its owner's business).  nginx's
+# default site answers on port 80 of every address, a web server nobody
+# meant to run, and holds port 80 against one that somebody does.  Its
+# tests start nginx by themselves, on ports of their own.
+QUIET_SERVICES="nginx"
 
 say() { printf '\n==> %s\n' "$*"; }
 
-# install_missing PACKAGE...: apt-get install those not installed.
+# install_missing PACKAGE...: apt-get install those not installed; they
+# are left in installed_now.
 install_missing() {
 	missing=
 	for p in "$@"; do
@@ -88,7 +109,29 @@ install_missing() {
 		# shellcheck disable=SC2086
 		apt-get install -y -q --no-install-recommends $missing
 	fi
+	installed_now=$missing
 	[ -e /dev/fuse ] || { echo "bootstrap: /dev/fuse is missing (modprobe fuse)" >&2; exit 1; }
+}
+
+# quiet_services PACKAGE...: stop and disable the service of each of
+# QUIET_SERVICES among PACKAGE... (those install_missing just installed:
+# test and test-load call it, demo installs no service).  Under systemd,
+# `systemctl disable --now`; without it (a container), the init script's
+# stop, if the package's postinst started it, and update-rc.d disable.
+# A failure here is a warning: the tests do not need port 80 free.
+quiet_services() {
+	for p in "$@"; do
+		case " $QUIET_SERVICES " in *" $p "*) ;; *) continue ;; esac
+		say "stopping (if it runs) and disabling the $p service: the tests start their own"
+		if [ -d /run/systemd/system ]; then
+			systemctl disable --now "$p.service" ||
+				echo "bootstrap: could not stop and disable $p.service" >&2
+		elif [ -x "/etc/init.d/$p" ]; then
+			"/etc/init.d/$p" stop >/dev/null 2>&1 || :
+			update-rc.d "$p" disable >/dev/null 2>&1 ||
+				echo "bootstrap: could not disable /etc/init.d/$p" >&2
+		fi
+	done
 }
 
 # build DIR CONFIGURE-ARGS...: configure and build out of tree.
@@ -249,8 +292,9 @@ refuse_configured_in_place() {
 # tell_services: what the tests start besides the programs under test.
 tell_services() {
 	say "the tests start and stop local services of their own, on 127.0.0.1" \
-		"and ports the kernel picks (never 2049 or 9100): nfs-ganesha servers," \
-		"a node_exporter; and tmux servers on private sockets, FUSE, loop," \
+		"and ports the kernel picks (never 80, 443, 2049, 6789 or 9100):" \
+		"nfs-ganesha servers, a node_exporter, nginx, a one-node Ceph with" \
+		"its S3 gateway; and tmux servers on private sockets, FUSE, loop," \
 		"tmpfs, overlay and NFS mounts; the package test installs and purges" \
 		"the moepackfs package"
 }
@@ -462,6 +506,8 @@ test)
 	tell_services
 	# shellcheck disable=SC2086
 	install_missing $TEST_PACKAGES
+	# shellcheck disable=SC2086
+	quiet_services $installed_now
 	say "ggml for the cross-checks"
 	setup_ggml
 	all_rc=0
@@ -484,6 +530,8 @@ test-load)
 	tell_services
 	# shellcheck disable=SC2086
 	install_missing $TEST_PACKAGES
+	# shellcheck disable=SC2086
+	quiet_services $installed_now
 	setup_ggml
 	trap stop_load EXIT
 	trap 'exit 129' HUP
