@@ -193,11 +193,11 @@ enum mp_fetch_verdict mp_fetch_xfer_judge(struct mp_fetch_xfer *x, CURLcode res,
 	if (res == CURLE_FILE_COULDNT_READ_FILE || res == CURLE_REMOTE_FILE_NOT_FOUND)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: no such file", who),
 		       MP_FETCH_ABSENT;
+	if (code && (v = judge_http(x, code, who, err)) != MP_FETCH_GOOD)
+		return v;
 	if (res == CURLE_WRITE_ERROR && x->overflow)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: the body is longer "
 			       "than %" PRIu64 " bytes", who, x->cap), MP_FETCH_BAD;
-	if (code && (v = judge_http(x, code, who, err)) != MP_FETCH_GOOD)
-		return v;
 	if (res != CURLE_OK)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: %s", who,
 			       x->errbuf[0] ? x->errbuf : curl_easy_strerror(res)), MP_FETCH_BAD;
