@@ -159,6 +159,19 @@ static enum mp_err open_partial(struct fetch *f, struct mp_error *err)
 	return rc;
 }
 
+/* Runs of at most run_bytes (16 MiB), but a small pack still cut into
+ * four runs a connection, so that every connection has work. */
+static uint64_t run_bytes(const struct fetch *f)
+{
+	uint64_t max = f->o->run_bytes ? f->o->run_bytes : MP_FETCH_RUN_BYTES;
+	unsigned conns = f->o->connections ? f->o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
+	uint64_t share = f->seal->pack_size / (4u * conns);
+
+	if (share < f->seal->chunk_size)
+		share = f->seal->chunk_size;
+	return share < max ? share : max;
+}
+
 enum mp_err mp_fetch_head(struct fetch *f, struct mp_error *err)
 {
 	uint64_t len, chunks;
@@ -175,8 +188,7 @@ enum mp_err mp_fetch_head(struct fetch *f, struct mp_error *err)
 	if (f->layout.head_chunks != chunks)
 		return mp_fail(err, MP_E_SEAL_MISMATCH, "seal is not this pack's: the manifest's "
 			       "data_start is not where the first object starts");
-	rc = mp_fetch_plan_init(&f->plan, &f->layout, f->o->run_bytes ? f->o->run_bytes
-								   : MP_FETCH_RUN_BYTES, err);
+	rc = mp_fetch_plan_init(&f->plan, &f->layout, run_bytes(f), err);
 	for (uint64_t c = 0; rc == MP_OK && c < chunks; c++) {
 		mp_fetch_plan_held(&f->plan, c);
 		mp_fetch_record_chunk(f, c);
