@@ -1,5 +1,5 @@
 /*
- * fetch_internal.h - what the files of one fetch share (fetch.c, mirrors.c,
+ * fetch_internal.h - what the files of one fetch share (run.c, mirrors.c,
  * local.c, head.c, engine.c); nothing outside src/fetch/ may use it.
  */
 #ifndef MOEPACK_FETCH_INTERNAL_H

@@ -1,5 +1,5 @@
 /*
- * fetch.c - a fetch from start to end (fetch.h): set-up, the root of
+ * run.c - a fetch from start to end (fetch.h): set-up, the root of
  * trust, and the finished pack put in place with its files.
  */
 #include "config.h"
