@@ -155,6 +155,12 @@ enum mp_err_class {
 	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID,                       \
 	  "pack signature is missing or does not verify")                      \
 	X(MP_E_KEY, "key", MP_CLASS_USAGE, "unusable key file")                \
+	/* moepack fetch (src/fetch/) */                                      \
+	X(MP_E_FETCH_TRUST, "fetch_no_trust", MP_CLASS_USAGE,                  \
+	  "no root of trust for the fetched pack")                             \
+	X(MP_E_FETCH_MIRROR, "fetch_mirror", MP_CLASS_IO, "mirror failed")     \
+	X(MP_E_FETCH_CHUNK, "fetch_chunk", MP_CLASS_INVALID,                   \
+	  "no mirror served a chunk correctly")                                \
 	/* SGLang's expert pack (pack/expertpack.h), in its validator's order */ \
 	X(MP_E_EP_HEADER_TRUNCATED, "ep_header_truncated", MP_CLASS_INVALID,   \
 	  "expert-pack header is truncated")                                   \

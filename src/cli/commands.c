@@ -284,6 +284,30 @@ const struct cli_command cli_relocate_command = {
 	.run = cli_relocate_run,
 };
 
+const struct cli_command cli_fetch_command = {
+	.name = "fetch",
+	.summary = "copy a sealed pack from mirrors, every chunk checked as it arrives",
+	.operands = "SOURCE...",
+	.about = "Copy the pack that each SOURCE (http://, https://, file:// or\n"
+		 "s3://BUCKET/KEY) mirrors, with its manifest, seal and signature from\n"
+		 "beside it.  The seal must be trusted first: signed by a key of --trust,\n"
+		 "or of the digest --expect-seal-sha256 gives.  Then whole seal chunks\n"
+		 "are fetched with parallel range requests and each is hashed against\n"
+		 "the seal before it is written to PACK.partial; a chunk that fails is\n"
+		 "fetched again from another mirror.  PACK.partial is renamed to PACK\n"
+		 "only when every chunk passed, so PACK mounts with -o verify=seal at\n"
+		 "once.  Run the same command again to resume: every chunk kept is\n"
+		 "hashed again first.  s3:// requests are signed (AWS Signature V4) with\n"
+		 "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY and AWS_SESSION_TOKEN, or the\n"
+		 "AWS_PROFILE of ~/.aws/credentials; the proxy variables are honoured.\n",
+	.epilogue = "\n"
+		    "Exit status: 0 fetched, 1 a chunk no mirror served right, or the seal\n"
+		    "or signature does not verify, 2 usage error (no root of trust), 3 a\n"
+		    "mirror or a file failed.\n",
+	.options = cli_fetch_options,
+	.run = cli_fetch_run,
+};
+
 const struct cli_command *const cli_commands[] = {
 	&cli_verify_command,
 	&cli_info_command,
@@ -297,6 +321,7 @@ const struct cli_command *const cli_commands[] = {
 	&cli_seal_command,
 	&cli_sign_command,
 	&cli_relocate_command,
+	&cli_fetch_command,
 };
 
 const size_t cli_command_count = sizeof cli_commands / sizeof cli_commands[0];

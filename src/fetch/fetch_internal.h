@@ -1,0 +1,102 @@
+/*
+ * fetch_internal.h - what the files of one fetch share (run.c, mirrors.c,
+ * local.c, head.c, engine.c); nothing outside src/fetch/ may use it.
+ */
+#ifndef MOEPACK_FETCH_INTERNAL_H
+#define MOEPACK_FETCH_INTERNAL_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "fetch/fetch.h"
+#include "fetch/hashq.h"
+#include "fetch/plan.h"
+#include "fetch/source.h"
+#include "fetch/xfer.h"
+#include "pack/pack.h"
+#include "seal/seal.h"
+
+struct fetch_mirror {
+	struct mp_fetch_source src;
+	struct mp_fetch_mirror_report *rep;  /* in the result */
+	bool usable;                         /* not refused, not dropped */
+	unsigned in_flight;
+	unsigned fails_in_row;
+	unsigned backoff_level;
+	double not_before;                   /* monotonic s: backing off */
+};
+
+/* A file fetched whole (the sidecars), malloc'd; NULL: the mirror has none. */
+struct fetch_blob {
+	unsigned char *data;
+	size_t len;
+};
+
+struct fetch {
+	const struct mp_fetch_opts *o;
+	struct mp_fetch_result *res;
+	struct mp_fetch_net net;
+	size_t nmirrors;
+	struct fetch_mirror mirrors[MP_FETCH_MAX_MIRRORS];
+	/* from the first mirror that answered */
+	struct fetch_blob manifest, seal_raw, statement, sig;
+	struct mp_seal *seal;
+	/* local files */
+	char *out, *partial, *state, *lock, *manifest_out;
+	int fd, state_fd, lock_fd;
+	bool resumed;
+	unsigned char *record;   /* bit per chunk: passed (this run or one before) */
+	uint64_t record_len;
+	/* after the head */
+	struct mp_pack *pack;
+	struct mp_seal_layout layout;
+	bool have_layout;
+	struct mp_fetch_plan plan;
+	uint64_t *bad_mask;   /* by chunk: mirrors that sent it wrong */
+	struct mp_fetch_hashq *hq;
+	CURLM *multi;            /* the transfers; hashing threads wake it */
+	void *reqs;              /* engine.c's requests in flight */
+	double t0, last_progress;
+};
+
+double mp_fetch_now(void);
+void mp_fetch_note(struct fetch *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* mirrors.c: step 1, the sidecars and sizes of every mirror. */
+enum mp_err mp_fetch_mirrors_open(struct fetch *f, struct mp_error *err);
+/* A small file from beside the pack on mirror m (suffix ".seal"); absent
+ * files leave b empty and return MP_OK when `optional`. */
+enum mp_err mp_fetch_get_blob(struct fetch *f, struct fetch_mirror *m, const char *suffix,
+			      size_t cap, bool optional, struct fetch_blob *b,
+			      struct mp_error *err);
+void mp_fetch_blob_free(struct fetch_blob *b);
+
+/* local.c: step 3. */
+enum mp_err mp_fetch_local_open(struct fetch *f, struct mp_error *err);
+/* Record chunk c as passed (a hint for a resumed run, which checks again). */
+void mp_fetch_record_chunk(struct fetch *f, uint64_t c);
+/* Whether the record from an earlier run names chunk c. */
+bool mp_fetch_record_has(struct fetch *f, uint64_t c);
+void mp_fetch_local_close(struct fetch *f);
+
+/* head.c: step 4, and the plan. */
+enum mp_err mp_fetch_head(struct fetch *f, struct mp_error *err);
+/* A run of chunks from mirror m into buf, blocking (the head's). */
+enum mp_err mp_fetch_get_range(struct fetch *f, struct fetch_mirror *m, uint64_t offset,
+			       uint64_t len, unsigned char *buf, struct mp_error *err);
+
+/* The manifest's text with its pack path (whichever key the format
+ * keeps it under) replaced by path; *out malloc'd. */
+enum mp_err mp_fetch_manifest_with_path(const struct fetch *f, const char *path, char **out,
+					size_t *out_len, struct mp_error *err);
+
+/* resume.c: chunks the record names, hashed again from the file. */
+enum mp_err mp_fetch_resume_check(struct fetch *f, struct mp_error *err);
+
+/* engine.c: step 5. */
+enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err);
+/* Mirror m failed once: counted, dropped after MP_FETCH_DROP_AFTER. */
+void mp_fetch_mirror_failed(struct fetch *f, struct fetch_mirror *m, const char *why);
+
+#endif

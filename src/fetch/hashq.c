@@ -1,0 +1,198 @@
+/*
+ * hashq.c - the worker threads that check chunks (hashq.h).
+ */
+#include "config.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+
+#include "base/file.h"
+#include "fetch/hashq.h"
+
+#define MAX_THREADS 64
+
+struct mp_fetch_hashq {
+	pthread_mutex_t lock;
+	pthread_cond_t work;   /* a job queued, or stopping */
+	pthread_cond_t done;   /* a job finished */
+	struct mp_fetch_job *todo, *todo_tail, *finished;
+	unsigned busy;         /* pushed, not yet popped */
+	bool stop;
+	const struct mp_seal *seal;
+	const uint64_t *bound;
+	int fd;
+	const char *path;
+	void (*wake)(void *);
+	void *wake_arg;
+	unsigned nthreads;
+	pthread_t threads[MAX_THREADS];
+};
+
+struct mp_fetch_job *mp_fetch_job_new(uint64_t first, uint64_t count, uint64_t offset,
+				      uint64_t len, int mirror, bool write)
+{
+	struct mp_fetch_job *j = calloc(1, sizeof *j);
+
+	if (!j)
+		return NULL;
+	*j = (struct mp_fetch_job){.first = first, .count = count, .offset = offset,
+				   .len = len, .mirror = mirror, .write = write};
+	j->buf = malloc(len ? (size_t)len : 1);
+	j->ok = calloc((size_t)count, 1);
+	if (!j->buf || !j->ok) {
+		mp_fetch_job_free(j);
+		return NULL;
+	}
+	return j;
+}
+
+void mp_fetch_job_free(struct mp_fetch_job *j)
+{
+	if (!j)
+		return;
+	free(j->buf);
+	free(j->ok);
+	free(j);
+}
+
+/* Hash, compare and (for a writing job) write each chunk of j. */
+static void check_job(struct mp_fetch_hashq *q, struct mp_fetch_job *j)
+{
+	for (uint64_t i = 0; i < j->count; i++) {
+		uint64_t c = j->first + i;
+		uint64_t at = q->bound[c] - j->offset, n = q->bound[c + 1] - q->bound[c];
+		unsigned char d[MP_SHA256_LEN];
+
+		mp_sha256_buf(j->buf + at, (size_t)n, d);
+		j->ok[i] = mp_seal_digest_ok(q->seal, c, d);
+		if (j->ok[i] && j->write && j->rc == MP_OK)
+			j->rc = mp_pwrite_full(q->fd, j->buf + at, (size_t)n, q->bound[c], q->path,
+					       &j->err);
+		if (j->ok[i] && j->rc == MP_OK)
+			j->passed++;
+		else
+			j->failed++;
+	}
+}
+
+static void *worker(void *arg)
+{
+	struct mp_fetch_hashq *q = arg;
+
+	pthread_mutex_lock(&q->lock);
+	for (;;) {
+		struct mp_fetch_job *j;
+
+		while (!q->todo && !q->stop)
+			pthread_cond_wait(&q->work, &q->lock);
+		if (!q->todo)
+			break;
+		j = q->todo;
+		q->todo = j->next;
+		if (!q->todo)
+			q->todo_tail = NULL;
+		pthread_mutex_unlock(&q->lock);
+		check_job(q, j);
+		pthread_mutex_lock(&q->lock);
+		j->next = q->finished;
+		q->finished = j;
+		pthread_cond_broadcast(&q->done);
+		if (q->wake)
+			q->wake(q->wake_arg);
+	}
+	pthread_mutex_unlock(&q->lock);
+	return NULL;
+}
+
+enum mp_err mp_fetch_hashq_start(struct mp_fetch_hashq **out, unsigned threads,
+				 const struct mp_seal *seal, const uint64_t *bound, int fd,
+				 const char *path, void (*wake)(void *), void *wake_arg,
+				 struct mp_error *err)
+{
+	struct mp_fetch_hashq *q = calloc(1, sizeof *q);
+
+	if (!q)
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	pthread_mutex_init(&q->lock, NULL);
+	pthread_cond_init(&q->work, NULL);
+	pthread_cond_init(&q->done, NULL);
+	q->seal = seal;
+	q->bound = bound;
+	q->fd = fd;
+	q->path = path;
+	q->wake = wake;
+	q->wake_arg = wake_arg;
+	threads = threads < 1 ? 1 : threads > MAX_THREADS ? MAX_THREADS : threads;
+	for (; q->nthreads < threads; q->nthreads++)
+		if (pthread_create(&q->threads[q->nthreads], NULL, worker, q) != 0)
+			break;
+	*out = q;
+	if (q->nthreads == 0) {
+		mp_fetch_hashq_stop(q);
+		*out = NULL;
+		return mp_fail(err, MP_E_NOMEM, "cannot start a hashing thread");
+	}
+	return MP_OK;
+}
+
+void mp_fetch_hashq_push(struct mp_fetch_hashq *q, struct mp_fetch_job *j)
+{
+	j->next = NULL;
+	pthread_mutex_lock(&q->lock);
+	if (q->todo_tail)
+		q->todo_tail->next = j;
+	else
+		q->todo = j;
+	q->todo_tail = j;
+	q->busy++;
+	pthread_cond_signal(&q->work);
+	pthread_mutex_unlock(&q->lock);
+}
+
+struct mp_fetch_job *mp_fetch_hashq_pop(struct mp_fetch_hashq *q, bool wait)
+{
+	struct mp_fetch_job *j;
+
+	pthread_mutex_lock(&q->lock);
+	while (wait && !q->finished && q->busy)
+		pthread_cond_wait(&q->done, &q->lock);
+	j = q->finished;
+	if (j) {
+		q->finished = j->next;
+		q->busy--;
+	}
+	pthread_mutex_unlock(&q->lock);
+	return j;
+}
+
+unsigned mp_fetch_hashq_busy(struct mp_fetch_hashq *q)
+{
+	unsigned n;
+
+	pthread_mutex_lock(&q->lock);
+	n = q->busy;
+	pthread_mutex_unlock(&q->lock);
+	return n;
+}
+
+void mp_fetch_hashq_stop(struct mp_fetch_hashq *q)
+{
+	struct mp_fetch_job *j;
+
+	if (!q)
+		return;
+	pthread_mutex_lock(&q->lock);
+	q->stop = true;
+	pthread_cond_broadcast(&q->work);
+	pthread_mutex_unlock(&q->lock);
+	for (unsigned i = 0; i < q->nthreads; i++)
+		pthread_join(q->threads[i], NULL);
+	while ((j = q->finished)) {
+		q->finished = j->next;
+		mp_fetch_job_free(j);
+	}
+	pthread_cond_destroy(&q->work);
+	pthread_cond_destroy(&q->done);
+	pthread_mutex_destroy(&q->lock);
+	free(q);
+}

@@ -1,0 +1,60 @@
+/*
+ * source.h - one mirror of a pack, as `moepack fetch` is given it.
+ *
+ * A source is a URL naming the pack file: http://, https://, file:// or
+ * s3://BUCKET/KEY.  The files that come with the pack (PACK.manifest.json,
+ * PACK.seal, PACK.statement, PACK.sig) are fetched from beside it: the
+ * same URL with the suffix appended to its path.
+ *
+ * An s3:// source is turned into an HTTP(S) URL on its endpoint: the
+ * endpoint given (--s3-endpoint, else AWS_ENDPOINT_URL) or, without one,
+ * AWS's own https://s3.REGION.amazonaws.com.  Addressing is path-style
+ * (ENDPOINT/BUCKET/KEY) unless virtual-hosted is asked for
+ * (BUCKET.HOST/KEY); requests are signed by libcurl (CURLOPT_AWS_SIGV4).
+ * Nothing here does I/O or reads the environment: the caller passes it.
+ */
+#ifndef MOEPACK_FETCH_SOURCE_H
+#define MOEPACK_FETCH_SOURCE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "base/errors.h"
+
+enum mp_fetch_kind { MP_FETCH_HTTP, MP_FETCH_HTTPS, MP_FETCH_FILE, MP_FETCH_S3 };
+
+/* How s3:// sources are reached: what the caller read from its options
+ * and environment.  Strings are borrowed. */
+struct mp_fetch_s3_config {
+	const char *endpoint;     /* "https://host:port", NULL: AWS's */
+	const char *region;       /* NULL: "us-east-1" */
+	bool virtual_hosted;      /* BUCKET.HOST/KEY instead of HOST/BUCKET/KEY */
+};
+
+#define MP_FETCH_URL_MAX 4096
+
+struct mp_fetch_source {
+	enum mp_fetch_kind kind;
+	char given[MP_FETCH_URL_MAX];  /* as the user wrote it, for messages */
+	char url[MP_FETCH_URL_MAX];    /* what libcurl is given for the pack */
+	char bucket[256];              /* s3 only */
+	char region[64];               /* s3 only: what the signature names */
+	bool tls;                      /* https (or s3 on an https endpoint) */
+};
+
+/*
+ * Parse text into *out.  MP_E_USAGE naming the source when its scheme is
+ * none of the four, its host or path is empty, an s3:// source has no key
+ * or a bucket name S3 would refuse, a file:// URL names a host other than
+ * localhost, or the URL is longer than MP_FETCH_URL_MAX.  s3 may be NULL
+ * when no source is s3://.
+ */
+enum mp_err mp_fetch_source_parse(const char *text, const struct mp_fetch_s3_config *s3,
+				  struct mp_fetch_source *out, struct mp_error *err);
+
+/* The URL of the file beside the pack with this suffix (".seal"), into
+ * buf; false when it does not fit. */
+bool mp_fetch_source_beside(const struct mp_fetch_source *s, const char *suffix, char *buf,
+			    size_t size);
+
+#endif
