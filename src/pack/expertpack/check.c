@@ -19,12 +19,12 @@ void mp_epcheck_warn(struct mp_epcheck *c, const char *fmt, ...)
 {
 	va_list ap;
 
-	if (c->ep->nwarnings >= MP_EP_MAX_WARNINGS)
+	if (c->ep->file.nwarnings >= MP_MAX_WARNINGS)
 		return;
 	va_start(ap, fmt);
-	vsnprintf(c->ep->warnings[c->ep->nwarnings], MP_MSG_MAX, fmt, ap);
+	vsnprintf(c->ep->file.warnings[c->ep->file.nwarnings], MP_MSG_MAX, fmt, ap);
 	va_end(ap);
-	mp_text_sanitize(c->ep->warnings[c->ep->nwarnings++], MP_MSG_MAX, 0);
+	mp_text_sanitize(c->ep->file.warnings[c->ep->file.nwarnings++], MP_MSG_MAX, 0);
 }
 
 const char *mp_epcheck_u128(unsigned __int128 v, char buf[40])
@@ -66,14 +66,14 @@ enum mp_err mp_epcheck_stream(struct mp_epcheck *c, uint64_t first, uint64_t cou
 	/* one buffer for every pass, freed with the rest of c */
 	if (!c->chunk && !(c->chunk = malloc((size_t)ENTRIES_PER_CHUNK * MP_EP_ENTRY_SIZE)))
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s",
-			       c->ep->path);
+			       c->ep->file.path);
 	buf = c->chunk;
 	for (uint64_t i = 0; i < count && !rc; i += ENTRIES_PER_CHUNK) {
 		uint64_t n = count - i < ENTRIES_PER_CHUNK ? count - i : ENTRIES_PER_CHUNK;
 
-		rc = mp_pread_full(c->ep->fd, buf, (size_t)n * MP_EP_ENTRY_SIZE,
+		rc = mp_pread_full(c->ep->file.fd, buf, (size_t)n * MP_EP_ENTRY_SIZE,
 				   MP_EP_HEADER_SIZE + (first + i) * MP_EP_ENTRY_SIZE, "pack",
-				   c->ep->path, MP_E_PACK_IO, err);
+				   c->ep->file.path, MP_E_PACK_IO, err);
 		for (uint64_t k = 0; k < n && !rc; k++)
 			rc = fn(c, first + i + k, buf + k * MP_EP_ENTRY_SIZE, arg, err);
 	}

@@ -136,7 +136,7 @@ enum mp_err mp_epcheck_stream(struct mp_epcheck *c, uint64_t first, uint64_t cou
 enum mp_err mp_epcheck_digest_start(struct mp_epcheck *c, struct mp_error *err);
 enum mp_err mp_epcheck_digest_wait(struct mp_epcheck *c, struct mp_error *err);
 
-/* Append a warning to the pack (dropped beyond MP_EP_MAX_WARNINGS). */
+/* Append a warning to the pack (dropped beyond MP_MAX_WARNINGS). */
 void mp_epcheck_warn(struct mp_epcheck *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

@@ -29,7 +29,7 @@ static enum mp_err allocate(struct mp_epcheck *c, struct mp_error *err)
 	c->where = malloc(n * sizeof *c->where);
 	c->offset = calloc(n, sizeof *c->offset);
 	if (!ep->role || !ep->generation || !c->where || !c->offset)
-		return mp_fail(err, MP_E_NOMEM, "out of memory for the index of %s", ep->path);
+		return mp_fail(err, MP_E_NOMEM, "out of memory for the index of %s", ep->file.path);
 	for (size_t i = 0; i < n; i++)
 		c->where[i] = MP_EP_NONE;
 	return MP_OK;
@@ -60,7 +60,7 @@ static enum mp_err seen_before(struct mp_epcheck *c, struct keyed *k, const stru
 	}
 	if (!(v = mp_u64map_put(&k->outside, ROLE_KEY(e), &fresh)))
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s",
-			       c->ep->path);
+			       c->ep->file.path);
 	*seen = fresh ? MP_EP_NONE : *v;
 	return MP_OK;
 }
@@ -136,7 +136,7 @@ static enum mp_err check_generation(struct mp_epcheck *c, struct keyed *k, uint6
 			fresh &= c->where[obj * MP_EP_ROLES + r] == MP_EP_NONE;
 	} else if (!(gen = mp_u64map_put(&k->outside, OBJECT_KEY(e), &fresh))) {
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s",
-			       c->ep->path);
+			       c->ep->file.path);
 	}
 	if (fresh)
 		*gen = e->generation;

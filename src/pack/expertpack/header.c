@@ -108,12 +108,12 @@ static enum mp_err check_header(struct mp_epcheck *c, struct mp_error *err)
 	unsigned char raw[MP_EP_HEADER_SIZE];
 	enum mp_err rc;
 
-	if (ep->file_size < MP_EP_HEADER_SIZE)
+	if (ep->file.size < MP_EP_HEADER_SIZE)
 		return mp_fail(err, MP_E_EP_HEADER_TRUNCATED,
 			       "expert-pack header is truncated: %s has %llu bytes, the header "
 			       "takes %d",
-			       ep->path, (unsigned long long)ep->file_size, MP_EP_HEADER_SIZE);
-	if ((rc = mp_pread_full(ep->fd, raw, sizeof raw, 0, "pack", ep->path, MP_E_PACK_IO,
+			       ep->file.path, (unsigned long long)ep->file.size, MP_EP_HEADER_SIZE);
+	if ((rc = mp_pread_full(ep->file.fd, raw, sizeof raw, 0, "pack", ep->file.path, MP_E_PACK_IO,
 				err)))
 		return rc;
 	mp_ep_header_decode(raw, &ep->header);
@@ -126,7 +126,7 @@ static enum mp_err check_header(struct mp_epcheck *c, struct mp_error *err)
 	ep->data_start = ep->header.data_start;
 	ep->index_count = ep->header.index_count;
 	ep->object_count = ep->num_layers * ep->num_experts;
-	c->entries_in_file = (ep->file_size - MP_EP_HEADER_SIZE) / MP_EP_ENTRY_SIZE;
+	c->entries_in_file = (ep->file.size - MP_EP_HEADER_SIZE) / MP_EP_ENTRY_SIZE;
 	if (c->entries_in_file > ep->index_count)
 		c->entries_in_file = ep->index_count;
 	return MP_OK;

@@ -76,6 +76,6 @@ enum mp_err mp_epcheck_index(struct mp_epcheck *c, struct mp_error *err)
 			       (unsigned long long)ep->index_count,
 			       (unsigned long long)(MP_EP_HEADER_SIZE +
 						    (c->entries_in_file + 1) * MP_EP_ENTRY_SIZE),
-			       (unsigned long long)ep->file_size);
+			       (unsigned long long)ep->file.size);
 	return MP_OK;
 }

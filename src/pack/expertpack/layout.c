@@ -41,12 +41,12 @@ static enum mp_err check_size(const struct mp_epcheck *c, struct mp_error *err)
 		ep->data_start + (unsigned __int128)ep->object_count * ep->object_stride;
 	char buf[40];
 
-	if (want == ep->file_size)
+	if (want == ep->file.size)
 		return MP_OK;
 	return mp_fail(err, MP_E_EP_FILE_SIZE,
 		       "expert-pack file size does not match its index: the pack has %llu "
 		       "bytes, data_start %llu + %llu objects x object_stride %llu is %s",
-		       (unsigned long long)ep->file_size, (unsigned long long)ep->data_start,
+		       (unsigned long long)ep->file.size, (unsigned long long)ep->data_start,
 		       (unsigned long long)ep->object_count,
 		       (unsigned long long)ep->object_stride, mp_epcheck_u128(want, buf));
 }

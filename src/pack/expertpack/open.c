@@ -50,55 +50,41 @@ static enum mp_err check_opts(const struct mp_ep_opts *o, struct mp_error *err)
 
 /* Step 1 and 2: the pack, resolved; the manifest, read and parsed. */
 /* The caller's bytes (`moepack relocate`'s text), held as a read would. */
-static enum mp_err manifest_copy(const struct mp_ep_opts *o, struct mp_ep *ep,
+static enum mp_err manifest_copy(const struct mp_ep_opts *o, struct mp_pack_file *f,
 				 struct mp_error *err)
 {
 	if (o->manifest_text_len > MP_MANIFEST_MAX)
 		return mp_fail(err, MP_E_MANIFEST_IO, "manifest %s is larger than %u bytes",
-			       ep->manifest_path, MP_MANIFEST_MAX);
-	ep->manifest_raw = malloc(o->manifest_text_len + 1);
-	if (!ep->manifest_raw)
+			       f->manifest_path, MP_MANIFEST_MAX);
+	f->manifest_raw = malloc(o->manifest_text_len + 1);
+	if (!f->manifest_raw)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	memcpy(ep->manifest_raw, o->manifest_text, o->manifest_text_len);
-	ep->manifest_raw[o->manifest_text_len] = '\0';
-	ep->manifest_len = o->manifest_text_len;
+	memcpy(f->manifest_raw, o->manifest_text, o->manifest_text_len);
+	f->manifest_raw[o->manifest_text_len] = '\0';
+	f->manifest_len = o->manifest_text_len;
 	return MP_OK;
 }
 
 static enum mp_err open_files(struct mp_epcheck *c, const char *pack_path,
 			      struct mp_error *err)
 {
-	struct mp_ep *ep = c->ep;
-	struct stat st;
+	struct mp_pack_file *f = &c->ep->file;
 	enum mp_err rc;
 
-	if (!(ep->path = strdup(pack_path)))
-		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &ep->fd, &st, err)))
+	if ((rc = mp_pack_file_open(f, pack_path, c->o->opened, c->o->opened_arg, err)))
 		return rc;
-	if (c->o->opened && (rc = mp_open_hook_run(c->ep->fd, c->o->opened, c->o->opened_arg,
-						   pack_path, &st, err)))
-		return rc;
-	ep->file_size = (uint64_t)st.st_size;
-	ep->file_mtime = st.st_mtim;
-	ep->file_ctime = st.st_ctim;
-	ep->file_nlink = (uint64_t)st.st_nlink;
-	if (!(ep->real_path = realpath(pack_path, NULL)))
-		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,
-			       strerror(errno));
 	/* the reference looks for the manifest beside the resolved pack */
-	ep->manifest_path = c->o->manifest_path
-				    ? strdup(c->o->manifest_path)
-				    : mp_path_with_suffix(ep->real_path, ".manifest.json");
-	if (!ep->manifest_path)
+	f->manifest_path = c->o->manifest_path ? strdup(c->o->manifest_path)
+					       : mp_path_with_suffix(f->real_path, ".manifest.json");
+	if (!f->manifest_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if (c->o->manifest_text)
-		rc = manifest_copy(c->o, ep, err);
+		rc = manifest_copy(c->o, f, err);
 	else
-		rc = mp_manifest_read(ep->manifest_path, &ep->manifest_raw, &ep->manifest_len, err);
+		rc = mp_manifest_read(f->manifest_path, &f->manifest_raw, &f->manifest_len, err);
 	if (rc)
 		return rc;
-	return mp_manifest_parse_ex(ep->manifest_raw, ep->manifest_len, ep->manifest_path,
+	return mp_manifest_parse_ex(f->manifest_raw, f->manifest_len, f->manifest_path,
 				    &c->root, &c->surrogates, err);
 }
 
@@ -149,7 +135,7 @@ enum mp_err mp_ep_open(struct mp_ep **out, const char *pack_path,
 		return rc;
 	if (!(c.ep = calloc(1, sizeof *c.ep)))
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	c.ep->fd = -1;
+	mp_pack_file_init(&c.ep->file);
 	rc = run(&c, pack_path, err);
 	mp_epcheck_digest_wait(&c, NULL); /* joined on every path */
 	json_decref(c.root);
@@ -168,13 +154,8 @@ void mp_ep_close(struct mp_ep *ep)
 {
 	if (!ep)
 		return;
-	if (ep->fd >= 0)
-		close(ep->fd);
+	mp_pack_file_close(&ep->file);
 	free(ep->role);
 	free(ep->generation);
-	free(ep->manifest_raw);
-	free(ep->manifest_path);
-	free(ep->real_path);
-	free(ep->path);
 	free(ep);
 }
