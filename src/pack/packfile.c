@@ -40,11 +40,11 @@ enum mp_err mp_pack_file_open(struct mp_pack_file *f, const char *pack_path,
 
 void mp_pack_file_close(struct mp_pack_file *f)
 {
+	char *owned[] = {f->manifest_raw, f->manifest_path, f->real_path, f->path};
+
 	if (f->fd >= 0)
 		close(f->fd);
-	free(f->manifest_raw);
-	free(f->manifest_path);
-	free(f->real_path);
-	free(f->path);
+	for (size_t i = 0; i < sizeof owned / sizeof owned[0]; i++)
+		free(owned[i]);
 	mp_pack_file_init(f);
 }
