@@ -122,6 +122,18 @@ struct mp_pack_format {
 	const char *sha256_hint;
 };
 
+/*
+ * A format's functions in its table, by the one naming every format
+ * follows: PREFIX_open, PREFIX_close, PREFIX_generation, ... (static in
+ * the format's file).  The table then lists only what is its data.
+ */
+#define MP_PACK_FORMAT_OPS(prefix)                                                \
+	.open = prefix##_open, .close = prefix##_close,                            \
+	.generation = prefix##_generation, .tensor_name = prefix##_tensor_name,    \
+	.facts = prefix##_facts, .role_sha256 = prefix##_role_sha256,              \
+	.role_shape = prefix##_role_shape,                                         \
+	.manifest_with_path = prefix##_manifest_with_path
+
 /* The formats, in the order their magics are tried. */
 extern const struct mp_pack_format mp_format_kimi, mp_format_expertpack;
 

@@ -227,21 +227,9 @@ static unsigned ep_facts(const struct mp_pack *p, struct mp_pack_fact *f)
 }
 
 const struct mp_pack_format mp_format_expertpack = {
-	.name = MP_EP_MAGIC,
-	.model = "DeepSeek-V4-Flash",
-	.magic = MP_EP_MAGIC "\0\0\0\0",
-	.magic_len = MP_EP_MAGIC_LEN,
-	.manifest_format = MP_EP_MAGIC,
-	.open = ep_open,
-	.close = ep_close,
-	.generation = ep_generation,
-	.tensor_name = ep_tensor_name,
-	.facts = ep_facts,
-	.role_sha256 = ep_role_sha256,
-	.role_shape = ep_role_shape,
-	.manifest_with_path = ep_manifest_with_path,
-	.path_key = "pack_path",
-	.sha256_key = "pack_sha256",
-	.layers_key = "num_layers",
+	.name = MP_EP_MAGIC, .model = "DeepSeek-V4-Flash", .manifest_format = MP_EP_MAGIC,
+	.magic = MP_EP_MAGIC "\0\0\0\0", .magic_len = MP_EP_MAGIC_LEN,
+	MP_PACK_FORMAT_OPS(ep),
+	.path_key = "pack_path", .sha256_key = "pack_sha256", .layers_key = "num_layers",
 	.sha256_hint = MP_EP_SHA256_HINT,
 };

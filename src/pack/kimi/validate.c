@@ -559,21 +559,10 @@ static unsigned kimi_facts(const struct mp_pack *p, struct mp_pack_fact *f)
 }
 
 const struct mp_pack_format mp_format_kimi = {
-	.name = MP_MAGIC,
-	.model = "Kimi K3",
-	.magic = MP_MAGIC "\0\0",
-	.magic_len = MP_MAGIC_LEN,
-	.manifest_format = MP_FORMAT,
-	.open = kimi_open,
-	.close = kimi_close,
-	.generation = kimi_generation,
-	.tensor_name = kimi_tensor_name,
-	.facts = kimi_facts,
-	.role_sha256 = kimi_role_sha256,
-	.role_shape = kimi_role_shape,
-	.manifest_with_path = kimi_manifest_with_path,
-	.path_key = "expert_pack.path",
-	.sha256_key = "expert_pack.sha256",
+	.name = MP_MAGIC, .model = "Kimi K3", .manifest_format = MP_FORMAT,
+	.magic = MP_MAGIC "\0\0", .magic_len = MP_MAGIC_LEN,
+	MP_PACK_FORMAT_OPS(kimi),
+	.path_key = "expert_pack.path", .sha256_key = "expert_pack.sha256",
 	.layers_key = "num_hidden_layers",
 	.sha256_hint = "'moepack build --full-sha256' and 'moepack mkdemo --full-sha256' record "
 		       "one; or check every byte against a seal: 'moepack seal --unanchored', "
