@@ -14,6 +14,13 @@
  * are allocated only once the whole index is known to lie in the file.
  * Sums and products of header fields are computed in 128 bits.
  *
+ * The checks run in this order, each phase a file called from open.c
+ * alone (check.h has the list): the files (open.c), the header (header.c),
+ * the index read (index.c), the caller's expectations (header.c), the
+ * entries by key (entries.c), the layout (layout.c), then with opts.full
+ * the whole read (full.c), the stricter checks (strict.c, entry.c), a
+ * checksum that missed (full.c) and the source (source.c).
+ *
  * An mp_ep is read-only after mp_ep_open() returns and may be shared by any
  * number of threads.
  */

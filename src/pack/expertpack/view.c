@@ -1,5 +1,5 @@
 /*
- * epview.c - SGLang's expert pack (SGLANG-EXPERTPACK-v1) as a pack format:
+ * view.c - SGLang's expert pack (SGLANG-EXPERTPACK-v1) as a pack format:
  * mp_ep_open() validates it (expertpack.h), this turns what it found into
  * the view the rest of the tree reads (struct mp_model), and answers the
  * format's questions from the index: its generations, tensor names and
