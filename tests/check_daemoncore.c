@@ -365,8 +365,8 @@ START_TEST(test_stat_nodes)
 	ck_assert_int_eq(st.st_ctim.tv_nsec, 123);
 	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_PACK, &no_snap, &st));
 	ck_assert_uint_eq(st.st_mode, S_IFREG | 0440);
-	ck_assert_int_eq(st.st_size, (off_t)o.pack->file_size);
-	ck_assert_int_eq(st.st_blocks, (blkcnt_t)((o.pack->file_size + 511) / 512));
+	ck_assert_int_eq(st.st_size, (off_t)o.pack->file.size);
+	ck_assert_int_eq(st.st_blocks, (blkcnt_t)((o.pack->file.size + 511) / 512));
 	ck_assert(mp_attr_stat(&facts, &o.tree, o.pack, MP_INO_CLIENT_MANIFEST, &no_snap, &st));
 	ck_assert_int_eq(st.st_size, 99);
 	ck_assert(mp_tree_node(&o.tree, o.tree.first_file_ino, &n));
@@ -435,7 +435,7 @@ START_TEST(test_statvfs)
 	mp_attr_statvfs(&facts, &o.tree, o.pack, &sv);
 	with_f32 = sv.f_files;
 	ck_assert_uint_eq(sv.f_bsize, 4096);
-	ck_assert_uint_eq(sv.f_blocks, (o.pack->file_size + 4095) / 4096);
+	ck_assert_uint_eq(sv.f_blocks, (o.pack->file.size + 4095) / 4096);
 	ck_assert_uint_eq(sv.f_files, o.tree.end_ino - 1);
 	ck_assert_uint_eq(sv.f_namemax, MP_TREE_NAME_MAX - 1);
 	ck_assert(sv.f_flag & ST_RDONLY);
@@ -901,7 +901,7 @@ START_TEST(test_f32_read_decode)
 	out = malloc(w.float_bytes);
 	ck_assert_ptr_nonnull(raw);
 	ck_assert_ptr_nonnull(out);
-	ck_assert_int_eq(mp_pread_all(o.pack->fd, raw, w.raw_len, w.pos, NULL), 0);
+	ck_assert_int_eq(mp_pread_all(o.pack->file.fd, raw, w.raw_len, w.pos, NULL), 0);
 	mp_f32_decode(&w, raw, out);
 	for (size_t i = 0; i < w.float_bytes / sizeof *out; i++)
 		ck_assert(out[i] == out[i]); /* not NaN: the demo pack is finite */

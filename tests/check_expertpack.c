@@ -165,17 +165,17 @@ static bool warnings_match(const struct mp_ep *ep, const struct expect *e, char 
 		bool found = false;
 
 		if (!strcmp(e->frags[f], "nowarn")) {
-			if (ep->nwarnings == 0)
+			if (ep->file.nwarnings == 0)
 				continue;
-			snprintf(why, len, "expected no warning, got \"%s\"", ep->warnings[0]);
+			snprintf(why, len, "expected no warning, got \"%s\"", ep->file.warnings[0]);
 			return false;
 		}
-		for (unsigned w = 0; w < ep->nwarnings; w++)
-			found |= strstr(ep->warnings[w], e->frags[f]) != NULL;
+		for (unsigned w = 0; w < ep->file.nwarnings; w++)
+			found |= strstr(ep->file.warnings[w], e->frags[f]) != NULL;
 		if (!found) {
 			snprintf(why, len, "no warning holds \"%s\" (%u warnings%s%s)", e->frags[f],
-				 ep->nwarnings, ep->nwarnings ? ", first: " : "",
-				 ep->nwarnings ? ep->warnings[0] : "");
+				 ep->file.nwarnings, ep->file.nwarnings ? ", first: " : "",
+				 ep->file.nwarnings ? ep->file.warnings[0] : "");
 			return false;
 		}
 	}
@@ -297,10 +297,10 @@ static void check_geometry(const struct mp_ep *ep)
 	ck_assert_uint_eq(ep->role_bytes, 1088);
 	ck_assert_uint_eq(ep->index_count, 24);
 	ck_assert_uint_eq(ep->object_count, 8);
-	ck_assert_uint_eq(ep->file_size, 8192 + 8 * 3328);
+	ck_assert_uint_eq(ep->file.size, 8192 + 8 * 3328);
 	ck_assert(!ep->page_aligned);
-	ck_assert_uint_eq(ep->nwarnings, 1);
-	ck_assert_ptr_nonnull(strstr(ep->warnings[0], "direct I/O"));
+	ck_assert_uint_eq(ep->file.nwarnings, 1);
+	ck_assert_ptr_nonnull(strstr(ep->file.warnings[0], "direct I/O"));
 }
 
 /* Each role: its range, its checksum = SHA-256 of those bytes, the rest of
@@ -323,7 +323,7 @@ static void check_roles(const struct mp_ep *ep)
 				mp_ep_role_range(ep, k, r, &off, &n);
 				ck_assert_uint_eq(off, 8192 + k * 3328 + r * 1088);
 				ck_assert_uint_eq(n, 1088);
-				pread_exact(ep->path, off, buf, sizeof buf);
+				pread_exact(ep->file.path, off, buf, sizeof buf);
 				fx_sha256_of(buf, sizeof buf, d);
 				ck_assert_mem_eq(ri->checksum, d, 32);
 				snprintf(name, sizeof name, "blk.%u.ffn_%s_exps.weight", l, role[r]);
@@ -340,7 +340,7 @@ static void check_roles(const struct mp_ep *ep)
 /* The digests against the manifest's text and the file's bytes. */
 static void check_digests(const struct mp_ep *ep)
 {
-	json_t *m = json_loads(ep->manifest_raw, 0, NULL);
+	json_t *m = json_loads(ep->file.manifest_raw, 0, NULL);
 	size_t n = 24 * 328;
 	unsigned char *index = malloc(n), d[32];
 	char hex[MP_SHA256_HEX];
@@ -349,7 +349,7 @@ static void check_digests(const struct mp_ep *ep)
 	ck_assert_ptr_nonnull(index);
 	ck_assert_str_eq(ep->pack_sha256, json_string_value(json_object_get(m, "pack_sha256")));
 	ck_assert_str_eq(ep->index_sha256, json_string_value(json_object_get(m, "index_sha256")));
-	pread_exact(ep->path, 176, index, n);
+	pread_exact(ep->file.path, 176, index, n);
 	fx_sha256_of(index, n, d);
 	ck_assert_mem_eq(ep->index_digest, d, 32);
 	hex_of(d, hex);
@@ -378,13 +378,13 @@ START_TEST(test_valid_answers)
 	check_digests(ep);
 	ck_assert(ep->full_checked);
 	ck_assert_ptr_nonnull(realpath(pack, real));
-	ck_assert_str_eq(ep->real_path, real);
-	ck_assert_str_eq(ep->path, pack);
+	ck_assert_str_eq(ep->file.real_path, real);
+	ck_assert_str_eq(ep->file.path, pack);
 	ck_assert_uint_eq(ep->header.flags, 3);
 	ck_assert_mem_eq(ep->header.magic, "SGLANG-EXPERTPACK-v1\0\0\0\0", 24);
 	/* the full read told its progress, to the end of the pack, never back */
 	ck_assert_uint_gt(prog.calls, 0);
-	ck_assert_uint_eq(prog.done, ep->file_size);
+	ck_assert_uint_eq(prog.done, ep->file.size);
 	ck_assert(!prog.backwards && !prog.past_total);
 	mp_ep_close(ep);
 	fx_rmtree(dir);
@@ -433,10 +433,10 @@ START_TEST(test_symlink_manifest)
 		return;
 	corpus_file(dir, "link.pack", link);
 	ck_assert_msg(mp_ep_open(&ep, link, NULL, &err) == MP_OK, "%s", err.msg);
-	ck_assert_str_eq(ep->path, link);
+	ck_assert_str_eq(ep->file.path, link);
 	ck_assert_ptr_nonnull(realpath(link, want));
 	strcat(want, ".manifest.json");
-	ck_assert_str_eq(ep->manifest_path, want);
+	ck_assert_str_eq(ep->file.manifest_path, want);
 	mp_ep_close(ep);
 	fx_rmtree(dir);
 }
@@ -555,9 +555,9 @@ START_TEST(test_full_geometry)
 	ck_assert_uint_eq(ep->role_bytes, 4456448);
 	ck_assert_uint_eq(ep->object_stride, 13369344);
 	ck_assert_uint_eq(ep->data_start, 10833920);
-	ck_assert_uint_eq(ep->file_size, 147180572672ull);
+	ck_assert_uint_eq(ep->file.size, 147180572672ull);
 	ck_assert(ep->page_aligned);
-	ck_assert_uint_eq(ep->nwarnings, 0);
+	ck_assert_uint_eq(ep->file.nwarnings, 0);
 	ck_assert_str_eq(mp_ep_role_at(ep, 11007, MP_EP_DOWN)->tensor_name,
 			 "blk.42.ffn_down_exps.weight");
 	ck_assert_uint_eq(mp_ep_role_at(ep, 11007, MP_EP_DOWN)->shape[0], 2048);

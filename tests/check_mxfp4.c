@@ -463,12 +463,12 @@ static void mx_build(struct mxpack *m, const int dtype[MP_ROLE_COUNT], uint64_t 
 	m->p.object_offset = m->offsets;
 	for (int o = 0; o < MX_OBJECTS; o++)
 		m->offsets[o] = MX_DATA + (uint64_t)o * ((at + 4095) / 4096 * 4096);
-	m->p.file_size = m->offsets[MX_OBJECTS - 1] + at;
+	m->p.file.size = m->offsets[MX_OBJECTS - 1] + at;
 	fd = open(m->file, O_RDWR | O_CREAT | O_EXCL, 0644);
 	ck_assert_int_ge(fd, 0);
-	ck_assert_int_eq(ftruncate(fd, (off_t)m->p.file_size), 0);
-	m->p.fd = fd;
-	m->p.path = m->file;
+	ck_assert_int_eq(ftruncate(fd, (off_t)m->p.file.size), 0);
+	m->p.file.fd = fd;
+	m->p.file.path = m->file;
 	for (int o = 0; o < MX_OBJECTS; o++)
 		for (int r = 0; r < MP_ROLE_COUNT; r++) {
 			const struct mp_quant_type *t = mp_ggml_type((uint32_t)dtype[r]);
@@ -487,7 +487,7 @@ static void mx_build(struct mxpack *m, const int dtype[MP_ROLE_COUNT], uint64_t 
 
 static void mx_free(struct mxpack *m)
 {
-	close(m->p.fd);
+	close(m->p.file.fd);
 	fx_rmtree(m->dir);
 }
 
@@ -504,7 +504,7 @@ static uint64_t mx_at(const struct mxpack *m, uint32_t layer, uint64_t expert, e
 
 static void mx_put(const struct mxpack *m, uint64_t at, unsigned char byte)
 {
-	ck_assert_int_eq(pwrite(m->p.fd, &byte, 1, (off_t)at), 1);
+	ck_assert_int_eq(pwrite(m->p.file.fd, &byte, 1, (off_t)at), 1);
 }
 
 /* Every scale byte of a role 0, codes as they were. */
@@ -585,7 +585,7 @@ static void plant(const struct mxpack *m)
 	mx_put(m, mx_at(m, 1, 0, MP_ROLE_UP, 3, MP_MXFP4_E), 253);
 	mx_put(m, mx_at(m, 1, 0, MP_ROLE_UP, 99, MP_MXFP4_E), 255);
 	mx_zero_scales(m, 1, 1, MP_ROLE_GATE, 100);
-	ck_assert_int_eq(pwrite(m->p.fd, zero, sizeof zero,
+	ck_assert_int_eq(pwrite(m->p.file.fd, zero, sizeof zero,
 				(off_t)mx_at(m, 2, 0, MP_ROLE_DOWN, 0, 0)),
 			 (ssize_t)sizeof zero);
 	for (int r = 0; r < MP_ROLE_COUNT; r++)
@@ -721,8 +721,8 @@ START_TEST(test_scan_holes)
 	struct mp_scan_summary sum;
 
 	mx_build(&m, all_mxfp4, 1000);
-	ck_assert_int_eq(ftruncate(m.p.fd, 0), 0);
-	ck_assert_int_eq(ftruncate(m.p.fd, (off_t)m.p.file_size), 0);
+	ck_assert_int_eq(ftruncate(m.p.file.fd, 0), 0);
+	ck_assert_int_eq(ftruncate(m.p.file.fd, (off_t)m.p.file.size), 0);
 	mx_scan(&m, false, &seen, &sum);
 	ck_assert_uint_eq(sum.zero_roles, MX_OBJECTS * 3);
 	ck_assert_uint_eq(sum.zero_scale_roles, 0); /* said as zero roles */

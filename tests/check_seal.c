@@ -552,14 +552,14 @@ static struct mp_seal *seal_pack(struct mp_pack *pack, struct mp_seal_layout *l,
 	ck_assert_ptr_nonnull(s->digests);
 	s->chunk_size = l->chunk_size;
 	s->chunk_count = l->chunk_count;
-	s->pack_size = pack->file_size;
+	s->pack_size = pack->file.size;
 	s->flags = pack->m.sha256[0] ? 0 : MP_SEAL_FLAG_UNANCHORED;
 	memcpy(s->index_sha256, pack->index_digest, 32);
-	ck_assert_int_eq(mp_seal_hash_file(pack->fd, pack->path, l, jobs, fx_progress_log, &prog,
+	ck_assert_int_eq(mp_seal_hash_file(pack->file.fd, pack->file.path, l, jobs, fx_progress_log, &prog,
 					   s->digests, s->pack_sha256, &err),
 			 MP_OK);
-	ck_assert_uint_eq(prog.done, pack->file_size);
-	ck_assert_uint_eq(prog.total, pack->file_size);
+	ck_assert_uint_eq(prog.done, pack->file.size);
+	ck_assert_uint_eq(prog.total, pack->file.size);
 	ck_assert(!prog.backwards && !prog.past_total);
 	free(mp_seal_encode(s, &(size_t){0}));
 	return s;
@@ -600,7 +600,7 @@ START_TEST(test_pack_bind_check)
 	check_tiling(&l);
 	expect_digests(f.pack, &l, s->digests);
 	ck_assert_int_eq(mp_seal_bind(s, pack, &l, &err), MP_OK);
-	ck_assert_int_eq(mp_seal_check_file(pack->fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad,
+	ck_assert_int_eq(mp_seal_check_file(pack->file.fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad,
 					    &err),
 			 MP_OK);
 	ck_assert_uint_eq(bad.n, 0);
@@ -608,7 +608,7 @@ START_TEST(test_pack_bind_check)
 	{
 		struct mp_cancel stop = {.sig = 15};
 
-		ck_assert_int_eq(mp_seal_check_file_until(pack->fd, f.pack, s, &l, 2, NULL, NULL,
+		ck_assert_int_eq(mp_seal_check_file_until(pack->file.fd, f.pack, s, &l, 2, NULL, NULL,
 							  note_bad, &bad, &stop, &err),
 				 MP_E_INTERRUPTED);
 		fx_assert_err(&err, MP_E_INTERRUPTED, "build interrupted by signal 15 while "
@@ -693,7 +693,7 @@ START_TEST(test_pack_bind_check)
 	close(fd);
 	for (unsigned jobs = 1; jobs <= 3; jobs++) {
 		bad.n = 0;
-		ck_assert_int_eq(mp_seal_check_file(pack->fd, f.pack, s, &l, jobs, NULL, NULL,
+		ck_assert_int_eq(mp_seal_check_file(pack->file.fd, f.pack, s, &l, jobs, NULL, NULL,
 						    note_bad, &bad, &err),
 				 MP_E_SEAL_CHUNK);
 		fx_assert_err(&err, MP_E_SEAL_CHUNK, "2 of");
@@ -702,7 +702,7 @@ START_TEST(test_pack_bind_check)
 		ck_assert(bad.chunks[0] == gapc || bad.chunks[1] == gapc);
 		/* the roles alone: the gate, not the gap, which is not read */
 		bad.n = 0;
-		ck_assert_int_eq(mp_seal_check_part(pack->fd, f.pack, s, &l, jobs, true, NULL,
+		ck_assert_int_eq(mp_seal_check_part(pack->file.fd, f.pack, s, &l, jobs, true, NULL,
 						    NULL, note_bad, &bad, &err),
 				 MP_E_SEAL_CHUNK);
 		fx_assert_err(&err, MP_E_SEAL_CHUNK, "1 of");
@@ -757,7 +757,7 @@ START_TEST(test_check_short_file)
 	s = seal_pack(pack, &l, 2);
 	fd = open(f.pack, O_RDONLY);
 	ck_assert_int_ge(fd, 0);
-	fx_truncate(&f, pack->file_size - 1);
+	fx_truncate(&f, pack->file.size - 1);
 	ck_assert_int_eq(mp_seal_check_file(fd, f.pack, s, &l, 2, NULL, NULL, note_bad, &bad, &err),
 			 MP_E_SEAL_CHUNK);
 	ck_assert_uint_ge(bad.n, 1);

@@ -870,10 +870,10 @@ START_TEST(test_node_sizes)
 		ck_assert(mp_tree_node(&t, ino, &n));
 		switch (n.kind) {
 		case MP_NODE_MANIFEST:
-			want = pack->manifest_len;
+			want = pack->file.manifest_len;
 			break;
 		case MP_NODE_PACK:
-			want = pack->file_size;
+			want = pack->file.size;
 			break;
 		case MP_NODE_CLIENT_MANIFEST:
 			want = 4321;

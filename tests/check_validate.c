@@ -2211,7 +2211,7 @@ static void check_every_entry(const struct fx *f, const struct mp_pack *p,
 			b = realloc(b, max);
 			ck_assert(a && b);
 		}
-		ck_assert_int_eq(pread(p->fd, a, (size_t)len, (off_t)off), (ssize_t)len);
+		ck_assert_int_eq(pread(p->file.fd, a, (size_t)len, (off_t)off), (ssize_t)len);
 		fx_pread(f, e.offset, b, (size_t)e.nbytes);
 		ck_assert_msg(memcmp(a, b, (size_t)len) == 0,
 			      "entry %" PRIu64 ": bytes differ", i);
@@ -2229,7 +2229,7 @@ START_TEST(test_accept_default)
 
 	fx_setup(&f, NULL); /* with real payload bytes */
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
-	ck_assert_uint_eq(p->file_size, fx_file_size(f.pack));
+	ck_assert_uint_eq(p->file.size, fx_file_size(f.pack));
 	ck_assert_uint_eq(p->m.model_layers, 93);
 	ck_assert_uint_eq(p->m.num_experts, EXPERTS);
 	ck_assert_uint_eq(p->m.top_k, 16);
@@ -2253,9 +2253,9 @@ START_TEST(test_accept_default)
 	ck_assert(!p->full_checked);
 	/* 256 < a page: accepted, with a warning */
 	ck_assert(!p->page_aligned);
-	ck_assert_uint_ge(p->nwarnings, 1);
-	ck_assert_ptr_nonnull(strstr(p->warnings[0], "page-aligned"));
-	ck_assert_ptr_nonnull(strstr(p->warnings[0], "expert_pack.alignment"));
+	ck_assert_uint_ge(p->file.nwarnings, 1);
+	ck_assert_ptr_nonnull(strstr(p->file.warnings[0], "page-aligned"));
+	ck_assert_ptr_nonnull(strstr(p->file.warnings[0], "expert_pack.alignment"));
 	check_every_entry(&f, p, true);
 	mp_pack_close(p);
 	fx_cleanup(&f);
@@ -2272,7 +2272,7 @@ START_TEST(test_accept_page_aligned)
 	ck_assert_int_eq(fx_open_pack(&f, NULL, &p, &err), MP_OK);
 	ck_assert_uint_eq(p->m.alignment, 4096);
 	ck_assert(p->page_aligned);
-	ck_assert_uint_eq(p->nwarnings, 0);
+	ck_assert_uint_eq(p->file.nwarnings, 0);
 	check_every_entry(&f, p, false);
 	for (uint64_t o = 0; o < p->object_count; o++)
 		ck_assert_uint_eq(p->object_offset[o] % 4096, 0);
@@ -2331,8 +2331,8 @@ START_TEST(test_accept_full_digest)
 	ck_assert(p->full_checked);
 	ck_assert_str_eq(p->m.sha256, hex);
 	ck_assert_uint_ge(log.calls, 1);
-	ck_assert_uint_eq(log.done, p->file_size);
-	ck_assert_uint_eq(log.total, p->file_size);
+	ck_assert_uint_eq(log.done, p->file.size);
+	ck_assert_uint_eq(log.total, p->file.size);
 	ck_assert(!log.backwards);
 	mp_pack_close(p);
 	/* with the digest recorded but not asked for, nothing is read */
@@ -2486,11 +2486,11 @@ START_TEST(test_identity_taken_before_reading)
 	ck_assert_int_eq(fx_open_pack(&f, &o, &p, &err), MP_OK);
 	ck_assert_int_eq(stat(f.pack, &after), 0);
 	ck_assert_int_eq(after.st_mtim.tv_sec, 12345); /* the callback ran */
-	ck_assert_int_eq(p->file_mtime.tv_sec, before.st_mtim.tv_sec);
-	ck_assert_int_eq(p->file_mtime.tv_nsec, before.st_mtim.tv_nsec);
-	ck_assert_int_eq(p->file_ctime.tv_sec, before.st_ctim.tv_sec);
-	ck_assert_int_eq(p->file_ctime.tv_nsec, before.st_ctim.tv_nsec);
-	ck_assert_uint_eq(p->file_nlink, (uint64_t)before.st_nlink);
+	ck_assert_int_eq(p->file.mtime.tv_sec, before.st_mtim.tv_sec);
+	ck_assert_int_eq(p->file.mtime.tv_nsec, before.st_mtim.tv_nsec);
+	ck_assert_int_eq(p->file.ctime.tv_sec, before.st_ctim.tv_sec);
+	ck_assert_int_eq(p->file.ctime.tv_nsec, before.st_ctim.tv_nsec);
+	ck_assert_uint_eq(p->file.nlink, (uint64_t)before.st_nlink);
 	mp_pack_close(p);
 	fx_cleanup(&f);
 }

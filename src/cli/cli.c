@@ -626,8 +626,8 @@ json_t *cli_warnings_json(const struct mp_pack *pack)
 {
 	json_t *list = json_array();
 
-	for (unsigned i = 0; pack && list && i < pack->nwarnings && i < MP_MAX_WARNINGS; i++)
-		json_array_append_new(list, cli_json_text(pack->warnings[i]));
+	for (unsigned i = 0; pack && list && i < pack->file.nwarnings && i < MP_MAX_WARNINGS; i++)
+		json_array_append_new(list, cli_json_text(pack->file.warnings[i]));
 	return list;
 }
 

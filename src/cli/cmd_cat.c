@@ -206,7 +206,7 @@ int cli_cat_run(int argc, char **argv)
 		mp_pack_object_range(pack, object, &offset, &nbytes);
 	else
 		mp_pack_role_range(pack, object, a.role, &offset, &nbytes);
-	failure = copy_range(pack->fd, offset, nbytes, &stopped, &error);
+	failure = copy_range(pack->file.fd, offset, nbytes, &stopped, &error);
 	mp_pack_close(pack);
 	return report_copy(cmd, a.pack_path, failure, stopped, error);
 }

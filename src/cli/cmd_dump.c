@@ -227,7 +227,7 @@ static enum cli_parse parse_args(int argc, char **argv, struct dump *d,
 static int read_blocks(const struct dump *d, unsigned char *buf, size_t n, uint64_t pos)
 {
 	size_t done;
-	int e = mp_pread_all(d->pack->fd, buf, n, pos, &done);
+	int e = mp_pread_all(d->pack->file.fd, buf, n, pos, &done);
 
 	if (e) {
 		fprintf(stderr, "moepack: %s: cannot read pack at offset %" PRIu64 ": %s\n",

@@ -58,10 +58,10 @@ static void print_text(const struct mp_pack *p)
 	const struct mp_model *m = &p->m;
 	char size[32], shape[MP_SHAPE_TEXT_MAX + 64], shown[CLI_TEXT_MAX];
 
-	printf("pack              %s\n", cli_text(shown, p->path));
-	if (strcmp(p->path, p->real_path) != 0)
-		printf("real path         %s\n", cli_text(shown, p->real_path));
-	printf("manifest          %s\n", cli_text(shown, p->manifest_path));
+	printf("pack              %s\n", cli_text(shown, p->file.path));
+	if (strcmp(p->file.path, p->file.real_path) != 0)
+		printf("real path         %s\n", cli_text(shown, p->file.real_path));
+	printf("manifest          %s\n", cli_text(shown, p->file.manifest_path));
 	print_facts(p, false);
 	printf("MoE layers        %zu (%u..%u)\n", m->layer_count, m->layer_ids[0],
 	       m->layer_ids[m->layer_count - 1]);
@@ -90,8 +90,8 @@ static void print_text(const struct mp_pack *p)
 	printf("index sha256      %s\n", m->index_sha256);
 	printf("full sha256       %s\n", m->sha256[0] ? m->sha256 : "(none)");
 	print_facts(p, true);
-	printf("file size         %llu (%s)\n", (unsigned long long)p->file_size,
-	       format_bytes(size, sizeof size, p->file_size));
+	printf("file size         %llu (%s)\n", (unsigned long long)p->file.size,
+	       format_bytes(size, sizeof size, p->file.size));
 }
 
 static json_t *u64(uint64_t v)
@@ -149,9 +149,9 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(layers, "first", u64(m->layer_ids[0]));
 	json_object_set_new(layers, "last", u64(m->layer_ids[m->layer_count - 1]));
 
-	json_object_set_new(o, "pack", cli_json_text(p->path));
-	json_object_set_new(o, "real_path", cli_json_text(p->real_path));
-	json_object_set_new(o, "manifest", cli_json_text(p->manifest_path));
+	json_object_set_new(o, "pack", cli_json_text(p->file.path));
+	json_object_set_new(o, "real_path", cli_json_text(p->file.real_path));
+	json_object_set_new(o, "manifest", cli_json_text(p->file.manifest_path));
 	json_facts(o, p, false);
 	json_object_set_new(o, "moe_layers", layers);
 	json_object_set_new(o, "num_experts", u64(m->num_experts));
@@ -166,7 +166,7 @@ static int print_json(const struct mp_pack *p)
 	json_object_set_new(o, "index_sha256", json_string(m->index_sha256));
 	json_object_set_new(o, "sha256", digest_or_null(m->sha256));
 	json_facts(o, p, true);
-	json_object_set_new(o, "size", u64(p->file_size));
+	json_object_set_new(o, "size", u64(p->file.size));
 	json_object_set_new(o, "warnings", cli_warnings_json(p));
 	return cli_print_json(o, JSON_INDENT(2) | JSON_PRESERVE_ORDER) ? CLI_EXIT_IO
 								       : CLI_EXIT_OK;

@@ -52,8 +52,8 @@ static enum mp_err not_an_input(const char *out, const struct mp_pack *pack,
 	struct stat so, sp, sm;
 	if (lstat(out, &so) != 0)
 		return MP_OK;
-	if ((fstat(pack->fd, &sp) == 0 && so.st_dev == sp.st_dev && so.st_ino == sp.st_ino) ||
-	    (stat(pack->manifest_path, &sm) == 0 && so.st_dev == sm.st_dev &&
+	if ((fstat(pack->file.fd, &sp) == 0 && so.st_dev == sp.st_dev && so.st_ino == sp.st_ino) ||
+	    (stat(pack->file.manifest_path, &sm) == 0 && so.st_dev == sm.st_dev &&
 	     so.st_ino == sm.st_ino))
 		return mp_fail(err, MP_E_USAGE, "invalid usage: %s is the pack or its manifest", out);
 	return MP_OK;
@@ -121,7 +121,7 @@ static enum mp_err chunk_size(struct sealing *g, uint64_t *size)
 		return MP_OK;
 	for (int r = 0; r < MP_ROLE_COUNT; r++)
 		rb[r] = g->pack->m.roles[g->pack->m.order[r]].expert_bytes;
-	*size = mp_seal_pick_chunk_size(g->pack->file_size, g->pack->object_count,
+	*size = mp_seal_pick_chunk_size(g->pack->file.size, g->pack->object_count,
 					g->pack->object_offset, rb);
 	if (!*size)
 		return mp_fail(&g->err, MP_E_SEAL_LIMIT,
@@ -149,7 +149,7 @@ static enum mp_err prepare(struct sealing *g)
 	g->s.flags = g->a->unanchored ? MP_SEAL_FLAG_UNANCHORED : 0;
 	g->s.chunk_size = g->l.chunk_size;
 	g->s.chunk_count = g->l.chunk_count;
-	g->s.pack_size = g->pack->file_size;
+	g->s.pack_size = g->pack->file.size;
 	memcpy(g->s.index_sha256, g->pack->index_digest, MP_SHA256_LEN);
 	return MP_OK;
 }
@@ -164,7 +164,7 @@ static enum mp_err hash_pack(struct sealing *g)
 
 	progress_bar_init(&bar, stderr, "seal", !g->a->quiet && !g->a->json);
 	/* an unanchored seal records no whole-file digest, as build's */
-	rc = mp_seal_hash_file(g->pack->fd, g->pack_path, &g->l, (unsigned)g->a->jobs,
+	rc = mp_seal_hash_file(g->pack->file.fd, g->pack_path, &g->l, (unsigned)g->a->jobs,
 			       progress_bar_update, &bar, g->s.digests,
 			       g->a->unanchored ? NULL : g->s.pack_sha256, &g->err);
 	progress_bar_finish(&bar);
@@ -259,7 +259,7 @@ const struct cli_option cli_sign_options[] = {
 enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
 			  struct mp_seal_layout *l, struct mp_error *err)
 {
-	char *path = mp_path_with_suffix(pack->path, MP_SEAL_SUFFIX);
+	char *path = mp_path_with_suffix(pack->file.path, MP_SEAL_SUFFIX);
 	enum mp_err rc;
 
 	*seal = NULL;
@@ -277,7 +277,7 @@ enum mp_err cli_load_seal(const struct mp_pack *pack, struct mp_seal **seal,
 	if (rc == MP_OK)
 		rc = mp_seal_bind(*seal, pack, l, err);
 	if (rc == MP_OK)
-		rc = mp_seal_sample(*seal, l, pack, pack->fd, err);
+		rc = mp_seal_sample(*seal, l, pack, pack->file.fd, err);
 	if (rc != MP_OK) {
 		mp_seal_free(*seal);
 		*seal = NULL;
@@ -315,7 +315,7 @@ static enum mp_err prove_seal(struct signing *g)
 	if (!digests)
 		return mp_fail(&g->err, MP_E_NOMEM, "out of memory checking %s", g->pack_path);
 	progress_bar_init(&bar, stderr, "check", !g->a->quiet && !g->a->json);
-	rc = mp_seal_hash_file(g->pack->fd, g->pack_path, &g->l, 0, progress_bar_update, &bar,
+	rc = mp_seal_hash_file(g->pack->file.fd, g->pack_path, &g->l, 0, progress_bar_update, &bar,
 			       digests, has_whole ? whole : NULL, &g->err);
 	progress_bar_finish(&bar);
 	for (uint64_t c = 0; rc == MP_OK && c < g->l.chunk_count; c++)

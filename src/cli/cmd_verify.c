@@ -194,8 +194,8 @@ static enum mp_err run_entries(const struct verify_args *a, struct mp_pack *pack
 	if (rc != MP_OK)
 		return rc;
 	if (a->json && !(ec->bad_list = json_array()))
-		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
-	rc = mp_seal_check_part(pack->fd, pack->path, ec->seal, &ec->l, (unsigned)a->jobs, true,
+		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->file.path);
+	rc = mp_seal_check_part(pack->file.fd, pack->file.path, ec->seal, &ec->l, (unsigned)a->jobs, true,
 				progress_bar_update, bar, on_bad_chunk, ec, err);
 	progress_bar_finish(bar);
 	ec->checked = rc == MP_OK || rc == MP_E_SEAL_CHUNK;
@@ -251,8 +251,8 @@ static enum mp_err run_seal(const struct verify_args *a, struct mp_pack *pack,
 	if (!a->seal)
 		return MP_OK;
 	if (a->json && !(sc->bad_list = json_array()))
-		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
-	rc = mp_seal_check_file(pack->fd, pack->path, sc->seal, &sc->l, (unsigned)a->jobs,
+		return mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->file.path);
+	rc = mp_seal_check_file(pack->file.fd, pack->file.path, sc->seal, &sc->l, (unsigned)a->jobs,
 				progress_bar_update, bar, on_bad_chunk, sc, err);
 	progress_bar_finish(bar);
 	if (rc == MP_OK || rc == MP_E_SEAL_CHUNK)
@@ -434,7 +434,7 @@ static json_t *verify_json(const struct verify_args *a, const struct mp_pack *pa
 	json_t *o = cli_json_result(err->code, "valid", err->msg, a->pack);
 
 	json_object_set_new(o, "manifest",
-			    cli_json_text(pack ? pack->manifest_path : manifest));
+			    cli_json_text(pack ? pack->file.manifest_path : manifest));
 	/* only a pack that passed is vouched for: a digest next to "ok":
 	 * false (payload, full digest, ...) would read as a valid identity */
 	json_object_set_new(o, "index_sha256",
@@ -509,7 +509,7 @@ static void print_summary(const struct mp_pack *pack)
 	 * the pack holds the MoE layers (92) */
 	printf("%s: valid (%s %llu, %zu MoE layers x %llu expert%s, "
 	       "index sha256 %.16s..., %s)\n",
-	       cli_text(shown, pack->path), pack->format->layers_key,
+	       cli_text(shown, pack->file.path), pack->format->layers_key,
 	       (unsigned long long)pack->m.model_layers,
 	       pack->m.layer_count, (unsigned long long)pack->m.num_experts,
 	       pack->m.num_experts == 1 ? "" : "s", pack->m.index_sha256, full);
@@ -557,7 +557,7 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 		pl->cap = 256;
 		pl->list = malloc(pl->cap * sizeof *pl->list);
 		if (!pl->list)
-			return mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
+			return mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->file.path);
 	}
 	mp_scan_runs_init(&pl->runs, pack, print_problem_line, pl);
 	rc = mp_scan_pack(pack, &so, on_problem, pl, &pl->sum, digest, err);
@@ -567,7 +567,7 @@ static enum mp_err run_payload(const struct verify_args *a, struct mp_pack *pack
 		return rc;
 	if (pl->nomem)
 		return mp_fail(err, MP_E_NOMEM, "out of memory listing payload problems of %s",
-			       pack->path);
+			       pack->file.path);
 	pl->done = true;
 	if (a->open.full) {
 		if ((rc = mp_pack_check_digest(pack, digest, err)))

@@ -398,7 +398,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 	count_read(fs, &n, size, off, fi);
 	switch (n.kind) {
 	case MP_NODE_MANIFEST:
-		mp_fs_reply_memory(req, fs->pack->manifest_raw, fs->pack->manifest_len, size,
+		mp_fs_reply_memory(req, fs->pack->file.manifest_raw, fs->pack->file.manifest_len, size,
 			     off);
 		return;
 	case MP_NODE_CLIENT_MANIFEST:
@@ -410,7 +410,7 @@ static void fs_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
 		mp_fs_reply_status(req, fs, n.kind == MP_NODE_METRICS, size, off);
 		return;
 	case MP_NODE_PACK:
-		mp_fs_reply_pack_range(req, fs, &n, 0, fs->pack->file_size, size, off, fi);
+		mp_fs_reply_pack_range(req, fs, &n, 0, fs->pack->file.size, size, off, fi);
 		return;
 	case MP_NODE_ROLE:
 	case MP_NODE_OBJECT:

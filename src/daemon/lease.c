@@ -100,7 +100,7 @@ static void lease_broken(struct mp_fs *fs)
 	struct stat st;
 	bool mine;
 
-	mine = mp_pack_state_enter(&fs->ps, fstat(fs->pack->fd, &st) == 0 ? &st : NULL, true);
+	mine = mp_pack_state_enter(&fs->ps, fstat(fs->pack->file.fd, &st) == 0 ? &st : NULL, true);
 	/* given back below; status.json says so from the next snapshot */
 	atomic_store(&fs->lease, MP_LEASE_BROKEN);
 	/* replies in flight are bounded by the threads: this ends */
@@ -118,7 +118,7 @@ static void lease_broken(struct mp_fs *fs)
 	}
 	mp_fs_snap_publish(fs);
 	mp_fs_invalidate_pack_files(fs);
-	fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+	fcntl(fs->pack->file.fd, F_SETLEASE, F_UNLCK);
 }
 
 static void *lease_main(void *arg)
@@ -141,7 +141,7 @@ static void *lease_main(void *arg)
 		if (atomic_load(&fs->lease) == MP_LEASE_HELD)
 			lease_broken(fs);
 		else
-			fcntl(fs->pack->fd, F_SETLEASE, F_UNLCK);
+			fcntl(fs->pack->file.fd, F_SETLEASE, F_UNLCK);
 	}
 	return NULL;
 }
@@ -158,8 +158,8 @@ int mp_fs_lease_start(struct mp_fs *fs)
 	 * its owner; it fails (EAGAIN) when a writer came in between and is
 	 * waiting for it, which is a break like any other.
 	 */
-	if (fcntl(fs->pack->fd, F_SETOWN, getpid()) != 0 ||
-	    fcntl(fs->pack->fd, F_SETLEASE, F_RDLCK) != 0)
+	if (fcntl(fs->pack->file.fd, F_SETOWN, getpid()) != 0 ||
+	    fcntl(fs->pack->file.fd, F_SETLEASE, F_RDLCK) != 0)
 		lease_broken(fs);
 	rc = pthread_create(&fs->lease_thread, NULL, lease_main, fs);
 	fs->lease_thread_on = rc == 0;

@@ -123,8 +123,8 @@ static void mount_inputs_of(const struct daemon *d, struct mount_inputs *in)
 	in->own[0] = daemon_seal_path_of(d);
 	in->own[1] = mp_path_with_suffix(d->opt.pack, MP_STATEMENT_SUFFIX);
 	in->own[2] = mp_path_with_suffix(d->opt.pack, MP_SIG_SUFFIX);
-	add_input(in, d->pack->real_path, "the pack");
-	add_input(in, d->pack->manifest_path, "its manifest");
+	add_input(in, d->pack->file.real_path, "the pack");
+	add_input(in, d->pack->file.manifest_path, "its manifest");
 	add_input(in, d->opt.config, "the config file");
 	add_input(in, d->opt.source, "the pack's source checkpoint (-o source)");
 	add_input(in, in->own[0], "the seal");

@@ -136,7 +136,7 @@ static int check_without_lease(struct daemon *d)
 	if (atomic_load(&d->fs.lease) != MP_LEASE_FALLBACK)
 		return 0;
 	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
-	if (fstat(d->pack->fd, &st) == 0 &&
+	if (fstat(d->pack->file.fd, &st) == 0 &&
 	    (pid = mp_maps_find_shared_writer("/proc", st.st_dev, (uint64_t)st.st_ino)) != 0) {
 		fprintf(stderr, PROG ": %s: process %ld maps the pack shared and writable, and "
 			"without a read lease its stores would go unseen; not mounted\n", shown,
@@ -157,9 +157,9 @@ int daemon_lease_still_held(struct daemon *d)
 {
 	char shown[1024];
 
-	if (mp_fs_lease_intact(&d->fs, d->pack->fd))
+	if (mp_fs_lease_intact(&d->fs, d->pack->file.fd))
 		return 0;
-	mp_fs_lease_release(&d->fs, d->pack->fd);
+	mp_fs_lease_release(&d->fs, d->pack->file.fd);
 	mp_text_escape(shown, sizeof shown, d->opt.pack, strlen(d->opt.pack), 0);
 	fprintf(stderr, PROG ": %s: the pack was opened for writing while it was being "
 		"validated; not mounted\n", shown);
@@ -276,7 +276,7 @@ int daemon_open_pack(struct daemon *d)
 	}
 	if (!d->opt.verify_given && choose_verify(d) != 0)
 		return EXIT_USAGE;
-	if (mp_storage_open(&d->storage, d->pack->fd, d->pack->file_size,
+	if (mp_storage_open(&d->storage, d->pack->file.fd, d->pack->file.size,
 			    d->pack->m.alignment, &err) != MP_OK) {
 		fprintf(stderr, PROG ": %s\n", err.msg);
 		return EXIT_IO;
@@ -311,7 +311,7 @@ static int open_seal(struct daemon *d)
 	if (rc == MP_OK)
 		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
 	if (rc == MP_OK)
-		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->fd, &err);
+		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->file.fd, &err);
 	if (rc == MP_OK && d->opt.trust)
 		rc = mp_trust_check(d->pack, d->seal, d->trust_keys, (size_t)d->ntrust, &err);
 	if (rc == MP_OK)

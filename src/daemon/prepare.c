@@ -106,7 +106,7 @@ static int prepare_client_manifest(struct daemon *d)
 	rc = mp_pack_manifest_with_path(pack, d->client_path, &d->client_manifest,
 					&fs->attr.client_manifest_len, &err);
 	if (rc != MP_OK) {
-		fprintf(stderr, PROG ": %s: %s\n", pack->manifest_path, err.msg);
+		fprintf(stderr, PROG ": %s: %s\n", pack->file.manifest_path, err.msg);
 		return mp_err_exit_status(rc);
 	}
 	fs->client_manifest = d->client_manifest;
@@ -124,10 +124,10 @@ static int prepare_attributes(struct daemon *d)
 	 * at once after mounting.
 	 */
 	struct mp_pack_id id = {
-		.size = pack->file_size,
-		.mtime = pack->file_mtime,
-		.ctime = pack->file_ctime,
-		.nlink = (nlink_t)pack->file_nlink,
+		.size = pack->file.size,
+		.mtime = pack->file.mtime,
+		.ctime = pack->file.ctime,
+		.nlink = (nlink_t)pack->file.nlink,
 	};
 
 	fs->attr.uid = d->opt.uid_given ? d->opt.uid : getuid();
@@ -135,7 +135,7 @@ static int prepare_attributes(struct daemon *d)
 	fs->attr.umask = d->opt.umask;
 	fs->attr.status_mode = d->opt.status_mode_given ? d->opt.status_mode : STATUS_MODE;
 	fs->attr.blksize = mp_attr_blksize(pack->m.alignment);
-	fs->attr.mtime = pack->file_mtime;
+	fs->attr.mtime = pack->file.mtime;
 	if (!mp_fs_setup(fs, &id)) {
 		fprintf(stderr, PROG ": cannot create the watcher's lock\n");
 		return EXIT_IO;
@@ -179,11 +179,11 @@ static void prepare_status(struct daemon *d)
 	const struct mp_pack *pack = d->pack;
 
 	/* after daemonizing the working directory is "/" */
-	d->manifest_real = realpath(pack->manifest_path, NULL);
+	d->manifest_real = realpath(pack->file.manifest_path, NULL);
 	fs->status = (struct mp_status_info){
-		.pack_path = pack->real_path,
+		.pack_path = pack->file.real_path,
 		.manifest_path = d->manifest_real ? d->manifest_real
-						  : pack->manifest_path,
+						  : pack->file.manifest_path,
 		.mountpoint = d->cmd.mountpoint,
 		.verify = d->opt.seal ? (pack->full_checked ? "full+seal" : "seal")
 			  : d->opt.entries ? (pack->full_checked ? "full+entries" : "entries")
@@ -195,9 +195,9 @@ static void prepare_status(struct daemon *d)
 		.inode_generation = fs->tree.inode_generation,
 		.mounted_at = time(NULL),  /* with fs->started below */
 		.layer_ids = pack->m.layer_ids,
-		.nwarnings = pack->nwarnings < MP_MAX_WARNINGS ? pack->nwarnings
+		.nwarnings = pack->file.nwarnings < MP_MAX_WARNINGS ? pack->file.nwarnings
 							       : MP_MAX_WARNINGS,
-		.warnings = pack->warnings,
+		.warnings = pack->file.warnings,
 		.hottest = HOTTEST_EXPERTS,
 		.max_request = fs->max_request,
 		.max_threads = d->opt.max_threads_given ? d->cmd.max_threads : DEFAULT_THREADS,

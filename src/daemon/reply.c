@@ -149,7 +149,7 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
 
 	mp_stats_count_reply(&fs->stats, false);
 	if (size <= sizeof small) {
-		n = pread(fs->pack->fd, small, size, (off_t)pos);
+		n = pread(fs->pack->file.fd, small, size, (off_t)pos);
 		if (n < 0) {
 			reply_read_error(req, fs, EIO);
 			return;
@@ -159,7 +159,7 @@ static void reply_copy(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t si
 	}
 	bv.buf[0].size = size;
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].fd = fs->pack->file.fd;
 	bv.buf[0].pos = (off_t)pos;
 	fuse_reply_data(req, &bv, FUSE_BUF_NO_SPLICE);
 }
@@ -173,7 +173,7 @@ static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
 		return false;
 	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
 		return true;
-	return fstat(fs->pack->fd, &st) == 0 && mp_pack_state_check(&fs->ps, &st) &&
+	return fstat(fs->pack->file.fd, &st) == 0 && mp_pack_state_check(&fs->ps, &st) &&
 	       (uint64_t)st.st_size >= end;
 }
 
@@ -305,7 +305,7 @@ static void reply_spliced(fuse_req_t req, struct mp_fs *fs, uint64_t pos, size_t
 	mp_stats_count_reply(&fs->stats, true);
 	bv.buf[0].size = size;
 	bv.buf[0].flags = FUSE_BUF_IS_FD | FUSE_BUF_FD_SEEK;
-	bv.buf[0].fd = fs->pack->fd;
+	bv.buf[0].fd = fs->pack->file.fd;
 	bv.buf[0].pos = (off_t)pos;
 	/* Errors reading the pack come back as an error reply (EIO). */
 	fuse_reply_data(req, &bv, 0);

@@ -99,7 +99,7 @@ void mp_attr_statvfs(const struct mp_attr_facts *a, const struct mp_tree *tree,
 	memset(sv, 0, sizeof *sv);
 	sv->f_bsize = (unsigned long)a->blksize;
 	sv->f_frsize = (unsigned long)a->blksize;
-	sv->f_blocks = (pack->file_size + (uint64_t)a->blksize - 1) / (uint64_t)a->blksize;
+	sv->f_blocks = (pack->file.size + (uint64_t)a->blksize - 1) / (uint64_t)a->blksize;
 	/* without dequant, the .f32 files' numbers are unused */
 	sv->f_files = tree->end_ino - 1 -
 		      (tree->dequant ? 0 : tree->metrics_ino - tree->first_f32_ino);

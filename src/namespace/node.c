@@ -250,9 +250,9 @@ uint64_t mp_node_size(const struct mp_pack *pack, const struct mp_node *n,
 
 	switch (n->kind) {
 	case MP_NODE_MANIFEST:
-		return pack->manifest_len;
+		return pack->file.manifest_len;
 	case MP_NODE_PACK:
-		return pack->file_size;
+		return pack->file.size;
 	case MP_NODE_CLIENT_MANIFEST:
 		return sizes->client_manifest;
 	case MP_NODE_ROLE:

@@ -121,8 +121,8 @@ enum mp_err mp_tree_init(struct mp_tree *tree, const uint32_t *layer_ids,
 enum mp_err mp_tree_init_pack(struct mp_tree *tree, const struct mp_pack *pack,
 			      struct mp_error *err)
 {
-	const char *slash = strrchr(pack->path, '/');
-	const char *name = slash ? slash + 1 : pack->path;
+	const char *slash = strrchr(pack->file.path, '/');
+	const char *name = slash ? slash + 1 : pack->file.path;
 
 	return mp_tree_init(tree, pack->m.layer_ids, pack->m.layer_count,
 			    pack->m.num_experts, name, pack->index_digest, err);

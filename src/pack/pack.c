@@ -72,7 +72,7 @@ enum mp_err mp_pack_check_digest(const struct mp_pack *pack,
 	char computed[MP_SHA256_HEX];
 
 	if (!pack->m.sha256[0])
-		return mp_fail_no_full_digest(err, key, pack->manifest_path,
+		return mp_fail_no_full_digest(err, key, pack->file.manifest_path,
 					      pack->format->sha256_hint);
 	mp_sha256_hex(sha256, computed);
 	if (strcmp(computed, pack->m.sha256) != 0)
@@ -166,7 +166,7 @@ enum mp_err mp_pack_open(struct mp_pack **out, const char *pack_path,
 	*out = NULL;
 	if (!p)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	p->fd = -1;
+	mp_pack_file_init(&p->file);
 	p->format = mp_pack_format_of(pack_path, opts);
 	rc = p->format->open(p, pack_path, opts ? opts : &no_opts, err);
 	if (rc) {
@@ -182,13 +182,8 @@ void mp_pack_close(struct mp_pack *p)
 	if (!p)
 		return;
 	p->format->close(p);
-	if (p->fd >= 0)
-		close(p->fd);
+	mp_pack_file_close(&p->file);
 	free(p->object_offset);
-	free(p->manifest_raw);
-	free(p->manifest_path);
-	free(p->real_path);
-	free(p->path);
 	free(p);
 }
 

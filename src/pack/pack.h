@@ -24,6 +24,7 @@
 #include "pack/digest.h"
 #include "pack/role.h"
 #include "pack/openhook.h"
+#include "pack/packfile.h"
 
 struct mp_role_info {
 	char dtype[16];        /* "Q2_K" / "Q3_K" */
@@ -121,6 +122,18 @@ struct mp_pack_format {
 	const char *sha256_hint;
 };
 
+/*
+ * A format's functions in its table, by the one naming every format
+ * follows: PREFIX_open, PREFIX_close, PREFIX_generation, ... (static in
+ * the format's file).  The table then lists only what is its data.
+ */
+#define MP_PACK_FORMAT_OPS(prefix)                                                \
+	.open = prefix##_open, .close = prefix##_close,                            \
+	.generation = prefix##_generation, .tensor_name = prefix##_tensor_name,    \
+	.facts = prefix##_facts, .role_sha256 = prefix##_role_sha256,              \
+	.role_shape = prefix##_role_shape,                                         \
+	.manifest_with_path = prefix##_manifest_with_path
+
 /* The formats, in the order their magics are tried. */
 extern const struct mp_pack_format mp_format_kimi, mp_format_expertpack;
 
@@ -175,25 +188,14 @@ struct mp_open_opts {
 	const struct mp_cancel *cancel;
 };
 
-#define MP_MAX_WARNINGS 4
-
 struct mp_ep;
 struct mp_manifest;
 
 struct mp_pack {
 	const struct mp_pack_format *format;
-	int fd;                    /* the pack, open O_RDONLY */
-	char *path;                /* pack path as given */
-	char *real_path;           /* realpath() of the pack */
-	char *manifest_path;       /* manifest path as used */
-	char *manifest_raw;        /* the manifest's bytes, NUL-terminated */
-	size_t manifest_len;
-	uint64_t file_size;
-	/* fstat() of fd once it was opened (and the opened hook ran), before a
-	 * byte was read: what the validated bytes are identified by when a
-	 * mount watches the file */
-	struct timespec file_mtime, file_ctime;
-	uint64_t file_nlink;
+	/* the files, their identity and the warnings (pack/packfile.h),
+	 * filled by the format's open as by every format's */
+	struct mp_pack_file file;
 	struct mp_model m;
 	struct mp_manifest *kimi;  /* GGMLMOEPACKv1's manifest, else NULL */
 	struct mp_ep *ep;          /* SGLANG-EXPERTPACK-v1's state, else NULL */
@@ -203,8 +205,6 @@ struct mp_pack {
 	unsigned char index_digest[32];
 	bool page_aligned;         /* every payload starts on a 4096 boundary */
 	bool full_checked;         /* the whole-file digest was checked */
-	unsigned nwarnings;
-	char warnings[MP_MAX_WARNINGS][MP_MSG_MAX];
 };
 
 /*

@@ -148,9 +148,9 @@ void print_pack_warnings(FILE *out, const char *prog, const struct mp_pack *pack
 	/* room for every byte of a warning escaped as \xNN */
 	char shown[4 * MP_MSG_MAX + 16];
 
-	for (unsigned i = 0; i < pack->nwarnings && i < MP_MAX_WARNINGS; i++) {
-		mp_text_escape(shown, sizeof shown, pack->warnings[i],
-			       strlen(pack->warnings[i]), 0);
+	for (unsigned i = 0; i < pack->file.nwarnings && i < MP_MAX_WARNINGS; i++) {
+		mp_text_escape(shown, sizeof shown, pack->file.warnings[i],
+			       strlen(pack->file.warnings[i]), 0);
 		fprintf(out, "%s: warning: %s\n", prog, shown);
 	}
 }

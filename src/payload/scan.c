@@ -278,12 +278,12 @@ static enum mp_err scan_hashing(struct scan *s, const struct mp_scan_opts *opts,
 	char what[MP_MSG_MAX];
 	enum mp_err rc;
 
-	snprintf(what, sizeof what, "pack %s", pack->path);
-	rc = mp_readahead(pack->fd, 0, pack->file_size, what, &ro, hash_and_feed, &hf, err);
+	snprintf(what, sizeof what, "pack %s", pack->file.path);
+	rc = mp_readahead(pack->file.fd, 0, pack->file.size, what, &ro, hash_and_feed, &hf, err);
 	if (rc)
 		return rc;
 	mp_sha256_final(h, sha256);
-	s->sum->bytes_read = pack->file_size;
+	s->sum->bytes_read = pack->file.size;
 	return MP_OK;
 }
 
@@ -300,7 +300,7 @@ static enum mp_err scan_object(struct scan *s, uint64_t o, unsigned char *buf,
 		enum mp_err rc;
 
 		/* a role wholly in a hole needs no read */
-		if (pos == s->rs.start && is_hole(pack->fd, s->rs.start, s->rs.end)) {
+		if (pos == s->rs.start && is_hole(pack->file.fd, s->rs.start, s->rs.end)) {
 			pos = s->rs.end;
 			role_hole(s);
 			continue;
@@ -309,7 +309,7 @@ static enum mp_err scan_object(struct scan *s, uint64_t o, unsigned char *buf,
 		 * the next role gets its own hole test */
 		if (s->rs.end - pos < n)
 			n = (size_t)(s->rs.end - pos);
-		rc = mp_pread_full(pack->fd, buf, n, pos, "pack", pack->path, MP_E_PACK_IO, err);
+		rc = mp_pread_full(pack->file.fd, buf, n, pos, "pack", pack->file.path, MP_E_PACK_IO, err);
 		if (rc)
 			return rc;
 		s->sum->bytes_read += n;
@@ -350,11 +350,11 @@ enum mp_err mp_scan_pack(const struct mp_pack *pack, const struct mp_scan_opts *
 	memset(sum, 0, sizeof *sum);
 	rc = resolve_types(&s, err);
 	if (rc == MP_OK && (opts->hash ? !(h = mp_sha256_new()) : !buf))
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->path);
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory scanning %s", pack->file.path);
 	if (rc == MP_OK) {
 		if (pack->object_count)
 			role_begin(&s);
-		posix_fadvise(pack->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
+		posix_fadvise(pack->file.fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 		rc = opts->hash ? scan_hashing(&s, opts, h, sha256, err)
 				: scan_objects(&s, opts, buf, err);
 	}

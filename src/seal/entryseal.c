@@ -98,8 +98,8 @@ static enum mp_err hash_range(const struct mp_pack *pack, const struct mp_seal_c
 	for (uint64_t done = 0; done < ch->len;) {
 		size_t n = ch->len - done < ENTRY_SEAL_WINDOW ? (size_t)(ch->len - done)
 							      : ENTRY_SEAL_WINDOW;
-		enum mp_err rc = mp_pread_full(pack->fd, buf, n, ch->offset + done, "pack",
-					       pack->path, MP_E_PACK_IO, err);
+		enum mp_err rc = mp_pread_full(pack->file.fd, buf, n, ch->offset + done, "pack",
+					       pack->file.path, MP_E_PACK_IO, err);
 		if (rc)
 			return rc;
 		mp_sha256_update(h, buf, n);
@@ -125,7 +125,7 @@ static enum mp_err fill_digests(struct mp_seal *s, const struct mp_seal_layout *
 		const unsigned char *d;
 
 		mp_seal_chunk_get(l, k, &ch);
-		if (ch.part != MP_SEAL_ROLE && is_hole(pack->fd, &ch)) {
+		if (ch.part != MP_SEAL_ROLE && is_hole(pack->file.fd, &ch)) {
 			zero_digest(&zeros, ch.len, h, buf, s->digests[k]);
 			continue;
 		}
@@ -160,7 +160,7 @@ static enum mp_err new_seal(struct mp_seal **out, const struct mp_seal_layout *l
 	s->flags = MP_SEAL_FLAG_UNANCHORED;
 	s->chunk_size = l->chunk_size;
 	s->chunk_count = l->chunk_count;
-	s->pack_size = pack->file_size;
+	s->pack_size = pack->file.size;
 	memcpy(s->index_sha256, pack->index_digest, MP_SHA256_LEN);
 	*out = s;
 	return MP_OK;
@@ -229,7 +229,7 @@ enum mp_err mp_entry_seal_check(const struct mp_pack *pack, unsigned jobs,
 
 	if (rc != MP_OK)
 		return rc;
-	rc = mp_seal_check_part(pack->fd, pack->path, seal, &l, jobs, true, progress,
+	rc = mp_seal_check_part(pack->file.fd, pack->file.path, seal, &l, jobs, true, progress,
 				progress_arg, entry_miss, &m, err);
 	if (rc == MP_E_SEAL_CHUNK) {
 		struct mp_seal_chunk ch;

@@ -143,7 +143,7 @@ enum mp_err mp_seal_layout_of_pack_max(struct mp_seal_layout *l, const struct mp
 
 	for (int i = 0; i < MP_ROLE_COUNT; i++)
 		rb[i] = pack->m.roles[pack->m.order[i]].expert_bytes;
-	rc = layout_init_max(l, pack->file_size, pack->object_count, pack->object_offset,
+	rc = layout_init_max(l, pack->file.size, pack->object_count, pack->object_offset,
 			     rb, chunk_size, max_chunks, err);
 	if (rc == MP_OK)
 		memcpy(l->order, pack->m.order, sizeof l->order);

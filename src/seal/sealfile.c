@@ -190,11 +190,11 @@ enum mp_err mp_seal_bind(const struct mp_seal *s, const struct mp_pack *pack,
 	const char *key = pack->format->sha256_key;
 	char have[MP_SHA256_HEX];
 
-	if (s->pack_size != pack->file_size)
+	if (s->pack_size != pack->file.size)
 		return mp_fail(err, MP_E_SEAL_MISMATCH,
 			       "seal is not this pack's: it seals %" PRIu64
 			       " bytes, the pack is %" PRIu64,
-			       s->pack_size, pack->file_size);
+			       s->pack_size, pack->file.size);
 	if (memcmp(s->index_sha256, pack->index_digest, MP_SHA256_LEN) != 0) {
 		mp_sha256_hex(s->index_sha256, have);
 		return mp_fail(err, MP_E_SEAL_MISMATCH,

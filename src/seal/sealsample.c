@@ -28,7 +28,7 @@ static enum mp_err hash_chunk(const struct mp_seal_layout *l, const struct mp_pa
 	for (uint64_t at = 0; rc == MP_OK && at < ch.len;) {
 		size_t n = ch.len - at < BUF ? (size_t)(ch.len - at) : BUF;
 
-		rc = mp_pread_full(fd, buf, n, ch.offset + at, "pack", pack->path,
+		rc = mp_pread_full(fd, buf, n, ch.offset + at, "pack", pack->file.path,
 				   MP_E_PACK_IO, err);
 		mp_sha256_update(h, buf, n);
 		at += n;

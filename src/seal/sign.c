@@ -332,19 +332,19 @@ static enum mp_err statement_of(const struct mp_pack *pack, const struct mp_seal
 
 	memset(st, 0, sizeof *st);
 	st->version = v;
-	st->pack_size = pack->file_size;
+	st->pack_size = pack->file.size;
 	memcpy(st->pack_sha256, seal->pack_sha256, MP_SHA256_LEN);
 	memcpy(st->index_sha256, pack->index_digest, MP_SHA256_LEN);
 	memcpy(st->seal_sha256, seal->seal_digest, MP_SHA256_LEN);
 	st->anchored = !mp_seal_unanchored(seal);
 	if (v == 1) {
-		mp_sha256_buf(pack->manifest_raw, pack->manifest_len, st->manifest_sha256);
+		mp_sha256_buf(pack->file.manifest_raw, pack->file.manifest_len, st->manifest_sha256);
 		return MP_OK;
 	}
-	rc = mp_manifest_key_span(pack->manifest_raw, pack->manifest_len, pack->manifest_path,
+	rc = mp_manifest_key_span(pack->file.manifest_raw, pack->file.manifest_len, pack->file.manifest_path,
 				  pack->format->path_key, &span, err);
 	if (rc == MP_OK)
-		rc = mp_manifest_sha256_without_path(pack->manifest_raw, pack->manifest_len, &span,
+		rc = mp_manifest_sha256_without_path(pack->file.manifest_raw, pack->file.manifest_len, &span,
 						     st->manifest_sha256, err);
 	return rc;
 }
@@ -377,10 +377,10 @@ enum mp_err mp_sign_pack(const struct mp_pack *pack, const struct mp_seal *seal,
 		rc = mp_fail(err, MP_E_KEY, "unusable key file: %s: signing failed", key_path);
 		goto out;
 	}
-	st_path = mp_path_with_suffix(pack->path, MP_STATEMENT_SUFFIX);
-	sig_path = mp_path_with_suffix(pack->path, MP_SIG_SUFFIX);
+	st_path = mp_path_with_suffix(pack->file.path, MP_STATEMENT_SUFFIX);
+	sig_path = mp_path_with_suffix(pack->file.path, MP_SIG_SUFFIX);
 	if (!st_path || !sig_path) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory signing %s", pack->path);
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory signing %s", pack->file.path);
 		goto out;
 	}
 	/* the statement first: a signature never lands beside an older one */
@@ -519,8 +519,8 @@ static enum mp_err check_statement(const struct mp_statement *st, const struct m
 enum mp_err mp_trust_check(const struct mp_pack *pack, const struct mp_seal *seal,
 			   const char *const *pub_paths, size_t npub, struct mp_error *err)
 {
-	char *st_path = mp_path_with_suffix(pack->path, MP_STATEMENT_SUFFIX);
-	char *sig_path = mp_path_with_suffix(pack->path, MP_SIG_SUFFIX);
+	char *st_path = mp_path_with_suffix(pack->file.path, MP_STATEMENT_SUFFIX);
+	char *sig_path = mp_path_with_suffix(pack->file.path, MP_SIG_SUFFIX);
 	unsigned char *text = NULL, *sig = NULL;
 	size_t text_len = 0, sig_len = 0;
 	struct mp_statement st;
@@ -529,7 +529,7 @@ enum mp_err mp_trust_check(const struct mp_pack *pack, const struct mp_seal *sea
 	enum mp_err rc;
 
 	if (!st_path || !sig_path)
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->path);
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory checking %s", pack->file.path);
 	else if (npub == 0 || npub > MP_MAX_TRUSTED_KEYS)
 		rc = mp_fail(err, MP_E_USAGE, "invalid usage: %zu trusted keys (1 to %u)", npub,
 			     MP_MAX_TRUSTED_KEYS);

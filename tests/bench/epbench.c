@@ -36,7 +36,7 @@ int main(int argc, char **argv)
 		return mp_err_exit_status(err.code);
 	}
 	printf("ok entries=%llu objects=%llu warnings=%u\n", (unsigned long long)ep->index_count,
-	       (unsigned long long)ep->object_count, ep->nwarnings);
+	       (unsigned long long)ep->object_count, ep->file.nwarnings);
 	mp_ep_close(ep);
 	return 0;
 }

@@ -90,8 +90,8 @@ static void check_accepted(const struct mp_pack *p)
 						    (unsigned long long)layer,
 						    (unsigned long long)e, mp_role_name(r),
 						    err.msg);
-				if (off < p->m.data_start || n > p->file_size ||
-				    off > p->file_size - n)
+				if (off < p->m.data_start || n > p->file.size ||
+				    off > p->file.size - n)
 					mp_fuzz_bug("accepted pack: %llu/%llu/%s at %llu+%llu "
 						    "outside data %llu..%llu",
 						    (unsigned long long)layer,
@@ -99,7 +99,7 @@ static void check_accepted(const struct mp_pack *p)
 						    (unsigned long long)off,
 						    (unsigned long long)n,
 						    (unsigned long long)p->m.data_start,
-						    (unsigned long long)p->file_size);
+						    (unsigned long long)p->file.size);
 			}
 		}
 	}

@@ -1,13 +1,27 @@
 /*
- * epcheck.h - the phases of mp_ep_open(), internal to src/pack/.
+ * check.h - the phases of mp_ep_open(), internal to src/pack/expertpack/.
  *
- * epvalidate.c opens the files and runs the phases in order; each phase
- * returns the first failure it finds, or MP_OK.  The runtime's checks:
- * mp_epcheck_index() (its step 5, the streamed read of every entry),
- * mp_epcheck_entries() (step 8, the entries keyed by layer, expert and
- * role) and mp_epcheck_layout() (steps 9 to 12: stride, size, layout).
- * Then mp_epcheck_full() (step 13 and every role's checksum, one read),
- * mp_epcheck_strict() (the stricter checks) and mp_epcheck_source().
+ * open.c opens the files (the runtime's steps 1 and 2) and calls every
+ * phase, in this order, from one place; each phase returns the first
+ * failure it finds, or MP_OK:
+ *
+ *   header.c   mp_epcheck_header()   steps 3 and 4: "complete", the header
+ *   index.c    mp_epcheck_index()    step 5: every entry read in turn
+ *   header.c   mp_epcheck_expect()   steps 6 and 7: the caller's dimensions
+ *                                    and digests against the header
+ *   entries.c  mp_epcheck_entries()  step 8: the entries by key
+ *   layout.c   mp_epcheck_layout()   steps 9 to 12: stride, size, layout
+ *   full.c     mp_epcheck_full()     step 13 and every role's checksum
+ *   strict.c   mp_epcheck_strict()   the stricter checks (each entry's in
+ *                                    entry.c, which only strict.c calls)
+ *   full.c     mp_epcheck_full_report()  a role's checksum that missed
+ *   source.c   mp_epcheck_source()   the source GGUF
+ *   digest.c   mp_epcheck_digest_wait()  the index digest, made meanwhile
+ *
+ * What several phases use lies below them all, in check.c (the warnings,
+ * message helpers, the streamed read of the index) and digest.c (the index
+ * digest's thread): neither calls a phase, and no phase calls open.c or
+ * another phase, so the files' calls have no cycle (tests/layers.py).
  * moepack-pack(5) lists every check in this order.
  */
 #ifndef MOEPACK_EPCHECK_H
@@ -50,10 +64,17 @@ struct mp_epcheck {
 	unsigned char bad_digest[32];
 };
 
+/* Steps 3 and 4: the manifest's "complete", then the header read and
+ * checked; fills ep's geometry and c->entries_in_file. */
+enum mp_err mp_epcheck_header(struct mp_epcheck *c, struct mp_error *err);
+/* Steps 6 and 7: the header's dimensions, then its digests, against the
+ * caller's expectations (opts.expect_*). */
+enum mp_err mp_epcheck_expect(const struct mp_epcheck *c, struct mp_error *err);
 /* Step 5: read every entry the file holds (role, rank, text); then
  * index_truncated if the index does not fit in the file. */
 enum mp_err mp_epcheck_index(struct mp_epcheck *c, struct mp_error *err);
-/* Step 8, after steps 6 and 7: every entry by its key; fills ep->role,
+/* Step 8, after steps 6 and 7: the per-slot arrays allocated (the whole
+ * index lies in the file by now), then every entry by its key; fills ep->role,
  * ep->generation, c->where, c->offset and ep->role_bytes. */
 enum mp_err mp_epcheck_entries(struct mp_epcheck *c, struct mp_error *err);
 /* Steps 9 to 12: entries at all, object_stride, the file size, the layout. */
@@ -115,7 +136,7 @@ enum mp_err mp_epcheck_stream(struct mp_epcheck *c, uint64_t first, uint64_t cou
 enum mp_err mp_epcheck_digest_start(struct mp_epcheck *c, struct mp_error *err);
 enum mp_err mp_epcheck_digest_wait(struct mp_epcheck *c, struct mp_error *err);
 
-/* Append a warning to the pack (dropped beyond MP_EP_MAX_WARNINGS). */
+/* Append a warning to the pack (dropped beyond MP_MAX_WARNINGS). */
 void mp_epcheck_warn(struct mp_epcheck *c, const char *fmt, ...)
 	__attribute__((format(printf, 2, 3)));
 

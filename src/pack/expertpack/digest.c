@@ -57,9 +57,9 @@ enum mp_err mp_epcheck_digest_start(struct mp_epcheck *c, struct mp_error *err)
 
 	if (!j)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	*j = (struct mp_epdigest){.fd = c->ep->fd, .start = MP_EP_HEADER_SIZE,
+	*j = (struct mp_epdigest){.fd = c->ep->file.fd, .start = MP_EP_HEADER_SIZE,
 				  .end = MP_EP_HEADER_SIZE + c->ep->index_count * MP_EP_ENTRY_SIZE,
-				  .path = c->ep->path};
+				  .path = c->ep->file.path};
 	c->digest = j;
 	j->threaded = pthread_create(&j->tid, NULL, digest, j) == 0;
 	if (!j->threaded)

@@ -14,6 +14,13 @@
  * are allocated only once the whole index is known to lie in the file.
  * Sums and products of header fields are computed in 128 bits.
  *
+ * The checks run in this order, each phase a file called from open.c
+ * alone (check.h has the list): the files (open.c), the header (header.c),
+ * the index read (index.c), the caller's expectations (header.c), the
+ * entries by key (entries.c), the layout (layout.c), then with opts.full
+ * the whole read (full.c), the stricter checks (strict.c, entry.c), a
+ * checksum that missed (full.c) and the source (source.c).
+ *
  * An mp_ep is read-only after mp_ep_open() returns and may be shared by any
  * number of threads.
  */
@@ -31,6 +38,7 @@
 #include "pack/digest.h"
 #include "pack/expertpack/format.h"
 #include "pack/openhook.h"
+#include "pack/packfile.h"
 
 /* What the caller expects and asks for.  All zero: the defaults. */
 struct mp_ep_opts {
@@ -88,18 +96,14 @@ struct mp_ep_role_info {
 	char tensor_name[MP_EP_NAME_LEN + 1]; /* the text before the first NUL */
 };
 
-#define MP_EP_MAX_WARNINGS 4
-
+/*
+ * The pack's files, identity and warnings are what every format's open
+ * fills (struct mp_pack_file, pack/packfile.h): the same member as
+ * struct mp_pack's, which the format's view (view.c) takes over whole.
+ * The rest is this format's own.
+ */
 struct mp_ep {
-	int fd;               /* the pack, open O_RDONLY */
-	char *path;           /* pack path as given */
-	char *real_path;      /* realpath() of the pack */
-	char *manifest_path;  /* manifest path as used */
-	char *manifest_raw;   /* the manifest's bytes, NUL-terminated */
-	size_t manifest_len;
-	uint64_t file_size;
-	struct timespec file_mtime, file_ctime; /* fstat() once opened */
-	uint64_t file_nlink;
+	struct mp_pack_file file;
 	struct mp_ep_header header;
 	/* geometry, from the header and the manifest's object_stride */
 	uint64_t num_layers, num_experts, top_k, alignment;
@@ -112,8 +116,6 @@ struct mp_ep {
 	char index_sha256[MP_SHA256_HEX]; /* the manifest's; "" with runtime_only */
 	bool page_aligned;    /* every object and object size 4096-aligned */
 	bool full_checked;    /* the file digest and every checksum matched */
-	unsigned nwarnings;
-	char warnings[MP_EP_MAX_WARNINGS][MP_MSG_MAX];
 };
 
 /*

@@ -76,7 +76,7 @@ enum mp_err mp_epcheck_full(struct mp_epcheck *c, struct mp_error *err)
 	 * runtime takes both) there is nothing to compare with; one that is
 	 * not a digest is the manifest's fault */
 	if (!mp_epcheck_has_pack_sha256(c)) {
-		rc = mp_fail_no_full_digest(err, "pack_sha256", ep->manifest_path,
+		rc = mp_fail_no_full_digest(err, "pack_sha256", ep->file.manifest_path,
 					    MP_EP_SHA256_HINT);
 		goto out;
 	}
@@ -86,7 +86,7 @@ enum mp_err mp_epcheck_full(struct mp_epcheck *c, struct mp_error *err)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory");
 		goto out;
 	}
-	if ((rc = mp_readahead(ep->fd, 0, ep->file_size, ep->path, &ro, consume, &f, err)))
+	if ((rc = mp_readahead(ep->file.fd, 0, ep->file.size, ep->file.path, &ro, consume, &f, err)))
 		goto out;
 	while (f.slot < ep->index_count) /* roles of no bytes at the very end */
 		role_done(&f);

@@ -159,9 +159,9 @@ static enum mp_err compare_slice(const struct mp_epcheck *c, const struct source
 {
 	unsigned char raw[MP_EP_ENTRY_SIZE];
 	struct mp_ep_entry e;
-	enum mp_err rc = mp_pread_full(c->ep->fd, raw, sizeof raw,
+	enum mp_err rc = mp_pread_full(c->ep->file.fd, raw, sizeof raw,
 				       MP_EP_HEADER_SIZE + j * MP_EP_ENTRY_SIZE, "pack",
-				       c->ep->path, MP_E_PACK_IO, err);
+				       c->ep->file.path, MP_E_PACK_IO, err);
 
 	if (rc)
 		return rc;
@@ -179,9 +179,9 @@ static enum mp_err compare_slice(const struct mp_epcheck *c, const struct source
 		size_t n = e.pack_nbytes - at < COMPARE_CHUNK ? (size_t)(e.pack_nbytes - at)
 							      : COMPARE_CHUNK;
 
-		if ((rc = mp_cancel_check(c->o->cancel, err, "comparing %s with %s", c->ep->path,
+		if ((rc = mp_cancel_check(c->o->cancel, err, "comparing %s with %s", c->ep->file.path,
 					  src->path)) ||
-		    (rc = mp_pread_full(c->ep->fd, a, n, e.pack_offset + at, "pack", c->ep->path,
+		    (rc = mp_pread_full(c->ep->file.fd, a, n, e.pack_offset + at, "pack", c->ep->file.path,
 					MP_E_PACK_IO, err)) ||
 		    (rc = mp_pread_full(src->fd, b, n, e.source_slice_offset + at, "GGUF file",
 					src->path, MP_E_GGUF_IO, err)))

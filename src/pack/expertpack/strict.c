@@ -34,7 +34,7 @@ static enum mp_err check_format(const struct mp_epcheck *c, struct mp_error *err
  * takes the current directory), must be the pack once resolved. */
 static enum mp_err check_pack_path(const struct mp_epcheck *c, struct mp_error *err)
 {
-	const char *given, *mp = c->ep->manifest_path, *slash = strrchr(mp, '/');
+	const char *given, *mp = c->ep->file.manifest_path, *slash = strrchr(mp, '/');
 	char *path, *joined = NULL, *real = NULL;
 	enum mp_err rc = mp_json_get_string(c->root, "pack_path", &given, err);
 
@@ -53,11 +53,11 @@ static enum mp_err check_pack_path(const struct mp_epcheck *c, struct mp_error *
 		rc = mp_fail(err, MP_E_PACK_PATH,
 			     "manifest pack path does not resolve to the pack: pack_path \"%s\": %s",
 			     path, strerror(errno));
-	else if (strcmp(real, c->ep->real_path) != 0)
+	else if (strcmp(real, c->ep->file.real_path) != 0)
 		rc = mp_fail(err, MP_E_PACK_PATH,
 			     "manifest pack path does not resolve to the pack: pack_path \"%s\" "
 			     "is %s, the pack is %s",
-			     path, real, c->ep->real_path);
+			     path, real, c->ep->file.real_path);
 	free(real);
 	free(joined);
 	free(path);
@@ -73,11 +73,11 @@ static enum mp_err check_sizes_and_index(struct mp_epcheck *c, struct mp_error *
 
 	if ((rc = mp_json_get_uint(c->root, "pack_size", 0, &size, err)))
 		return rc;
-	if (size != ep->file_size)
+	if (size != ep->file.size)
 		return mp_fail(err, MP_E_PACK_SIZE,
 			       "pack size does not match manifest: pack_size is %llu, the pack "
 			       "has %llu bytes",
-			       (unsigned long long)size, (unsigned long long)ep->file_size);
+			       (unsigned long long)size, (unsigned long long)ep->file.size);
 	if ((rc = mp_json_get_digest(c->root, "index_sha256", ep->index_sha256, err)) ||
 	    (rc = mp_epcheck_digest_wait(c, err)))
 		return rc;

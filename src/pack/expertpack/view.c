@@ -1,5 +1,5 @@
 /*
- * epview.c - SGLang's expert pack (SGLANG-EXPERTPACK-v1) as a pack format:
+ * view.c - SGLang's expert pack (SGLANG-EXPERTPACK-v1) as a pack format:
  * mp_ep_open() validates it (expertpack.h), this turns what it found into
  * the view the rest of the tree reads (struct mp_model), and answers the
  * format's questions from the index: its generations, tensor names and
@@ -132,28 +132,17 @@ static enum mp_err fill_model(struct mp_pack *p, const struct mp_ep *ep,
 	return MP_OK;
 }
 
-/* What the module opened and found, moved into the pack. */
+/* What the module opened and found, moved into the pack: the files whole
+ * (the same struct mp_pack_file), the rest the format's view needs. */
 static void take_files(struct mp_pack *p, struct mp_ep *ep)
 {
-	p->fd = ep->fd;
-	ep->fd = -1;
-	p->path = ep->path;
-	p->real_path = ep->real_path;
-	p->manifest_path = ep->manifest_path;
-	p->manifest_raw = ep->manifest_raw;
-	ep->path = ep->real_path = ep->manifest_path = ep->manifest_raw = NULL;
-	p->manifest_len = ep->manifest_len;
-	p->file_size = ep->file_size;
-	p->file_mtime = ep->file_mtime;
-	p->file_ctime = ep->file_ctime;
-	p->file_nlink = ep->file_nlink;
+	p->file = ep->file;
+	mp_pack_file_init(&ep->file);
 	p->index_count = ep->index_count;
 	p->object_count = ep->object_count;
 	memcpy(p->index_digest, ep->index_digest, sizeof p->index_digest);
 	p->page_aligned = ep->page_aligned;
 	p->full_checked = ep->full_checked;
-	p->nwarnings = ep->nwarnings < MP_MAX_WARNINGS ? ep->nwarnings : MP_MAX_WARNINGS;
-	memcpy(p->warnings, ep->warnings, p->nwarnings * sizeof p->warnings[0]);
 }
 
 static enum mp_err ep_open(struct mp_pack *p, const char *path,
@@ -208,11 +197,11 @@ static enum mp_err ep_manifest_with_path(const struct mp_pack *p, const char *pa
 					 char **out, size_t *out_len, struct mp_error *err)
 {
 	struct mp_text_span span;
-	enum mp_err rc = mp_manifest_key_span(p->manifest_raw, p->manifest_len,
-					      p->manifest_path, p->format->path_key, &span, err);
+	enum mp_err rc = mp_manifest_key_span(p->file.manifest_raw, p->file.manifest_len,
+					      p->file.manifest_path, p->format->path_key, &span, err);
 
 	*out = NULL;
-	return rc ? rc : mp_manifest_splice_path(p->manifest_raw, p->manifest_len, &span,
+	return rc ? rc : mp_manifest_splice_path(p->file.manifest_raw, p->file.manifest_len, &span,
 						 path, out, out_len, err);
 }
 
@@ -238,21 +227,9 @@ static unsigned ep_facts(const struct mp_pack *p, struct mp_pack_fact *f)
 }
 
 const struct mp_pack_format mp_format_expertpack = {
-	.name = MP_EP_MAGIC,
-	.model = "DeepSeek-V4-Flash",
-	.magic = MP_EP_MAGIC "\0\0\0\0",
-	.magic_len = MP_EP_MAGIC_LEN,
-	.manifest_format = MP_EP_MAGIC,
-	.open = ep_open,
-	.close = ep_close,
-	.generation = ep_generation,
-	.tensor_name = ep_tensor_name,
-	.facts = ep_facts,
-	.role_sha256 = ep_role_sha256,
-	.role_shape = ep_role_shape,
-	.manifest_with_path = ep_manifest_with_path,
-	.path_key = "pack_path",
-	.sha256_key = "pack_sha256",
-	.layers_key = "num_layers",
+	.name = MP_EP_MAGIC, .model = "DeepSeek-V4-Flash", .manifest_format = MP_EP_MAGIC,
+	.magic = MP_EP_MAGIC "\0\0\0\0", .magic_len = MP_EP_MAGIC_LEN,
+	MP_PACK_FORMAT_OPS(ep),
+	.path_key = "pack_path", .sha256_key = "pack_sha256", .layers_key = "num_layers",
 	.sha256_hint = MP_EP_SHA256_HINT,
 };

@@ -104,12 +104,12 @@ static enum mp_err check_entry_range(const struct mp_pack *p, const struct entry
 			       at->idx, at->want, ex, (unsigned long long)e->offset,
 			       at->idx == 0 ? "index (data_start)" : "payload",
 			       (unsigned long long)prev_end);
-	if (e->nbytes > p->file_size || e->offset > p->file_size - e->nbytes)
+	if (e->nbytes > p->file.size || e->offset > p->file.size - e->nbytes)
 		return mp_fail(err, MP_E_ENTRY_BOUNDS,
 			       "range mismatch at index %llu (%s expert %llu): offset %llu + "
 			       "nbytes %llu runs past the end of the pack (%llu bytes)",
 			       at->idx, at->want, ex, (unsigned long long)e->offset,
-			       (unsigned long long)e->nbytes, (unsigned long long)p->file_size);
+			       (unsigned long long)e->nbytes, (unsigned long long)p->file.size);
 	return MP_OK;
 }
 
@@ -170,11 +170,11 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 	uint64_t index_end;
 	enum mp_err rc;
 
-	if (p->file_size < MP_HEADER_SIZE)
+	if (p->file.size < MP_HEADER_SIZE)
 		return mp_fail(err, MP_E_HEADER_SHORT,
 			       "pack is shorter than its 40-byte header: %s has %llu bytes",
-			       p->path, (unsigned long long)p->file_size);
-	rc = mp_pread_full(p->fd, raw, MP_HEADER_SIZE, 0, "pack", p->path, MP_E_PACK_IO, err);
+			       p->file.path, (unsigned long long)p->file.size);
+	rc = mp_pread_full(p->file.fd, raw, MP_HEADER_SIZE, 0, "pack", p->file.path, MP_E_PACK_IO, err);
 	if (rc)
 		return rc;
 	mp_header_decode(raw, &h);
@@ -206,12 +206,12 @@ static enum mp_err check_header(struct mp_pack *p, unsigned char raw[MP_HEADER_S
 			       (unsigned long long)m->data_start);
 	/* index_count <= 92 * 65536 * 3 here, so this cannot overflow. */
 	index_end = MP_HEADER_SIZE + MP_ENTRY_SIZE * p->index_count;
-	if (index_end > p->file_size)
+	if (index_end > p->file.size)
 		return mp_fail(err, MP_E_INDEX_TRUNCATED,
 			       "index runs past the end of the pack: %llu entries end at byte "
 			       "%llu, the pack has %llu bytes",
 			       (unsigned long long)p->index_count, (unsigned long long)index_end,
-			       (unsigned long long)p->file_size);
+			       (unsigned long long)p->file.size);
 	if (h.data_start < index_end)
 		return mp_fail(err, MP_E_DATA_OVERLAPS_INDEX,
 			       "data start lies inside the index: data_start is %llu, the "
@@ -233,7 +233,7 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	/* Bounded by the file size, checked in check_header(). */
 	p->object_offset = malloc((size_t)p->object_count * sizeof *p->object_offset);
 	if (!h || !en || !buf || !p->object_offset) {
-		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s", p->path);
+		rc = mp_fail(err, MP_E_NOMEM, "out of memory reading the index of %s", p->file.path);
 		goto out;
 	}
 	expected_names_fill(en, p->kimi);
@@ -241,8 +241,8 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 	for (uint64_t i = 0; i < p->index_count; i += ENTRIES_PER_CHUNK) {
 		uint64_t n = p->index_count - i < ENTRIES_PER_CHUNK ? p->index_count - i
 								    : ENTRIES_PER_CHUNK;
-		rc = mp_pread_full(p->fd, buf, (size_t)n * MP_ENTRY_SIZE,
-				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->path,
+		rc = mp_pread_full(p->file.fd, buf, (size_t)n * MP_ENTRY_SIZE,
+				   MP_HEADER_SIZE + i * MP_ENTRY_SIZE, "pack", p->file.path,
 				   MP_E_PACK_IO, err);
 		if (rc)
 			goto out;
@@ -254,11 +254,11 @@ static enum mp_err check_index(struct mp_pack *p, const unsigned char header[MP_
 		}
 		mp_sha256_update(h, buf, (size_t)n * MP_ENTRY_SIZE);
 	}
-	if (prev_end != p->file_size) {
+	if (prev_end != p->file.size) {
 		rc = mp_fail(err, MP_E_TRAILING_BYTES,
 			     "pack has bytes after the last payload: the last payload ends "
 			     "at byte %llu, the pack has %llu bytes",
-			     (unsigned long long)prev_end, (unsigned long long)p->file_size);
+			     (unsigned long long)prev_end, (unsigned long long)p->file.size);
 		goto out;
 	}
 	mp_sha256_final(h, p->index_digest);
@@ -283,7 +283,7 @@ static enum mp_err check_full(struct mp_pack *p, const struct mp_open_opts *o,
 
 	/* no digest to compare with: said before the long read */
 	if (p->kimi->sha256[0])
-		rc = mp_sha256_fd(p->fd, p->file_size, p->path, o->progress, o->progress_arg,
+		rc = mp_sha256_fd(p->file.fd, p->file.size, p->file.path, o->progress, o->progress_arg,
 				  o->cancel, d, err);
 	if (!rc)
 		rc = mp_pack_check_digest(p, d, err);
@@ -357,15 +357,15 @@ static void manifest_hint(const struct mp_pack *p, const char *pack_path, struct
 	if (has_manifest_suffix(pack_path))
 		mp_fail_escaped(err, err->code, "%s (%s is a manifest: pass the pack, not its "
 				"manifest)", first, shown);
-	else if (is_gguf(p->fd))
+	else if (is_gguf(p->file.fd))
 		mp_fail_escaped(err, err->code, "%s (%s is a GGUF file, not a pack: build a pack "
 				"with 'moepack build --gguf %s' first)", first, shown, shown);
-	else if (stat(p->manifest_path, &st) != 0 && errno == ENOENT &&
+	else if (stat(p->file.manifest_path, &st) != 0 && errno == ENOENT &&
 		 only_manifest_beside(pack_path, other, sizeof other))
 		mp_fail_escaped(err, err->code, "%s (name the manifest with --manifest FILE or "
 				"-o manifest=FILE: %s is the only one beside the pack)", first,
 				other);
-	else if (stat(p->manifest_path, &st) != 0 && errno == ENOENT)
+	else if (stat(p->file.manifest_path, &st) != 0 && errno == ENOENT)
 		mp_fail_escaped(err, err->code, "%s (name the manifest with --manifest FILE or "
 				"-o manifest=FILE)", first);
 }
@@ -376,43 +376,33 @@ static enum mp_err manifest_copy(struct mp_pack *p, const struct mp_open_opts *o
 {
 	if (o->manifest_text_len > MP_MANIFEST_MAX)
 		return mp_fail(err, MP_E_MANIFEST_IO, "cannot read manifest %s: larger than %u MiB",
-			       p->manifest_path, MP_MANIFEST_MAX >> 20);
-	p->manifest_raw = malloc(o->manifest_text_len + 1);
-	if (!p->manifest_raw)
+			       p->file.manifest_path, MP_MANIFEST_MAX >> 20);
+	p->file.manifest_raw = malloc(o->manifest_text_len + 1);
+	if (!p->file.manifest_raw)
 		return mp_fail(err, MP_E_NOMEM, "out of memory reading manifest %s",
-			       p->manifest_path);
-	memcpy(p->manifest_raw, o->manifest_text, o->manifest_text_len);
-	p->manifest_raw[o->manifest_text_len] = '\0';
-	p->manifest_len = o->manifest_text_len;
+			       p->file.manifest_path);
+	memcpy(p->file.manifest_raw, o->manifest_text, o->manifest_text_len);
+	p->file.manifest_raw[o->manifest_text_len] = '\0';
+	p->file.manifest_len = o->manifest_text_len;
 	return MP_OK;
 }
 
 static enum mp_err open_files(struct mp_pack *p, const char *pack_path,
 			      const struct mp_open_opts *o, struct mp_error *err)
 {
-	struct stat st;
+	struct mp_pack_file *f = &p->file;
 	enum mp_err rc;
 
-	p->path = strdup(pack_path);
-	p->manifest_path = o->manifest_path ? strdup(o->manifest_path)
+	/* beside the path as given: this format's loader does not resolve it */
+	f->manifest_path = o->manifest_path ? strdup(o->manifest_path)
 					    : mp_pack_default_manifest_path(pack_path);
-	if (!p->path || !p->manifest_path)
+	if (!f->manifest_path)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
-	if ((rc = mp_open_regular(pack_path, "pack", MP_E_PACK_IO, &p->fd, &st, err)))
+	if ((rc = mp_pack_file_open(f, pack_path, o->opened, o->opened_arg, err)))
 		return rc;
-	if (o->opened && (rc = mp_open_hook_run(p->fd, o->opened, o->opened_arg, pack_path, &st, err)))
-		return rc;
-	p->file_size = (uint64_t)st.st_size;
-	p->file_mtime = st.st_mtim;
-	p->file_ctime = st.st_ctim;
-	p->file_nlink = (uint64_t)st.st_nlink;
-	p->real_path = realpath(pack_path, NULL);
-	if (!p->real_path)
-		return mp_fail(err, MP_E_PACK_IO, "cannot resolve pack path %s: %s", pack_path,
-			       strerror(errno));
 	if (o->manifest_text)
 		return manifest_copy(p, o, err);
-	rc = mp_manifest_read(p->manifest_path, &p->manifest_raw, &p->manifest_len, err);
+	rc = mp_manifest_read(f->manifest_path, &f->manifest_raw, &f->manifest_len, err);
 	/* "cannot read manifest PACK.manifest.json" alone leaves one guessing */
 	if (rc == MP_E_MANIFEST_IO && !o->manifest_path)
 		manifest_hint(p, pack_path, err);
@@ -472,22 +462,22 @@ static enum mp_err kimi_open(struct mp_pack *p, const char *pack_path,
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	if ((rc = open_files(p, pack_path, o, err)))
 		return rc;
-	if ((rc = mp_manifest_parse_ex(p->manifest_raw, p->manifest_len, p->manifest_path,
+	if ((rc = mp_manifest_parse_ex(p->file.manifest_raw, p->file.manifest_len, p->file.manifest_path,
 				       &root, &surrogates, err)))
 		return rc;
 	if (o->config_path && (rc = mp_config_sha256(o->config_path, config_hex, err)))
 		goto out;
 
 	struct mp_manifest_input in = {
-		.manifest_path = p->manifest_path,
-		.pack_real_path = p->real_path,
-		.pack_size = p->file_size,
+		.manifest_path = p->file.manifest_path,
+		.pack_real_path = p->file.real_path,
+		.pack_size = p->file.size,
 		.expect_layers = o->expect_layers,
 		.expect_experts = o->expect_experts,
 		.config_sha256 = o->config_path ? config_hex : NULL,
 		.surrogate_escapes = surrogates,
 	};
-	if ((rc = mp_manifest_check(root, &in, p->kimi, p->warnings, &p->nwarnings, err)) ||
+	if ((rc = mp_manifest_check(root, &in, p->kimi, p->file.warnings, &p->file.nwarnings, err)) ||
 	    (rc = check_header(p, header, err)) || (rc = check_index(p, header, err)) ||
 	    (rc = mp_manifest_check_recorded(root, p->kimi, err)))
 		goto out;
@@ -548,7 +538,7 @@ static void kimi_role_shape(const struct mp_pack *p, uint64_t object, enum mp_ro
 static enum mp_err kimi_manifest_with_path(const struct mp_pack *p, const char *path,
 					   char **out, size_t *out_len, struct mp_error *err)
 {
-	return mp_manifest_with_path(p->manifest_raw, p->manifest_len, path, out, out_len, err);
+	return mp_manifest_with_path(p->file.manifest_raw, p->file.manifest_len, path, out, out_len, err);
 }
 
 static unsigned kimi_facts(const struct mp_pack *p, struct mp_pack_fact *f)
@@ -569,21 +559,10 @@ static unsigned kimi_facts(const struct mp_pack *p, struct mp_pack_fact *f)
 }
 
 const struct mp_pack_format mp_format_kimi = {
-	.name = MP_MAGIC,
-	.model = "Kimi K3",
-	.magic = MP_MAGIC "\0\0",
-	.magic_len = MP_MAGIC_LEN,
-	.manifest_format = MP_FORMAT,
-	.open = kimi_open,
-	.close = kimi_close,
-	.generation = kimi_generation,
-	.tensor_name = kimi_tensor_name,
-	.facts = kimi_facts,
-	.role_sha256 = kimi_role_sha256,
-	.role_shape = kimi_role_shape,
-	.manifest_with_path = kimi_manifest_with_path,
-	.path_key = "expert_pack.path",
-	.sha256_key = "expert_pack.sha256",
+	.name = MP_MAGIC, .model = "Kimi K3", .manifest_format = MP_FORMAT,
+	.magic = MP_MAGIC "\0\0", .magic_len = MP_MAGIC_LEN,
+	MP_PACK_FORMAT_OPS(kimi),
+	.path_key = "expert_pack.path", .sha256_key = "expert_pack.sha256",
 	.layers_key = "num_hidden_layers",
 	.sha256_hint = "'moepack build --full-sha256' and 'moepack mkdemo --full-sha256' record "
 		       "one; or check every byte against a seal: 'moepack seal --unanchored', "
