@@ -26,7 +26,7 @@
 #include "writer/kimi/manifestwrite.h"
 #include "writer/expertpack/plan.h"
 #include "writer/outputs.h"
-#include "writer/pyjson.h"
+#include "base/pyjson.h"
 
 #define OBJECTS (92 * 2) /* layers 1..92, two experts each */
 

@@ -19,8 +19,8 @@
  *  - true, false, null; integers in decimal; reals as Python's repr()
  *    ("0.5", "1.0", "1e+16", "1.5e-05", "Infinity", "NaN").
  */
-#ifndef MOEPACK_PYJSON_H
-#define MOEPACK_PYJSON_H
+#ifndef MOEPACK_BASE_PYJSON_H
+#define MOEPACK_BASE_PYJSON_H
 
 #include <stdbool.h>
 #include <stddef.h>

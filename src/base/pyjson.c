@@ -1,7 +1,7 @@
 /* pyjson.c - JSON text as Python's json.dumps() writes it. */
 #include "config.h"
 
-#include "writer/pyjson.h"
+#include "base/pyjson.h"
 
 #include <math.h>
 #include <stdint.h>
