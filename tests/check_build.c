@@ -14,6 +14,7 @@
 #include "fixture.h"
 #include "writer/kimi/layout.h"
 #include "writer/kimi/manifestwrite.h"
+#include "base/pyjson.h"
 #include "base/file.h"
 #include "writer/kimi/build.h"
 #include "writer/outputs.h"
@@ -76,7 +77,7 @@ START_TEST(test_canonical)
 {
 	json_t *v = json_pack("{s:i, s:[s, b, n, b], s:{}}", "b", 1, "a", "x\001\"\\\n\xc3\xa9/",
 			      1, 0, "c");
-	char *text = mp_json_canonical(v);
+	char *text = mp_pyjson_canonical(v);
 
 	/* lowercase \u00xx (jansson writes uppercase), raw UTF-8, no spaces */
 	ck_assert_str_eq(text, "{\"a\":[\"x\\u0001\\\"\\\\\\n\xc3\xa9/\",true,null,false],"

@@ -26,7 +26,7 @@
 #include "writer/kimi/manifestwrite.h"
 #include "writer/expertpack/plan.h"
 #include "writer/outputs.h"
-#include "writer/pyjson.h"
+#include "base/pyjson.h"
 
 #define OBJECTS (92 * 2) /* layers 1..92, two experts each */
 
@@ -113,7 +113,7 @@ START_TEST(test_canonical_order)
 	/* code point order is UTF-8 byte order: "B" < "a" < "\xc3\xa9" */
 	json_t *v = json_pack("{s:i, s:i, s:{s:[], s:{}}, s:s}", "a", -3, "B", 2, "\xc3\xa9",
 			      "y", "x", "t", "tab\there\x1f");
-	char *text = mp_json_canonical(v);
+	char *text = mp_pyjson_canonical(v);
 
 	ck_assert_str_eq(text, "{\"B\":2,\"a\":-3,\"t\":\"tab\\there\\u001f\","
 			       "\"\xc3\xa9\":{\"x\":{},\"y\":[]}}");
@@ -140,7 +140,7 @@ START_TEST(test_inventory)
 	static const struct mp_mw_summary s = {"moepack-demo", 0, 0, 0};
 	int bad = 0;
 	json_t *inv = mp_mw_inventory(&s, json_array(), json_array(), &bad);
-	char *text = mp_json_canonical(inv);
+	char *text = mp_pyjson_canonical(inv);
 	char *dump = json_dumps(inv, JSON_COMPACT | JSON_PRESERVE_ORDER);
 
 	ck_assert_int_eq(bad, 0);

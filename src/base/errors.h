@@ -26,12 +26,18 @@ enum mp_err_class {
 
 /* X(code, name, class, summary) */
 #define MP_ERRORS(X)                                                           \
-	X(MP_OK, "ok", MP_CLASS_OK, "ok")                                      \
-	X(MP_E_USAGE, "usage", MP_CLASS_USAGE, "invalid usage")                \
-	X(MP_E_NOMEM, "out_of_memory", MP_CLASS_IO, "out of memory")           \
-	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO, "cannot read pack")            \
-	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO, "cannot read manifest") \
-	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO, "cannot read config file") \
+	X(MP_OK, "ok", MP_CLASS_OK,                                            \
+	  "ok")                                                                \
+	X(MP_E_USAGE, "usage", MP_CLASS_USAGE,                                 \
+	  "invalid usage")                                                     \
+	X(MP_E_NOMEM, "out_of_memory", MP_CLASS_IO,                            \
+	  "out of memory")                                                     \
+	X(MP_E_PACK_IO, "pack_io", MP_CLASS_IO,                                \
+	  "cannot read pack")                                                  \
+	X(MP_E_MANIFEST_IO, "manifest_io", MP_CLASS_IO,                        \
+	  "cannot read manifest")                                              \
+	X(MP_E_CONFIG_IO, "config_io", MP_CLASS_IO,                            \
+	  "cannot read config file")                                           \
 	X(MP_E_MANIFEST_LIMIT, "manifest_limit", MP_CLASS_INVALID,             \
 	  "manifest exceeds a limit")                                          \
 	X(MP_E_MANIFEST_JSON, "manifest_json", MP_CLASS_INVALID,               \
@@ -44,10 +50,12 @@ enum mp_err_class {
 	  "manifest value is out of range")                                    \
 	X(MP_E_INCOMPLETE, "incomplete", MP_CLASS_INVALID,                     \
 	  "manifest says the pack is not complete")                            \
-	X(MP_E_FORMAT, "format", MP_CLASS_INVALID, "unsupported manifest format") \
+	X(MP_E_FORMAT, "format", MP_CLASS_INVALID,                             \
+	  "unsupported manifest format")                                       \
 	X(MP_E_HARD_CONSTRAINTS, "hard_constraints", MP_CLASS_INVALID,         \
 	  "hard constraints differ")                                           \
-	X(MP_E_TOP_K, "top_k", MP_CLASS_INVALID, "top-k must be 16")           \
+	X(MP_E_TOP_K, "top_k", MP_CLASS_INVALID,                               \
+	  "top-k must be 16")                                                  \
 	X(MP_E_EXPECT_LAYERS, "expect_layers", MP_CLASS_INVALID,               \
 	  "layer count differs from the expected one")                         \
 	X(MP_E_EXPECT_EXPERTS, "expect_experts", MP_CLASS_INVALID,             \
@@ -74,7 +82,8 @@ enum mp_err_class {
 	  "alignment must be a power of two")                                  \
 	X(MP_E_HEADER_SHORT, "header_short", MP_CLASS_INVALID,                 \
 	  "pack is shorter than its 40-byte header")                           \
-	X(MP_E_HEADER_MAGIC, "header_magic", MP_CLASS_INVALID, "bad pack magic") \
+	X(MP_E_HEADER_MAGIC, "header_magic", MP_CLASS_INVALID,                 \
+	  "bad pack magic")                                                    \
 	X(MP_E_HEADER_VERSION, "header_version", MP_CLASS_INVALID,             \
 	  "unsupported pack version")                                          \
 	X(MP_E_HEADER_SIZE, "header_size", MP_CLASS_INVALID,                   \
@@ -87,15 +96,20 @@ enum mp_err_class {
 	  "index runs past the end of the pack")                               \
 	X(MP_E_DATA_OVERLAPS_INDEX, "data_overlaps_index", MP_CLASS_INVALID,   \
 	  "data start lies inside the index")                                  \
-	X(MP_E_ENTRY_NAME, "entry_name", MP_CLASS_INVALID, "identity mismatch") \
-	X(MP_E_ENTRY_EXPERT, "entry_expert", MP_CLASS_INVALID, "identity mismatch") \
+	X(MP_E_ENTRY_NAME, "entry_name", MP_CLASS_INVALID,                     \
+	  "identity mismatch")                                                 \
+	X(MP_E_ENTRY_EXPERT, "entry_expert", MP_CLASS_INVALID,                 \
+	  "identity mismatch")                                                 \
 	X(MP_E_ENTRY_RESERVED, "entry_reserved", MP_CLASS_INVALID,             \
 	  "identity mismatch")                                                 \
-	X(MP_E_ENTRY_NBYTES, "entry_nbytes", MP_CLASS_INVALID, "range mismatch") \
+	X(MP_E_ENTRY_NBYTES, "entry_nbytes", MP_CLASS_INVALID,                 \
+	  "range mismatch")                                                    \
 	X(MP_E_ENTRY_ALIGNMENT, "entry_alignment", MP_CLASS_INVALID,           \
 	  "range mismatch")                                                    \
-	X(MP_E_ENTRY_OVERLAP, "entry_overlap", MP_CLASS_INVALID, "range mismatch") \
-	X(MP_E_ENTRY_BOUNDS, "entry_bounds", MP_CLASS_INVALID, "range mismatch") \
+	X(MP_E_ENTRY_OVERLAP, "entry_overlap", MP_CLASS_INVALID,               \
+	  "range mismatch")                                                    \
+	X(MP_E_ENTRY_BOUNDS, "entry_bounds", MP_CLASS_INVALID,                 \
+	  "range mismatch")                                                    \
 	X(MP_E_ENTRY_CONTIGUITY, "entry_contiguity", MP_CLASS_INVALID,         \
 	  "not contiguous")                                                    \
 	X(MP_E_TRAILING_BYTES, "trailing_bytes", MP_CLASS_INVALID,             \
@@ -106,9 +120,12 @@ enum mp_err_class {
 	  "full SHA-256 requested but the manifest has no whole-file digest")  \
 	X(MP_E_FULL_DIGEST, "full_digest", MP_CLASS_INVALID,                   \
 	  "pack SHA-256 does not match manifest")                              \
-	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID, "payload scan found problems") \
-	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO, "cannot read GGUF file")       \
-	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID, "not a valid GGUF file") \
+	X(MP_E_PAYLOAD, "payload", MP_CLASS_INVALID,                           \
+	  "payload scan found problems")                                       \
+	X(MP_E_GGUF_IO, "gguf_io", MP_CLASS_IO,                                \
+	  "cannot read GGUF file")                                             \
+	X(MP_E_GGUF_FORMAT, "gguf_format", MP_CLASS_INVALID,                   \
+	  "not a valid GGUF file")                                             \
 	X(MP_E_GGUF_MLA_K, "gguf_mla_k", MP_CLASS_INVALID,                     \
 	  "Kimi-K3 MLA K projection must remain GGUF Q4_0")                    \
 	X(MP_E_GGUF_MLA_V, "gguf_mla_v", MP_CLASS_INVALID,                     \
@@ -137,13 +154,16 @@ enum mp_err_class {
 	  "another build holds the pack's lock")                               \
 	X(MP_E_NO_SPACE, "no_space", MP_CLASS_IO,                              \
 	  "not enough free space for the pack")                                \
-	X(MP_E_INTERRUPTED, "interrupted", MP_CLASS_IO, "build interrupted")   \
+	X(MP_E_INTERRUPTED, "interrupted", MP_CLASS_IO,                        \
+	  "build interrupted")                                                 \
 	X(MP_E_PAYLOAD_MISMATCH, "payload_mismatch", MP_CLASS_INVALID,         \
 	  "pack payload differs from its GGUF slice")                          \
 	X(MP_E_PACK_LAYOUT, "pack_layout", MP_CLASS_INVALID,                   \
 	  "pack is not the one the shards give")                               \
-	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE, "no such entry")        \
-	X(MP_E_SEAL_IO, "seal_io", MP_CLASS_IO, "cannot read or write seal")   \
+	X(MP_E_NOT_FOUND, "not_found", MP_CLASS_USAGE,                         \
+	  "no such entry")                                                     \
+	X(MP_E_SEAL_IO, "seal_io", MP_CLASS_IO,                                \
+	  "cannot read or write seal")                                         \
 	X(MP_E_SEAL_FORMAT, "seal_format", MP_CLASS_INVALID,                   \
 	  "seal file is malformed")                                            \
 	X(MP_E_SEAL_LIMIT, "seal_limit", MP_CLASS_INVALID,                     \
@@ -154,11 +174,13 @@ enum mp_err_class {
 	  "pack bytes differ from their sealed digest")                        \
 	X(MP_E_SIGNATURE, "signature", MP_CLASS_INVALID,                       \
 	  "pack signature is missing or does not verify")                      \
-	X(MP_E_KEY, "key", MP_CLASS_USAGE, "unusable key file")                \
+	X(MP_E_KEY, "key", MP_CLASS_USAGE,                                     \
+	  "unusable key file")                                                 \
 	/* moepack fetch (src/fetch/) */                                      \
 	X(MP_E_FETCH_TRUST, "fetch_no_trust", MP_CLASS_USAGE,                  \
 	  "no root of trust for the fetched pack")                             \
-	X(MP_E_FETCH_MIRROR, "fetch_mirror", MP_CLASS_IO, "mirror failed")     \
+	X(MP_E_FETCH_MIRROR, "fetch_mirror", MP_CLASS_IO,                      \
+	  "mirror failed")                                                     \
 	X(MP_E_FETCH_CHUNK, "fetch_chunk", MP_CLASS_INVALID,                   \
 	  "no mirror served a chunk correctly")                                \
 	/* SGLang's expert pack (pack/expertpack.h), in its validator's order */ \
@@ -192,7 +214,8 @@ enum mp_err_class {
 	  "expert-pack roles are not fixed size")                              \
 	X(MP_E_EP_GENERATION, "ep_generation", MP_CLASS_INVALID,               \
 	  "mixed generation in expert object")                                 \
-	X(MP_E_EP_EMPTY, "ep_empty", MP_CLASS_INVALID, "expert-pack has no entries") \
+	X(MP_E_EP_EMPTY, "ep_empty", MP_CLASS_INVALID,                         \
+	  "expert-pack has no entries")                                        \
 	X(MP_E_EP_STRIDE, "ep_object_stride", MP_CLASS_INVALID,                \
 	  "expert-pack object stride is smaller than its payload")             \
 	X(MP_E_EP_FILE_SIZE, "ep_file_size", MP_CLASS_INVALID,                 \
@@ -209,7 +232,8 @@ enum mp_err_class {
 	  "manifest tensors do not match its coverage")                        \
 	X(MP_E_EP_OBJECT_ALIGN, "ep_object_alignment", MP_CLASS_INVALID,       \
 	  "expert object is not aligned")                                      \
-	X(MP_E_EP_SHAPE, "ep_entry_shape", MP_CLASS_INVALID, "invalid role shape") \
+	X(MP_E_EP_SHAPE, "ep_entry_shape", MP_CLASS_INVALID,                   \
+	  "invalid role shape")                                                \
 	X(MP_E_EP_NAME, "ep_entry_name", MP_CLASS_INVALID,                     \
 	  "entry does not name its routed tensor")                             \
 	X(MP_E_EP_TENSOR, "ep_entry_tensor", MP_CLASS_INVALID,                 \

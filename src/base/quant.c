@@ -13,37 +13,56 @@
 
 #include <string.h>
 
-/* Name, weights and bytes per block of every id ggml 0.23.0 knows; the ids
- * of removed types have a block size of 0, as ggml refuses their tensors. */
-#define T(id, name, weights, bytes) [id] = {name, id, weights, bytes, false}
-#define PACKABLE(id, name, weights, bytes) [id] = {name, id, weights, bytes, true}
+/* Name, weights and bytes per block, and whether a pack may hold it, of
+ * every id ggml 0.23.0 knows, one row each; the ids of removed types have
+ * a block size of 0, as ggml refuses their tensors. */
+#define T(id, name, weights, bytes, pack) [id] = {name, id, weights, bytes, pack}
 const struct mp_quant_type mp_ggml_types[MP_GGML_TYPE_COUNT] = {
-	T(0, "F32", 1, 4),		T(1, "F16", 1, 2),
-	PACKABLE(2, "Q4_0", 32, 18),	PACKABLE(3, "Q4_1", 32, 20),
-	T(4, "Q4_2", 0, 0),		T(5, "Q4_3", 0, 0),
-	PACKABLE(6, "Q5_0", 32, 22),	PACKABLE(7, "Q5_1", 32, 24),
-	PACKABLE(8, "Q8_0", 32, 34),	T(9, "Q8_1", 32, 36),
-	PACKABLE(10, "Q2_K", MP_QK_K, MP_Q2K_BYTES),
-	PACKABLE(11, "Q3_K", MP_QK_K, MP_Q3K_BYTES),
-	PACKABLE(12, "Q4_K", 256, 144),	PACKABLE(13, "Q5_K", 256, 176),
-	PACKABLE(14, "Q6_K", 256, 210),	PACKABLE(15, "Q8_K", 256, 292),
-	T(16, "IQ2_XXS", 256, 66),	T(17, "IQ2_XS", 256, 74),
-	T(18, "IQ3_XXS", 256, 98),	T(19, "IQ1_S", 256, 50),
-	T(20, "IQ4_NL", 32, 18),	T(21, "IQ3_S", 256, 110),
-	T(22, "IQ2_S", 256, 82),	T(23, "IQ4_XS", 256, 136),
-	T(24, "I8", 1, 1),		T(25, "I16", 1, 2),
-	T(26, "I32", 1, 4),		T(27, "I64", 1, 8),
-	T(28, "F64", 1, 8),		T(29, "IQ1_M", 256, 56),
-	T(30, "BF16", 1, 2),		T(31, "Q4_0_4_4", 0, 0),
-	T(32, "Q4_0_4_8", 0, 0),	T(33, "Q4_0_8_8", 0, 0),
-	T(34, "TQ1_0", 256, 54),	T(35, "TQ2_0", 256, 66),
-	T(36, "IQ4_NL_4_4", 0, 0),	T(37, "IQ4_NL_4_8", 0, 0),
-	T(38, "IQ4_NL_8_8", 0, 0),	PACKABLE(39, "MXFP4", MP_QK_MXFP4, MP_MXFP4_BYTES),
-	T(40, "NVFP4", 64, 36),		T(41, "Q1_0", 128, 18),
-	T(42, "Q2_0", 64, 18),
+	T(0, "F32", 1, 4, false),
+	T(1, "F16", 1, 2, false),
+	T(2, "Q4_0", 32, 18, true),
+	T(3, "Q4_1", 32, 20, true),
+	T(4, "Q4_2", 0, 0, false),
+	T(5, "Q4_3", 0, 0, false),
+	T(6, "Q5_0", 32, 22, true),
+	T(7, "Q5_1", 32, 24, true),
+	T(8, "Q8_0", 32, 34, true),
+	T(9, "Q8_1", 32, 36, false),
+	T(10, "Q2_K", MP_QK_K, MP_Q2K_BYTES, true),
+	T(11, "Q3_K", MP_QK_K, MP_Q3K_BYTES, true),
+	T(12, "Q4_K", 256, 144, true),
+	T(13, "Q5_K", 256, 176, true),
+	T(14, "Q6_K", 256, 210, true),
+	T(15, "Q8_K", 256, 292, true),
+	T(16, "IQ2_XXS", 256, 66, false),
+	T(17, "IQ2_XS", 256, 74, false),
+	T(18, "IQ3_XXS", 256, 98, false),
+	T(19, "IQ1_S", 256, 50, false),
+	T(20, "IQ4_NL", 32, 18, false),
+	T(21, "IQ3_S", 256, 110, false),
+	T(22, "IQ2_S", 256, 82, false),
+	T(23, "IQ4_XS", 256, 136, false),
+	T(24, "I8", 1, 1, false),
+	T(25, "I16", 1, 2, false),
+	T(26, "I32", 1, 4, false),
+	T(27, "I64", 1, 8, false),
+	T(28, "F64", 1, 8, false),
+	T(29, "IQ1_M", 256, 56, false),
+	T(30, "BF16", 1, 2, false),
+	T(31, "Q4_0_4_4", 0, 0, false),
+	T(32, "Q4_0_4_8", 0, 0, false),
+	T(33, "Q4_0_8_8", 0, 0, false),
+	T(34, "TQ1_0", 256, 54, false),
+	T(35, "TQ2_0", 256, 66, false),
+	T(36, "IQ4_NL_4_4", 0, 0, false),
+	T(37, "IQ4_NL_4_8", 0, 0, false),
+	T(38, "IQ4_NL_8_8", 0, 0, false),
+	T(39, "MXFP4", MP_QK_MXFP4, MP_MXFP4_BYTES, true),
+	T(40, "NVFP4", 64, 36, false),
+	T(41, "Q1_0", 128, 18, false),
+	T(42, "Q2_0", 64, 18, false),
 };
 #undef T
-#undef PACKABLE
 
 const struct mp_quant_type *mp_ggml_type(uint32_t id)
 {

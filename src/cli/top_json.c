@@ -3,102 +3,160 @@
 
 #include "cli/top_json.h"
 
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
-#include "cli/jsonw.h"
+#include "base/jsonw.h"
+#include "base/text.h"
+#include "cli/cli.h"
 #include "namespace/stats.h" /* mp_iso8601_utc */
 
-static void key_u64(struct jw *w, const char *key, uint64_t v)
+/*
+ * jansson's JSON_INDENT(2) layout, which the rest of the CLI's JSON has;
+ * every control character escaped, as the text may go to a terminal.
+ * Counts are written as exact unsigned numbers, which jansson's signed
+ * 64-bit integers cannot all be.
+ */
+static const struct mp_jsonw_style top_style = {
+	.indent = 2, .item_sep = ",", .key_sep = ": ", .escapes = MP_JSONW_TERMINAL};
+
+/* A finite number as %.15g; NaN and the infinities, which JSON has not,
+ * as null. */
+static void real(struct mp_jsonw *w, double v)
 {
-	jw_key(w, key);
-	jw_u64(w, v);
+	char b[32];
+
+	if (isfinite(v))
+		snprintf(b, sizeof b, "%.15g", v);
+	mp_jsonw_literal(w, isfinite(v) ? b : "null");
 }
 
-static void key_real(struct jw *w, const char *key, double v)
+/* s as a string, NULL as null: valid UTF-8 as it is, anything else as the
+ * terminal sees it (cli_text()), which JSON can carry. */
+static void text(struct mp_jsonw *w, const char *s)
 {
-	jw_key(w, key);
-	jw_real(w, v);
+	char *shown = NULL;
+
+	if (!s) {
+		mp_jsonw_literal(w, "null");
+		return;
+	}
+	if (!mp_text_is_utf8(s, strlen(s))) {
+		if (!(shown = malloc(CLI_TEXT_MAX))) {
+			w->out.failed = true;
+			return;
+		}
+		s = cli_text(shown, s);
+	}
+	mp_jsonw_string(w, s, strlen(s));
+	free(shown);
 }
 
-static void key_text(struct jw *w, const char *key, const char *s)
+/* The text and a newline on standard output, and the writer's buffer
+ * freed; 0, or -1 when out of memory, or the errno of a failed write. */
+static int print(struct mp_jsonw *w)
 {
-	jw_key(w, key);
-	jw_text(w, s);
+	int rc = -1;
+
+	mp_buf_add(&w->out, "\n", 1);
+	if (!w->out.failed && w->depth == 0)
+		rc = cli_write_stdout(w->out.p, w->out.len);
+	free(w->out.p);
+	return rc;
 }
 
-static void hot_layers_json(const struct top_view *v, struct jw *w)
+static void key_u64(struct mp_jsonw *w, const char *key, uint64_t v)
+{
+	mp_jsonw_key(w, key);
+	mp_jsonw_u64(w, v);
+}
+
+static void key_real(struct mp_jsonw *w, const char *key, double v)
+{
+	mp_jsonw_key(w, key);
+	real(w, v);
+}
+
+static void key_text(struct mp_jsonw *w, const char *key, const char *s)
+{
+	mp_jsonw_key(w, key);
+	text(w, s);
+}
+
+static void hot_layers_json(const struct top_view *v, struct mp_jsonw *w)
 {
 	const struct top_sample *s = &v->cur;
 	unsigned idx[TOP_HOT_ROWS], nl = top_hot_layers(s, idx, TOP_HOT_ROWS);
 
-	jw_key(w, "hottest_layers");
-	jw_open(w, '[');
+	mp_jsonw_key(w, "hottest_layers");
+	mp_jsonw_open(w, '[');
 	for (unsigned i = 0; i < nl; i++) {
-		jw_open(w, '{');
+		mp_jsonw_open(w, '{');
 		key_u64(w, "layer", s->layer_id[idx[i]]);
 		key_u64(w, "reads", s->layer_reads[idx[i]]);
 		key_u64(w, "bytes", s->layer_bytes[idx[i]]);
-		jw_close(w, '}');
+		mp_jsonw_close(w, '}');
 	}
-	jw_close(w, ']');
+	mp_jsonw_close(w, ']');
 }
 
-static void hot_experts_json(const struct top_view *v, struct jw *w)
+static void hot_experts_json(const struct top_view *v, struct mp_jsonw *w)
 {
 	const struct top_sample *s = &v->cur;
 	size_t nh;
 	struct top_hot *h = top_hottest(v, &nh);
 
-	jw_key(w, "hottest_experts");
-	jw_open(w, '[');
+	mp_jsonw_key(w, "hottest_experts");
+	mp_jsonw_open(w, '[');
 	for (size_t i = 0; i < nh && i < TOP_HOT_ROWS; i++) {
-		jw_open(w, '{');
+		mp_jsonw_open(w, '{');
 		key_u64(w, "layer", s->layer_id[h[i].layer]);
 		key_u64(w, "expert", h[i].expert);
 		key_u64(w, "reads", h[i].reads);
 		key_real(w, "reads_per_second", h[i].now);
-		jw_close(w, '}');
+		mp_jsonw_close(w, '}');
 	}
-	jw_close(w, ']');
+	mp_jsonw_close(w, ']');
 	free(h);
 }
 
 /* The heat map's cells, and the layer ids each row holds. */
-static void heat_cells_json(const struct top_sample *s, const struct top_heat *h, struct jw *w)
+static void heat_cells_json(const struct top_sample *s, const struct top_heat *h, struct mp_jsonw *w)
 {
-	jw_key(w, "row_layers");
-	jw_open(w, '[');
+	mp_jsonw_key(w, "row_layers");
+	mp_jsonw_open(w, '[');
 	for (unsigned r = 0; r < h->rows; r++) {
 		unsigned first, last;
 
 		top_heat_row_layers(h, s, r, &first, &last);
-		jw_open(w, '[');
-		jw_u64(w, s->layer_id[first]);
-		jw_u64(w, s->layer_id[last]);
-		jw_close(w, ']');
+		mp_jsonw_open(w, '[');
+		mp_jsonw_u64(w, s->layer_id[first]);
+		mp_jsonw_u64(w, s->layer_id[last]);
+		mp_jsonw_close(w, ']');
 	}
-	jw_close(w, ']');
-	jw_key(w, "cells");
-	jw_open(w, '[');
+	mp_jsonw_close(w, ']');
+	mp_jsonw_key(w, "cells");
+	mp_jsonw_open(w, '[');
 	for (unsigned r = 0; r < h->rows; r++) {
-		jw_open(w, '[');
+		mp_jsonw_open(w, '[');
 		for (unsigned c = 0; c < h->cols; c++)
-			jw_u64(w, h->cells[(size_t)r * h->cols + c]);
-		jw_close(w, ']');
+			mp_jsonw_u64(w, h->cells[(size_t)r * h->cols + c]);
+		mp_jsonw_close(w, ']');
 	}
-	jw_close(w, ']');
+	mp_jsonw_close(w, ']');
 }
 
 /* The heat map at most 16 x 64 cells. */
-static void heat_json(const struct top_view *v, struct jw *w)
+static void heat_json(const struct top_view *v, struct mp_jsonw *w)
 {
 	const struct top_sample *s = &v->cur;
 	struct top_heat h;
 	bool have = top_heat_make(s, 16, 64, &h);
 
-	jw_key(w, "heat_map");
-	jw_open(w, '{');
+	mp_jsonw_key(w, "heat_map");
+	mp_jsonw_open(w, '{');
 	key_u64(w, "layers", s->nlayers);
 	key_u64(w, "experts", s->nexperts);
 	key_u64(w, "rows", h.rows);
@@ -106,21 +164,21 @@ static void heat_json(const struct top_view *v, struct jw *w)
 	key_u64(w, "layers_per_row", h.per_row);
 	key_u64(w, "experts_per_column", h.per_col);
 	heat_cells_json(s, &h, w);
-	jw_key(w, "note");
+	mp_jsonw_key(w, "note");
 	if (s->experts_note[0]) {
 		char note[TOP_WHY_MAX + 300];
 
 		snprintf(note, sizeof note, "%s/%s", v->mount, s->experts_note);
-		jw_text(w, note);
+		text(w, note);
 	} else {
-		jw_null(w);
+		mp_jsonw_literal(w, "null");
 	}
-	jw_close(w, '}');
+	mp_jsonw_close(w, '}');
 	if (have)
 		top_heat_free(&h);
 }
 
-static void totals_json(const struct top_view *v, struct jw *w)
+static void totals_json(const struct top_view *v, struct mp_jsonw *w)
 {
 	const struct top_sample *s = &v->cur;
 
@@ -132,23 +190,23 @@ static void totals_json(const struct top_view *v, struct jw *w)
 	key_u64(w, "reads", s->reads);
 	key_u64(w, "bytes", s->bytes);
 	key_real(w, "bytes_per_second_since_mount", s->uptime > 0 ? (double)s->bytes / s->uptime : 0);
-	jw_key(w, "bytes_per_second_now");
+	mp_jsonw_key(w, "bytes_per_second_now");
 	if (top_span(v) > 0)
-		jw_real(w, top_rate(v, s->bytes, v->prev.bytes));
+		real(w, top_rate(v, s->bytes, v->prev.bytes));
 	else
-		jw_null(w);
+		mp_jsonw_literal(w, "null");
 	key_u64(w, "direct_bytes", s->direct_bytes);
 	key_u64(w, "buffered_bytes", s->buffered_bytes);
 	key_u64(w, "read_errors", s->errors);
-	jw_key(w, "read_errors_by_errno");
-	jw_open(w, '{');
+	mp_jsonw_key(w, "read_errors_by_errno");
+	mp_jsonw_open(w, '{');
 	for (unsigned i = 0; i < s->nerrnos; i++)
 		key_u64(w, s->errnos[i].name, s->errnos[i].count);
-	jw_close(w, '}');
+	mp_jsonw_close(w, '}');
 }
 
 /* Why the mount cannot be read, and since when. */
-static void down_json(const struct top_view *v, struct jw *w)
+static void down_json(const struct top_view *v, struct mp_jsonw *w)
 {
 	char since[32], why[TOP_WHY_MAX + 4200];
 
@@ -162,10 +220,10 @@ int top_print_json(const struct top_view *v)
 {
 	static const char *const state[] = {[TOP_OK] = "ok", [TOP_GONE] = "gone",
 					    [TOP_DENIED] = "denied", [TOP_INVALID] = "invalid"};
-	struct jw w;
+	struct mp_jsonw w;
 
-	jw_init(&w);
-	jw_open(&w, '{');
+	mp_jsonw_init(&w, &top_style);
+	mp_jsonw_open(&w, '{');
 	key_text(&w, "mount", v->mount);
 	key_text(&w, "mount_state", state[v->state]);
 	if (v->state != TOP_OK) {
@@ -177,6 +235,6 @@ int top_print_json(const struct top_view *v)
 		hot_experts_json(v, &w);
 		heat_json(v, &w);
 	}
-	jw_close(&w, '}');
-	return jw_print(&w);
+	mp_jsonw_close(&w, '}');
+	return print(&w);
 }

@@ -37,37 +37,47 @@ const char *mp_lease_name(int lease)
 	}
 }
 
+/* A file system by its statfs(2) magic number. */
+struct fs_kind {
+	unsigned long magic;
+	const char *name;
+};
+
+/* The statfs(2) magic numbers of local file systems whose leases see every
+ * open for writing and every truncate of the file itself. */
+static const struct fs_kind local_fs[] = {
+	{0xef53, "ext2/ext3/ext4"}, {0x58465342, "xfs"}, {0x9123683e, "btrfs"},
+	{0x01021994, "tmpfs"}, {0xf2f52010, "f2fs"}, {0x3153464a, "jfs"},
+	{0x52654973, "reiserfs"}, {0x2fc12fc1, "zfs"}, {0xca451a4e, "bcachefs"},
+};
+
+/* Others that are named in the message when a pack lies on one. */
+static const struct fs_kind known_fs[] = {
+	{0x794c7630, "overlayfs"}, {0x65735546, "fuse"}, {0x6969, "nfs"},
+	{0xff534d42, "cifs"}, {0xfe534d42, "smb2"}, {0x00c36400, "ceph"},
+	{0x01021997, "9p"}, {0x6a656a63, "fakeowner"},
+};
+
+static const struct fs_kind *fs_kind_find(const struct fs_kind *t, size_t n,
+					  unsigned long magic)
+{
+	for (size_t i = 0; i < n; i++)
+		if (t[i].magic == magic)
+			return &t[i];
+	return NULL;
+}
+
 bool mp_lease_fs_sees_writers(long f_type, char *name, size_t len)
 {
-	/* the statfs(2) magic numbers of local file systems whose leases see
-	 * every open for writing and every truncate of the file itself */
-	static const struct {
-		unsigned long magic;
-		const char *name;
-	} local[] = {
-		{0xef53, "ext2/ext3/ext4"}, {0x58465342, "xfs"}, {0x9123683e, "btrfs"},
-		{0x01021994, "tmpfs"}, {0xf2f52010, "f2fs"}, {0x3153464a, "jfs"},
-		{0x52654973, "reiserfs"}, {0x2fc12fc1, "zfs"}, {0xca451a4e, "bcachefs"},
-	};
-	static const struct {
-		unsigned long magic;
-		const char *name;
-	} known[] = {
-		{0x794c7630, "overlayfs"}, {0x65735546, "fuse"}, {0x6969, "nfs"},
-		{0xff534d42, "cifs"}, {0xfe534d42, "smb2"}, {0x00c36400, "ceph"},
-		{0x01021997, "9p"}, {0x6a656a63, "fakeowner"},
-	};
 	unsigned long magic = (unsigned long)f_type & 0xffffffffu;
+	const struct fs_kind *k;
 
-	for (size_t i = 0; i < sizeof local / sizeof local[0]; i++)
-		if (local[i].magic == magic)
-			return true;
-	for (size_t i = 0; i < sizeof known / sizeof known[0]; i++)
-		if (known[i].magic == magic) {
-			snprintf(name, len, "%s", known[i].name);
-			return false;
-		}
-	snprintf(name, len, "a file system of type 0x%lx", magic);
+	if (fs_kind_find(local_fs, sizeof local_fs / sizeof local_fs[0], magic))
+		return true;
+	if ((k = fs_kind_find(known_fs, sizeof known_fs / sizeof known_fs[0], magic)))
+		snprintf(name, len, "%s", k->name);
+	else
+		snprintf(name, len, "a file system of type 0x%lx", magic);
 	return false;
 }
 

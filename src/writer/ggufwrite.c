@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "pack/pack.h"
+#include "base/buf.h"
 #include "base/file.h"
 #include "base/outfile.h"
 #include "base/quant.h"
@@ -32,58 +33,33 @@
 
 /* ---- the writer ------------------------------------------------------------ */
 
-struct meta {
-	unsigned char *p;
-	size_t len, cap;
-	bool oom;
-};
+/* The metadata is built in memory (base/buf.h), whose one failure, out of
+ * memory, mp_gguf_write() checks once before it writes. */
 
-static void put(struct meta *m, const void *data, size_t n)
-{
-	if (m->oom)
-		return;
-	if (m->cap - m->len < n) {
-		size_t cap = m->cap ? m->cap : 4096;
-		unsigned char *grown;
-
-		while (cap - m->len < n)
-			cap *= 2;
-		grown = realloc(m->p, cap);
-		if (!grown) {
-			m->oom = true;
-			return;
-		}
-		m->p = grown;
-		m->cap = cap;
-	}
-	memcpy(m->p + m->len, data, n);
-	m->len += n;
-}
-
-static void put_u32(struct meta *m, uint32_t v)
+static void put_u32(struct mp_buf *m, uint32_t v)
 {
 	unsigned char b[4];
 
 	for (int i = 0; i < 4; i++)
 		b[i] = (unsigned char)(v >> (8 * i));
-	put(m, b, sizeof b);
+	mp_buf_add(m, b, sizeof b);
 }
 
-static void put_u64(struct meta *m, uint64_t v)
+static void put_u64(struct mp_buf *m, uint64_t v)
 {
 	unsigned char b[8];
 
 	for (int i = 0; i < 8; i++)
 		b[i] = (unsigned char)(v >> (8 * i));
-	put(m, b, sizeof b);
+	mp_buf_add(m, b, sizeof b);
 }
 
-static void put_str(struct meta *m, const char *s)
+static void put_str(struct mp_buf *m, const char *s)
 {
 	size_t n = strlen(s);
 
 	put_u64(m, n);
-	put(m, s, n);
+	mp_buf_add(m, s, n);
 }
 
 static uint64_t pad(uint64_t n)
@@ -157,7 +133,7 @@ static enum mp_err write_data(int fd, const char *path, const struct mp_gguf_out
 	return rc;
 }
 
-static void put_kv(struct meta *m, const struct mp_gguf_out_kv *kv)
+static void put_kv(struct mp_buf *m, const struct mp_gguf_out_kv *kv)
 {
 	put_str(m, kv->key);
 	put_u32(m, kv->type);
@@ -166,20 +142,20 @@ static void put_kv(struct meta *m, const struct mp_gguf_out_kv *kv)
 	} else if (kv->type == MP_GGUF_U16) {
 		unsigned char b[2] = {(unsigned char)kv->num, (unsigned char)(kv->num >> 8)};
 
-		put(m, b, 2);
+		mp_buf_add(m, b, 2);
 	} else {
 		put_u32(m, kv->num);
 	}
 }
 
 /* Header, key-value pairs and tensor infos, padded to the data's start. */
-static enum mp_err put_metadata(struct meta *m, const struct mp_gguf_out_kv *kv, size_t nkv,
+static enum mp_err put_metadata(struct mp_buf *m, const struct mp_gguf_out_kv *kv, size_t nkv,
 				const struct mp_gguf_out_tensor *tensors, size_t ntensors,
 				struct mp_error *err)
 {
 	uint64_t offset = 0, data_start;
 
-	put(m, "GGUF", 4);
+	mp_buf_add(m, "GGUF", 4);
 	put_u32(m, GGUF_VERSION);
 	put_u64(m, ntensors);
 	put_u64(m, nkv);
@@ -203,7 +179,7 @@ static enum mp_err put_metadata(struct meta *m, const struct mp_gguf_out_kv *kv,
 	}
 	data_start = pad(m->len);
 	while (m->len < data_start)
-		put(m, "", 1);
+		mp_buf_add(m, "", 1);
 	return MP_OK;
 }
 
@@ -211,7 +187,7 @@ enum mp_err mp_gguf_write(int fd, const char *path, const struct mp_gguf_out_kv 
 			  size_t nkv, const struct mp_gguf_out_tensor *tensors, size_t ntensors,
 			  struct mp_error *err)
 {
-	struct meta m = {0};
+	struct mp_buf m = {0};
 	uint64_t offset;
 	unsigned char *buf = NULL;
 	enum mp_err rc = put_metadata(&m, kv, nkv, tensors, ntensors, err);
@@ -220,9 +196,9 @@ enum mp_err mp_gguf_write(int fd, const char *path, const struct mp_gguf_out_kv 
 		free(m.p);
 		return rc;
 	}
-	if (!m.oom)
+	if (!m.failed)
 		buf = malloc(CHUNK);
-	if (m.oom || !buf) {
+	if (m.failed || !buf) {
 		free(m.p);
 		free(buf);
 		return mp_fail(err, MP_E_NOMEM, "out of memory writing %s", path);

@@ -14,7 +14,7 @@
 
 #include "base/file.h"
 #include "pack/expertpack/format.h"
-#include "writer/pyjson.h"
+#include "base/pyjson.h"
 
 static json_t *u64(uint64_t v)
 {

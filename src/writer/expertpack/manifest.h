@@ -3,7 +3,7 @@
  * tensor inventory digest, as SGLang's reference builder writes them.
  *
  * The text is Python's json.dumps(value, ensure_ascii=False, indent=2,
- * sort_keys=True) and a newline (writer/pyjson.h).  inventory_sha256 is
+ * sort_keys=True) and a newline (base/pyjson.h).  inventory_sha256 is
  * SHA-256 over one json.dumps(record, sort_keys=True) line per tensor,
  * sorted by name: {kind "tensor", name, shape, type, type_id, offset,
  * nbytes, sha256}.

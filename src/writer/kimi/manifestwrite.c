@@ -6,11 +6,11 @@
 
 #include "writer/kimi/manifestwrite.h"
 
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "base/jsonstr.h"
+#include "base/pyjson.h"
 #include "base/quant.h"
 #include "pack/pack.h"
 
@@ -30,147 +30,9 @@ json_t *mp_mw_u64(uint64_t v) { return json_integer((json_int_t)v); }
 
 /* ---- canonical JSON ------------------------------------------------------ */
 
-struct strbuf {
-	char *p;
-	size_t len, cap;
-	int bad;
-};
-
-static void sb_add(struct strbuf *sb, const char *s, size_t n)
-{
-	if (sb->bad)
-		return;
-	if (sb->len + n + 1 > sb->cap) {
-		size_t cap = sb->cap ? sb->cap : 4096;
-		char *grown;
-
-		while (cap < sb->len + n + 1)
-			cap *= 2;
-		grown = realloc(sb->p, cap);
-		if (!grown) {
-			sb->bad = 1;
-			return;
-		}
-		sb->p = grown;
-		sb->cap = cap;
-	}
-	memcpy(sb->p + sb->len, s, n);
-	sb->len += n;
-	sb->p[sb->len] = '\0';
-}
-
-static void sb_str(struct strbuf *sb, const char *s) { sb_add(sb, s, strlen(s)); }
-
-static void canonical_string(struct strbuf *sb, const char *s, size_t n)
-{
-	sb_add(sb, "\"", 1);
-	for (size_t i = 0; i < n; i++) {
-		unsigned char c = (unsigned char)s[i];
-		char esc[8];
-
-		switch (c) {
-		case '"': sb_str(sb, "\\\""); break;
-		case '\\': sb_str(sb, "\\\\"); break;
-		case '\n': sb_str(sb, "\\n"); break;
-		case '\r': sb_str(sb, "\\r"); break;
-		case '\t': sb_str(sb, "\\t"); break;
-		case '\b': sb_str(sb, "\\b"); break;
-		case '\f': sb_str(sb, "\\f"); break;
-		default:
-			if (c < 0x20) {
-				snprintf(esc, sizeof esc, "\\u%04x", c);
-				sb_str(sb, esc);
-			} else {
-				sb_add(sb, (const char *)&c, 1);
-			}
-		}
-	}
-	sb_add(sb, "\"", 1);
-}
-
-static int key_cmp(const void *a, const void *b)
-{
-	return strcmp(*(const char *const *)a, *(const char *const *)b);
-}
-
-static void canonical(struct strbuf *sb, const json_t *v);
-
-/* Keys in code point order, which is the byte order of their UTF-8. */
-static void canonical_object(struct strbuf *sb, const json_t *v)
-{
-	size_t n = json_object_size(v), k = 0;
-	const char **keys = malloc((n ? n : 1) * sizeof *keys);
-	const char *key;
-	json_t *val;
-
-	if (!keys) {
-		sb->bad = 1;
-		return;
-	}
-	json_object_foreach((json_t *)v, key, val)
-		keys[k++] = key;
-	qsort(keys, n, sizeof *keys, key_cmp);
-	sb_add(sb, "{", 1);
-	for (size_t i = 0; i < n; i++) {
-		if (i)
-			sb_add(sb, ",", 1);
-		canonical_string(sb, keys[i], strlen(keys[i]));
-		sb_add(sb, ":", 1);
-		canonical(sb, json_object_get(v, keys[i]));
-	}
-	sb_add(sb, "}", 1);
-	free(keys);
-}
-
-static void canonical_array(struct strbuf *sb, const json_t *v)
-{
-	sb_add(sb, "[", 1);
-	for (size_t i = 0; i < json_array_size(v); i++) {
-		if (i)
-			sb_add(sb, ",", 1);
-		canonical(sb, json_array_get(v, i));
-	}
-	sb_add(sb, "]", 1);
-}
-
-/* Not jansson's compact dump: that writes control characters' \u00XX in
- * uppercase, where the Python reference writes lowercase. */
-static void canonical(struct strbuf *sb, const json_t *v)
-{
-	char num[32];
-
-	switch (json_typeof(v)) {
-	case JSON_OBJECT: canonical_object(sb, v); break;
-	case JSON_ARRAY: canonical_array(sb, v); break;
-	case JSON_STRING:
-		canonical_string(sb, json_string_value(v), json_string_length(v));
-		break;
-	case JSON_INTEGER:
-		snprintf(num, sizeof num, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		sb_str(sb, num);
-		break;
-	case JSON_TRUE: sb_str(sb, "true"); break;
-	case JSON_FALSE: sb_str(sb, "false"); break;
-	default: sb_str(sb, "null"); break;
-	}
-}
-
-char *mp_json_canonical(const json_t *v)
-{
-	struct strbuf sb;
-
-	memset(&sb, 0, sizeof sb);
-	canonical(&sb, v);
-	if (sb.bad || !sb.p) {
-		free(sb.p);
-		return NULL;
-	}
-	return sb.p;
-}
-
 int mp_mw_canonical_sha256(const json_t *v, char hex[MP_SHA256_HEX])
 {
-	char *text = mp_json_canonical(v);
+	char *text = mp_pyjson_canonical(v);
 	unsigned char d[MP_SHA256_LEN];
 
 	if (!text)

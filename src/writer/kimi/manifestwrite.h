@@ -6,10 +6,11 @@
  * writes them (mkdemo dumps keys in insertion order, build sorts them, so
  * one order serves both), and leaves the keys only one writer records to
  * that writer: a caller adds its own with mp_mw_put() to the objects
- * returned here.  It also gives the canonical JSON that inventory digests
- * are taken of, and the final dump of the text, which both writers write
- * through the temporaries of base/outfile.h (mp_output_tmp_*: opened without
- * following links, synced, renamed into place).
+ * returned here.  It also gives the SHA-256 of a value's canonical JSON
+ * (source.inventory_sha256 is one), and the final dump of the text, which
+ * both writers write through the temporaries of base/outfile.h
+ * (mp_output_tmp_*: opened without following links, synced, renamed into
+ * place).
  *
  * Builders take `int *bad` and set it on any failure (out of memory, a
  * string jansson refuses); a NULL object or value is then tolerated all the
@@ -35,14 +36,10 @@ void mp_mw_put(json_t *obj, const char *key, json_t *val, int *bad);
 void mp_mw_append(json_t *arr, json_t *val, int *bad);
 json_t *mp_mw_u64(uint64_t v);
 
-/*
- * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
- * ensure_ascii=False) for the values a manifest holds: keys in code point
- * order, no white space, lowercase \u00xx escapes of control characters,
- * other text as it is.  malloc'd; NULL when out of memory.
- */
-char *mp_json_canonical(const json_t *v);
-/* SHA-256 of mp_json_canonical(v) in hex; -1 when out of memory. */
+/* SHA-256 in hex of v's canonical text, Python's json.dumps(v,
+ * sort_keys=True, separators=(",", ":"), ensure_ascii=False) as the
+ * reference takes it (base/pyjson.h, mp_pyjson_canonical()); -1 when out
+ * of memory. */
 int mp_mw_canonical_sha256(const json_t *v, char hex[MP_SHA256_HEX]);
 
 /* hard_constraints: top_k fixed at MP_TOP_K, no pruning, no requantization. */

@@ -5,8 +5,9 @@
  * json.dumps(value, ensure_ascii=False, indent=2, sort_keys=True) and
  * hashes its tensor inventory as json.dumps(record, sort_keys=True) lines;
  * a pack built here must carry the same bytes.  jansson's dump differs
- * (spacing, escapes, key order), so this is a dumper of its own over a
- * jansson value:
+ * (spacing, escapes, key order), so this walks a jansson value into
+ * base/jsonw.h's writer in Python's style.  The Kimi builder's digests
+ * are taken of the same text in its compact form (mp_pyjson_canonical()).
  *
  *  - keys sorted by code point (UTF-8 byte order is code point order);
  *  - with an indent, items end with "," and a newline, nested lines are
@@ -19,8 +20,8 @@
  *  - true, false, null; integers in decimal; reals as Python's repr()
  *    ("0.5", "1.0", "1e+16", "1.5e-05", "Infinity", "NaN").
  */
-#ifndef MOEPACK_PYJSON_H
-#define MOEPACK_PYJSON_H
+#ifndef MOEPACK_BASE_PYJSON_H
+#define MOEPACK_BASE_PYJSON_H
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -35,6 +36,14 @@
  * deeper than 64 levels.
  */
 char *mp_pyjson_dumps(const json_t *v, int indent, bool ensure_ascii, size_t *len);
+
+/*
+ * Python's json.dumps(v, sort_keys=True, separators=(",", ":"),
+ * ensure_ascii=False): keys in code point order, no white space.  What
+ * the Kimi builder's inventory and file digests are taken of.  malloc'd;
+ * NULL when out of memory or nested too deep.
+ */
+char *mp_pyjson_canonical(const json_t *v);
 
 /* Python's repr() of a double into buf (at least 32 bytes). */
 void mp_pyjson_repr(double d, char *buf, size_t len);
