@@ -4,11 +4,9 @@
  */
 #include "config.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "base/outfile.h"
@@ -26,27 +24,6 @@ enum mp_err mp_fetch_global_init(struct mp_error *err)
 void mp_fetch_global_cleanup(void)
 {
 	curl_global_cleanup();
-}
-
-double mp_fetch_now(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-void mp_fetch_note(struct fetch *f, const char *fmt, ...)
-{
-	char line[MP_MSG_MAX + 256];
-	va_list ap;
-
-	if (!f->o->note)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(line, sizeof line, fmt, ap);
-	va_end(ap);
-	f->o->note(line, f->o->note_arg);
 }
 
 static void wake(void *arg)
