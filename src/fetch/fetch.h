@@ -78,6 +78,8 @@ struct mp_fetch_opts {
 	unsigned hash_threads;          /* 0: one per online CPU */
 	struct mp_fetch_s3_config s3;
 	const char *s3_key_id, *s3_secret, *s3_token;
+	const char *s3_key_from;        /* where the key came from: messages name it */
+	const char *ca_file, *ca_path;  /* the CAs https trusts; NULL: the system's */
 	mp_fetch_note_fn note;
 	void *note_arg;
 	mp_fetch_progress_fn progress;
@@ -95,6 +97,7 @@ struct mp_fetch_mirror_report {
 	uint64_t chunks_good, chunks_bad;
 	uint64_t failures;          /* requests that failed (not bad bytes) */
 	uint64_t backoffs;          /* 429/503 */
+	char http_version[8];       /* of its last reply: "1.1", "2"; "" for file:// */
 };
 
 struct mp_fetch_result {
