@@ -49,6 +49,10 @@
 #define MP_FETCH_MAX_MIRRORS 64
 #define MP_FETCH_DROP_AFTER 3
 #define MP_FETCH_RUN_BYTES (16u << 20)
+/* 8: the fastest of 4, 8 and 16 connections in bench row 25 (8.8 GB from
+ * loopback nginx on 2 shared cores: 57, 161 and 145 MB/s;
+ * tests/bench/HISTORY.md, 2026-12-07); more only add hashing backlog and
+ * memory (a 16 MiB run buffer each) there. */
 #define MP_FETCH_DEFAULT_CONNECTIONS 8
 
 struct mp_fetch_progress {
