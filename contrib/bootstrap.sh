@@ -56,12 +56,14 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 jobs=$(nproc 2>/dev/null || echo 2)
 
 # Packages.  The demo's: what building needs (the compiler, autoreconf,
-# pkg-config and the five libraries configure requires: FUSE, jansson,
-# OpenSSL, Check for the unit tests, ncurses for `moepack top`) and the
+# pkg-config and the six libraries configure requires: FUSE, jansson,
+# OpenSSL, libcurl for `moepack fetch`, Check for the unit tests, ncurses
+# for `moepack top`) and the
 # programs the demo runs (fusermount3, getfattr, xxd); none of them starts
 # a service.  tests/setup.test keeps this list to exactly that.
 DEMO_PACKAGES="build-essential autoconf automake pkg-config libfuse3-dev
-libjansson-dev libssl-dev check libncurses-dev fuse3 attr xxd"
+libjansson-dev libssl-dev libcurl4-openssl-dev check libncurses-dev fuse3
+attr xxd"
 # The test's, on top: what the tests drive (python3 for mmap/O_DIRECT
 # checks, mandoc for the manual pages' lint, man-db); clang and its
 # runtime libraries (libFuzzer, ASan, UBSan) for `make fuzz`; nfs-ganesha
@@ -71,9 +73,8 @@ libjansson-dev libssl-dev check libncurses-dev fuse3 attr xxd"
 # `moepack fetch` is tested against (tests/servers/): nginx and openssl
 # (its test CA), and Ceph's S3 gateway, radosgw with the one monitor and
 # OSD it needs (ceph-mon, ceph-osd; ceph-common for the ceph CLI and
-# radosgw-admin); aria2 (aria2c, the bench's baseline fetcher) and
-# libcurl4-openssl-dev (libcurl, what fetch is built on: it moves to the
-# demo's list once configure requires it).  On a systemd host
+# radosgw-admin); aria2 (aria2c, the bench's baseline fetcher and the
+# Metalink test's client).  On a systemd host
 # nfs-ganesha's, prometheus's and node_exporter's services start on
 # install; the tests use ports of their own.  The Ceph packages start
 # nothing (no daemon is configured); nginx would start its default site
@@ -82,7 +83,7 @@ TEST_PACKAGES="$DEMO_PACKAGES python3 man-db mandoc
 nfs-ganesha nfs-ganesha-vfs libnfs-utils clang libclang-rt-14-dev
 debhelper dh-autoreconf lintian dpkg-dev fakeroot bash-completion systemd git
 prometheus prometheus-node-exporter curl tmux stress-ng time
-nginx openssl ceph-mon ceph-osd radosgw ceph-common aria2 libcurl4-openssl-dev"
+nginx openssl ceph-mon ceph-osd radosgw ceph-common aria2"
 # Services that installing TEST_PACKAGES would start but that no test
 # uses and that would only listen where nobody asked: stopped and disabled
 # right after install_missing installed them (never when they were there

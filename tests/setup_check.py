@@ -42,6 +42,7 @@ MODULES = {
     "tinfo": "libncurses-dev",
     "systemd": "systemd",
     "bash-completion": "bash-completion",
+    "libcurl": "libcurl4-openssl-dev",
 }
 LIBRARIES = {
     "c": "build-essential", "m": "build-essential", "pthread": "build-essential",
@@ -49,10 +50,11 @@ LIBRARIES = {
     "fuse3": "libfuse3-dev", "jansson": "libjansson-dev", "crypto": "libssl-dev",
     "ssl": "libssl-dev", "check": "check", "ncursesw": "libncurses-dev",
     "ncurses": "libncurses-dev", "tinfo": "libncurses-dev",
+    "curl": "libcurl4-openssl-dev",
 }
 HEADERS = {
     "fuse_lowlevel.h": "libfuse3-dev", "fuse3/fuse_lowlevel.h": "libfuse3-dev",
-    "jansson.h": "libjansson-dev", "check.h": "check",
+    "jansson.h": "libjansson-dev", "check.h": "check", "curl/curl.h": "libcurl4-openssl-dev",
     "curses.h": "libncurses-dev", "ncurses.h": "libncurses-dev",
     "ncursesw/curses.h": "libncurses-dev", "ncursesw/ncurses.h": "libncurses-dev",
 }

@@ -22,13 +22,13 @@
 #include "writer/outputs.h"
 
 struct fetch_args {
-	const char *out, *trust, *expect, *s3_endpoint;
+	const char *out, *trust, *expect, *s3_endpoint, *ca_file;
 	bool unverified, s3_virtual, json, quiet;
 	uint64_t connections, low_speed, low_speed_time, max_rate, jobs;
 };
 
 enum { OPT_TRUST = CLI_LONG_ONLY, OPT_EXPECT, OPT_UNVERIFIED, OPT_CONNECTIONS, OPT_S3_ENDPOINT,
-       OPT_S3_VHOST, OPT_LOW_SPEED, OPT_LOW_SPEED_TIME, OPT_MAX_RATE, OPT_JOBS };
+       OPT_S3_VHOST, OPT_LOW_SPEED, OPT_LOW_SPEED_TIME, OPT_MAX_RATE, OPT_JOBS, OPT_CA_FILE };
 
 #define A struct fetch_args
 const struct cli_option cli_fetch_options[] = {
@@ -42,6 +42,9 @@ const struct cli_option cli_fetch_options[] = {
 		     "seal, whose\norigin is unproven", A, unverified),
 	CLI_OPT_U64("connections", OPT_CONNECTIONS, "N", "range requests at once (default 8)", A,
 		    connections, 0, 1, 256),
+	CLI_OPT_TEXT("ca-file", OPT_CA_FILE, "FILE", "https: trust the CAs of this PEM file "
+		     "instead of\nthe system's (default: CURL_CA_BUNDLE, else\nSSL_CERT_FILE)",
+		     A, ca_file),
 	CLI_OPT_TEXT("s3-endpoint", OPT_S3_ENDPOINT, "URL", "s3:// sources: the endpoint "
 		     "(default: AWS_ENDPOINT_URL,\nelse AWS's for AWS_REGION)", A, s3_endpoint),
 	CLI_OPT_TRUE("s3-virtual-hosted", OPT_S3_VHOST, "s3:// sources: BUCKET.HOST/KEY, not "
@@ -66,6 +69,7 @@ struct run {
 	struct mp_fetch_opts o;
 	struct mp_fetch_result res;
 	struct mp_fetch_s3_creds creds;
+	char creds_from[4200];
 	const char *keys[MP_MAX_TRUSTED_KEYS];
 	char *trust_copy, *default_out;
 	bool tty_progress;
@@ -102,6 +106,7 @@ static void s3_credentials(struct run *r)
 	size_t len = 0;
 
 	if (id && *id && secret && *secret) {
+		snprintf(r->creds_from, sizeof r->creds_from, "AWS_ACCESS_KEY_ID");
 		snprintf(r->creds.key_id, sizeof r->creds.key_id, "%s", id);
 		snprintf(r->creds.secret, sizeof r->creds.secret, "%s", secret);
 		snprintf(r->creds.token, sizeof r->creds.token, "%s",
@@ -115,8 +120,10 @@ static void s3_credentials(struct run *r)
 
 	if (f && (text = malloc(1u << 20)))
 		len = fread(text, 1, (1u << 20) - 1, f);
-	if (text)
-		mp_fetch_s3_creds_parse(text, len, getenv("AWS_PROFILE"), &r->creds);
+	if (text && mp_fetch_s3_creds_parse(text, len, getenv("AWS_PROFILE"), &r->creds))
+		snprintf(r->creds_from, sizeof r->creds_from, "profile \"%.64s\" of %.4000s",
+			 getenv("AWS_PROFILE") && *getenv("AWS_PROFILE") ? getenv("AWS_PROFILE")
+									 : "default", path);
 	if (f)
 		fclose(f);
 	free(text);
@@ -130,6 +137,21 @@ static char *default_out(const char *src)
 	while (base > src && base[-1] != '/')
 		base--;
 	return base < end ? strndup(base, (size_t)(end - base)) : NULL;
+}
+
+/* The CA file https trusts, as curl(1) picks it: --ca-file, else
+ * CURL_CA_BUNDLE, else SSL_CERT_FILE, else (NULL) libcurl's built-in
+ * bundle.  libcurl reads none of these variables by itself. */
+static const char *ca_file(const struct fetch_args *a)
+{
+	const char *env[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
+
+	if (a->ca_file)
+		return a->ca_file;
+	for (size_t i = 0; i < sizeof env / sizeof *env; i++)
+		if (getenv(env[i]) && *getenv(env[i]))
+			return getenv(env[i]);
+	return NULL;
 }
 
 static int options(struct run *r, struct cli_operands *ops, const char *cmd)
@@ -159,7 +181,9 @@ static int options(struct run *r, struct cli_operands *ops, const char *cmd)
 						       : getenv("AWS_DEFAULT_REGION"),
 		       .virtual_hosted = a->s3_virtual},
 		.s3_key_id = r->creds.key_id, .s3_secret = r->creds.secret,
-		.s3_token = r->creds.token, .note = on_note, .note_arg = r,
+		.s3_token = r->creds.token, .s3_key_from = r->creds_from,
+		.ca_file = ca_file(a), .ca_path = getenv("SSL_CERT_DIR"),
+		.note = on_note, .note_arg = r,
 		.progress = on_progress, .progress_arg = r, .cancel = cli_cancel_on_signal()};
 	return CLI_EXIT_OK;
 }
@@ -208,12 +232,14 @@ static const char unproven[] = "origin unproven: the bytes match the seal, but n
 
 static json_t *mirror_json(const struct mp_fetch_mirror_report *m)
 {
-	return json_pack("{s:o, s:b, s:b, s:o, s:I, s:I, s:I, s:I, s:I}", "source",
+	return json_pack("{s:o, s:b, s:b, s:o, s:I, s:I, s:I, s:I, s:I, s:o}", "source",
 			 cli_json_text(m->source), "refused", m->refused, "dropped", m->dropped,
 			 "why", m->why[0] ? cli_json_text(m->why) : json_null(), "bytes",
 			 (json_int_t)m->bytes, "chunks_good", (json_int_t)m->chunks_good,
 			 "chunks_bad", (json_int_t)m->chunks_bad, "failures",
-			 (json_int_t)m->failures, "backoffs", (json_int_t)m->backoffs);
+			 (json_int_t)m->failures, "backoffs", (json_int_t)m->backoffs,
+			 "http_version", m->http_version[0] ? json_string(m->http_version)
+							    : json_null());
 }
 
 static int report_json(const struct run *r, enum mp_err rc, const struct mp_error *err)

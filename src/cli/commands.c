@@ -308,6 +308,24 @@ const struct cli_command cli_fetch_command = {
 	.run = cli_fetch_run,
 };
 
+const struct cli_command cli_metalink_command = {
+	.name = "metalink",
+	.summary = "write a Metalink 4 file of a verified pack, for aria2c",
+	.operands = "PACK URL...",
+	.about = "Check every chunk of PACK against its seal (and, with --trust, the\n"
+		 "signature), then write an RFC 5854 Metalink 4 file naming the URLs\n"
+		 "that mirror PACK, with the SHA-256 of the whole file and of every\n"
+		 "1 MiB piece, so that aria2c --check-integrity=true checks each piece\n"
+		 "it downloads.  The seal's own chunks follow the pack's regions and\n"
+		 "are not of one length, which a Metalink needs: the pieces are hashed\n"
+		 "from the pack only after the seal check passed.\n",
+	.epilogue = "\n"
+		    "Exit status: 0 written, 1 the pack, seal or signature does not verify,\n"
+		    "2 usage error, 3 a file cannot be read or written.\n",
+	.options = cli_metalink_options,
+	.run = cli_metalink_run,
+};
+
 const struct cli_command *const cli_commands[] = {
 	&cli_verify_command,
 	&cli_info_command,
@@ -322,6 +340,7 @@ const struct cli_command *const cli_commands[] = {
 	&cli_sign_command,
 	&cli_relocate_command,
 	&cli_fetch_command,
+	&cli_metalink_command,
 };
 
 const size_t cli_command_count = sizeof cli_commands / sizeof cli_commands[0];

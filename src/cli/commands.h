@@ -19,12 +19,14 @@ extern const struct cli_command cli_verify_command, cli_info_command, cli_ls_com
 	cli_build_command, cli_top_command, cli_seal_command, cli_sign_command,
 	cli_relocate_command;
 extern const struct cli_command cli_fetch_command;   /* cmd_fetch.c */
+extern const struct cli_command cli_metalink_command; /* cmd_metalink.c */
 
 extern const struct cli_option cli_verify_options[], cli_info_options[], cli_ls_options[],
 	cli_cat_options[], cli_dump_options[], cli_mkdemo_options[], cli_check_gguf_options[],
 	cli_build_options[], cli_top_options[], cli_seal_options[], cli_sign_options[],
 	cli_relocate_options[];
 extern const struct cli_option cli_fetch_options[];
+extern const struct cli_option cli_metalink_options[];
 
 cli_option_fn cli_verify_on_option, cli_dump_on_option, cli_build_on_option;
 
@@ -32,5 +34,6 @@ cli_run_fn cli_verify_run, cli_info_run, cli_ls_run, cli_cat_run, cli_dump_run, 
 	cli_check_gguf_run, cli_build_run, cli_top_run, cli_seal_run, cli_sign_run,
 	cli_relocate_run;
 cli_run_fn cli_fetch_run;
+cli_run_fn cli_metalink_run;
 
 #endif

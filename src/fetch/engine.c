@@ -180,6 +180,9 @@ static void finished(struct fetch *f, CURLMsg *msg)
 	q->m->rep->bytes += x->got;
 	f->res->bytes_fetched += x->got;
 	v = mp_fetch_xfer_judge(x, msg->data.result, q->m->src.given, &e);
+	if (x->http_version)
+		snprintf(q->m->rep->http_version, sizeof q->m->rep->http_version, "%s",
+			 mp_fetch_http_version_name(x->http_version));
 	if (v == MP_FETCH_GOOD) {
 		mp_fetch_hashq_push(f->hq, q->job);
 		q->job = NULL;

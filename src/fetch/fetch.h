@@ -49,6 +49,10 @@
 #define MP_FETCH_MAX_MIRRORS 64
 #define MP_FETCH_DROP_AFTER 3
 #define MP_FETCH_RUN_BYTES (16u << 20)
+/* 8: the fastest of 4, 8 and 16 connections in bench row 25 (8.8 GB from
+ * loopback nginx on 2 shared cores: 57, 161 and 145 MB/s;
+ * tests/bench/HISTORY.md, 2026-12-07); more only add hashing backlog and
+ * memory (a 16 MiB run buffer each) there. */
 #define MP_FETCH_DEFAULT_CONNECTIONS 8
 
 struct mp_fetch_progress {
@@ -78,6 +82,8 @@ struct mp_fetch_opts {
 	unsigned hash_threads;          /* 0: one per online CPU */
 	struct mp_fetch_s3_config s3;
 	const char *s3_key_id, *s3_secret, *s3_token;
+	const char *s3_key_from;        /* where the key came from: messages name it */
+	const char *ca_file, *ca_path;  /* the CAs https trusts; NULL: the system's */
 	mp_fetch_note_fn note;
 	void *note_arg;
 	mp_fetch_progress_fn progress;
@@ -95,6 +101,7 @@ struct mp_fetch_mirror_report {
 	uint64_t chunks_good, chunks_bad;
 	uint64_t failures;          /* requests that failed (not bad bytes) */
 	uint64_t backoffs;          /* 429/503 */
+	char http_version[8];       /* of its last reply: "1.1", "2"; "" for file:// */
 };
 
 struct mp_fetch_result {

@@ -46,7 +46,8 @@ static enum mp_err setup(struct fetch *f, struct mp_error *err)
 				       .low_speed_time = o->low_speed_time,
 				       .max_rate = o->max_rate ? (o->max_rate + conns - 1) / conns : 0,
 				       .s3_key_id = o->s3_key_id, .s3_secret = o->s3_secret,
-				       .s3_token = o->s3_token};
+				       .s3_token = o->s3_token, .s3_key_from = o->s3_key_from,
+				       .ca_file = o->ca_file, .ca_path = o->ca_path};
 	for (size_t i = 0; i < o->nsources; i++) {
 		struct fetch_mirror *m = &f->mirrors[f->nmirrors++];
 		enum mp_err rc = mp_fetch_source_parse(o->sources[i], &o->s3, &m->src, err);

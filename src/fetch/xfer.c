@@ -104,6 +104,15 @@ static enum mp_err set_common(struct mp_fetch_xfer *x, const struct mp_fetch_sou
 		rc = curl_easy_setopt(h, CURLOPT_ERRORBUFFER, x->errbuf);
 	if (!rc)
 		rc = curl_easy_setopt(h, CURLOPT_NOSIGNAL, 1L);
+	if (!rc && net->ca_file && *net->ca_file)
+		rc = curl_easy_setopt(h, CURLOPT_CAINFO, net->ca_file);
+	if (!rc && net->ca_path && *net->ca_path)
+		rc = curl_easy_setopt(h, CURLOPT_CAPATH, net->ca_path);
+	/* HTTP/2 over TLS when the server offers it (ALPN), HTTP/1.1 in the
+	 * clear: cleartext HTTP/2 (h2c) with many ranges on one connection
+	 * failed with curl 7.88 here */
+	if (!rc && s->kind != MP_FETCH_FILE)
+		rc = curl_easy_setopt(h, CURLOPT_HTTP_VERSION, (long)CURL_HTTP_VERSION_2TLS);
 	if (rc)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: libcurl refuses an option: %s",
 			       curl_easy_strerror(rc));
@@ -120,6 +129,11 @@ enum mp_err mp_fetch_xfer_setup(struct mp_fetch_xfer *x, const struct mp_fetch_s
 
 	memset(x, 0, sizeof *x);
 	x->retry_after = -1;
+	x->s3 = s->kind == MP_FETCH_S3;
+	snprintf(x->key_id, sizeof x->key_id, "%s", x->s3 && net->s3_key_id && *net->s3_key_id
+						     ? net->s3_key_id : "(none)");
+	snprintf(x->key_from, sizeof x->key_from, "%s", net->s3_key_from && *net->s3_key_from
+							 ? net->s3_key_from : "nowhere");
 	x->h = curl_easy_init();
 	if (!x->h)
 		return mp_fail(err, MP_E_NOMEM, "out of memory (curl_easy_init)");
@@ -159,10 +173,45 @@ static bool range_ok(const struct mp_fetch_xfer *x)
 	return a == x->offset && b == x->offset + x->len - 1;
 }
 
+/* S3's <Code>...</Code> of an error body, into buf ("" when none). */
+static void s3_error_code(const struct mp_fetch_xfer *x, char *buf, size_t size)
+{
+	const char *p, *e;
+	size_t n = x->got < 4096 ? (size_t)x->got : 4096;
+	char body[4097];
+
+	buf[0] = '\0';
+	if (!x->buf || !n)
+		return;
+	memcpy(body, x->buf, n);
+	body[n] = '\0';
+	if (!(p = strstr(body, "<Code>")) || !(e = strstr(p, "</Code>")))
+		return;
+	p += 6;
+	for (size_t i = 0; p + i < e && i + 1 < size; i++) {
+		char c = p[i];
+
+		if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')))
+			return (void)(buf[0] = '\0');
+		buf[i] = c;
+		buf[i + 1] = '\0';
+	}
+}
+
 static enum mp_fetch_verdict judge_http(struct mp_fetch_xfer *x, long code, const char *who,
 					struct mp_error *err)
 {
 	const char *what = x->ranged ? "range" : "file";
+
+	if (x->s3 && (code == 401 || code == 403)) {
+		char c[64];
+
+		s3_error_code(x, c, sizeof c);
+		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: S3 refused the "
+			       "credential (HTTP %ld%s%s): access key id \"%s\" from %s; check "
+			       "its secret, and its rights on the bucket", who, code, c[0] ? " " : "",
+			       c, x->key_id, x->key_from), MP_FETCH_BAD;
+	}
 
 	if (code == 404 || code == 410)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: %s not found (HTTP %ld)",
@@ -190,6 +239,8 @@ enum mp_fetch_verdict mp_fetch_xfer_judge(struct mp_fetch_xfer *x, CURLcode res,
 	enum mp_fetch_verdict v;
 
 	curl_easy_getinfo(x->h, CURLINFO_RESPONSE_CODE, &code);
+	if (curl_easy_getinfo(x->h, CURLINFO_HTTP_VERSION, &x->http_version) != CURLE_OK)
+		x->http_version = 0;
 	if (res == CURLE_FILE_COULDNT_READ_FILE || res == CURLE_REMOTE_FILE_NOT_FOUND)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: no such file", who),
 		       MP_FETCH_ABSENT;
@@ -198,6 +249,13 @@ enum mp_fetch_verdict mp_fetch_xfer_judge(struct mp_fetch_xfer *x, CURLcode res,
 	if (res == CURLE_WRITE_ERROR && x->overflow)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: the body is longer "
 			       "than %" PRIu64 " bytes", who, x->cap), MP_FETCH_BAD;
+	if (res == CURLE_PEER_FAILED_VERIFICATION || res == CURLE_SSL_CONNECT_ERROR ||
+	    res == CURLE_SSL_CERTPROBLEM || res == CURLE_SSL_CIPHER ||
+	    res == CURLE_SSL_CACERT_BADFILE || res == CURLE_SSL_ISSUER_ERROR ||
+	    res == CURLE_SSL_PINNEDPUBKEYNOTMATCH || res == CURLE_SSL_INVALIDCERTSTATUS)
+		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: TLS failure, never "
+			       "retried in the clear: %s (a private CA: --ca-file)", who,
+			       x->errbuf[0] ? x->errbuf : curl_easy_strerror(res)), MP_FETCH_BAD;
 	if (res != CURLE_OK)
 		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: %s", who,
 			       x->errbuf[0] ? x->errbuf : curl_easy_strerror(res)), MP_FETCH_BAD;
@@ -206,6 +264,17 @@ enum mp_fetch_verdict mp_fetch_xfer_judge(struct mp_fetch_xfer *x, CURLcode res,
 			       " of %" PRIu64 " bytes at byte %" PRIu64, who, x->got, x->len,
 			       x->offset), MP_FETCH_BAD;
 	return MP_FETCH_GOOD;
+}
+
+const char *mp_fetch_http_version_name(long v)
+{
+	switch (v) {
+	case CURL_HTTP_VERSION_1_0: return "1.0";
+	case CURL_HTTP_VERSION_1_1: return "1.1";
+	case CURL_HTTP_VERSION_2_0: return "2";
+	case CURL_HTTP_VERSION_3: return "3";
+	default: return "";
+	}
 }
 
 void mp_fetch_xfer_cleanup(struct mp_fetch_xfer *x)

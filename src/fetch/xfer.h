@@ -5,7 +5,9 @@
  * Every request: redirects followed at most MP_FETCH_MAX_REDIRS times and
  * only to http(s) (an https source only to https: never a fall back to
  * plain HTTP), TLS peers and host names verified (libcurl's default, never
- * turned off), the proxy of the standard variables (libcurl's default),
+ * turned off; ca_file/ca_path, when given, are the CAs trusted instead
+ * of the system's), the proxy of the standard variables (libcurl's
+ * default: http_proxy, HTTPS_PROXY, ALL_PROXY, NO_PROXY),
  * a stall below low_speed bytes/s for low_speed_time s ended
  * (CURLOPT_LOW_SPEED_LIMIT/TIME), the receive rate capped
  * (CURLOPT_MAX_RECV_SPEED_LARGE).  An s3:// source's requests are signed
@@ -36,7 +38,10 @@ struct mp_fetch_net {
 	uint64_t low_speed;        /* bytes/s; 0: no stall check */
 	long low_speed_time;       /* seconds */
 	uint64_t max_rate;         /* bytes/s of one request; 0: none */
+	const char *ca_file;       /* CURLOPT_CAINFO; NULL: libcurl's */
+	const char *ca_path;       /* CURLOPT_CAPATH; NULL: libcurl's */
 	const char *s3_key_id, *s3_secret, *s3_token; /* s3:// only */
+	const char *s3_key_from;   /* where the key came from, for messages */
 };
 
 /* How a reply ends. */
@@ -58,7 +63,11 @@ struct mp_fetch_xfer {
 	uint64_t offset, len;      /* the range asked for */
 	char content_range[96];    /* of the last response */
 	long retry_after;          /* seconds, -1: none said */
+	long http_version;         /* CURL_HTTP_VERSION_* of the reply; 0: none */
 	char errbuf[CURL_ERROR_SIZE];
+	bool s3;                   /* signed: a 401/403 names the key */
+	char key_id[128];          /* the access key id, for messages */
+	char key_from[256];        /* where it came from */
 	void *owner;               /* the caller's */
 };
 
@@ -76,10 +85,14 @@ enum mp_err mp_fetch_xfer_setup(struct mp_fetch_xfer *x, const struct mp_fetch_s
 /*
  * Judge the finished request (res: its CURLcode): the verdict, and for
  * anything but MP_FETCH_GOOD err says why, naming `who` (the mirror) and
- * the range.
+ * the range.  A 401 or 403 from an s3:// source names the access key id
+ * and where it came from (never the secret), with S3's error code.
  */
 enum mp_fetch_verdict mp_fetch_xfer_judge(struct mp_fetch_xfer *x, CURLcode res,
 					  const char *who, struct mp_error *err);
 void mp_fetch_xfer_cleanup(struct mp_fetch_xfer *x);
+
+/* "1.0", "1.1", "2", "3" for a CURL_HTTP_VERSION_*; "" for 0 or another. */
+const char *mp_fetch_http_version_name(long v);
 
 #endif

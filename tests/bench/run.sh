@@ -24,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26}
 # Rounds of the hot-path rows (17-21): each a cold pass of every side.
 HOT_ROUNDS=${HOT_ROUNDS:-3}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
@@ -1065,6 +1065,82 @@ json.dump(m, open(sys.argv[2], "w"), indent=2)' "$DS.manifest.json" "$DS.null.js
 	rb run -n 7 -- "$MOEPACK" verify -q -m "$DS.null.json" "$DS"
 	limit_row "24. moepack verify, the same with pack_sha256 null" \
 		"$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)" ms 30 "-"
+fi
+
+# Rows 25-26: `moepack fetch` of the hot path's 8.8 GB sealed, signed pack
+# from Debian's nginx on 127.0.0.1 (tests/servers/nginx.sh, HTTP/1.1),
+# against aria2c from the same server: (25) what users do today, aria2c
+# -x16 -s16 -k1M then `moepack verify --seal`, against the fetch, which
+# checks every chunk as it arrives (goal <= 0.6 of the time); (26) aria2c
+# -x16 -s16 alone against the fetch, checks and all (goal >= 1.0 of its
+# throughput).  The fetch runs with --connections 4, 8 and 16 (the
+# default's choice); the rows take the default's.  Caches dropped before
+# every pass; outputs removed after each.  nginx, the client and the
+# hashing share the machine's CPUs.
+if want_row 25 || want_row 26; then
+	command -v aria2c >/dev/null || die "aria2c is not installed (apt-get install aria2)"
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
+	make_pack "$HOT" "$HOT_ARGS"
+	[ -f "$HOT.seal" ] && [ "$HOT.seal" -nt "$HOT" ] ||
+		"$MOEPACK" seal "$HOT" >&2 || die "moepack seal $HOT failed"
+	FK=$BENCH_DIR/fetch-key
+	if [ ! -f "$HOT.sig" ] || [ ! -f "$FK.pub" ] || [ "$HOT.sig" -ot "$HOT.seal" ]; then
+		openssl genpkey -algorithm ed25519 -out "$FK.pem" 2>/dev/null &&
+			openssl pkey -in "$FK.pem" -pubout -out "$FK.pub" 2>/dev/null &&
+			"$MOEPACK" sign --key "$FK.pem" "$HOT" >/dev/null 2>&1 || die "cannot sign $HOT"
+	fi
+	FNS=$BENCH_DIR/fetch-nginx
+	FOUT=$BENCH_DIR/fetch-out
+	rm -rf "$FOUT"
+	mkdir -p "$FOUT"
+	sh "$top_srcdir/tests/servers/nginx.sh" start "$FNS" "$BENCH_DIR" >/dev/null ||
+		die "nginx did not start"
+	. "$FNS/env"
+	URL=$NGINX_HTTP_URL/$(basename "$HOT")
+	size=$(stat -c %s "$HOT")
+	# secs CMD...: wall seconds of CMD, after dropping caches
+	secs() {
+		drop_caches
+		_t0=$(date +%s.%N)
+		"$@" >"$BENCH_DIR/fetch.log" 2>&1 || { cat "$BENCH_DIR/fetch.log" >&2; return 1; }
+		awk -v a="$_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'
+	}
+	for c in 4 8 16; do
+		t=$(secs "$MOEPACK" fetch -q --connections "$c" --trust "$FK.pub" \
+			-o "$FOUT/f.pack" "$URL") || { sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS"; die "fetch failed"; }
+		cmp -s "$HOT" "$FOUT/f.pack" || die "the fetched pack differs"
+		echo "fetch --connections $c: $t s, $(calc "$size / $t / 1e6" 0) MB/s" >>"$NOTES"
+		eval "fetch_$c=$t"
+		rm -f "$FOUT"/*
+	done
+	fdef=$(eval "echo \$fetch_$(sed -n 's/^#define MP_FETCH_DEFAULT_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/fetch/fetch.h")")
+	aria() {
+		aria2c -q -x16 -s16 "$@" --file-allocation=falloc --allow-overwrite=true \
+			--auto-file-renaming=false -d "$FOUT" -o a.pack "$URL"
+	}
+	ta=$(secs aria -k1M) || die "aria2c failed"
+	# the manifest and seal beside the copy, the manifest's path its own
+	sed "s|\"$HOT\"|\"$FOUT/a.pack\"|" "$HOT.manifest.json" >"$FOUT/a.pack.manifest.json"
+	cp "$HOT.seal" "$FOUT/a.pack.seal"
+	# the second pass, without a drop: what follows a download at once
+	t0=$(date +%s.%N)
+	"$MOEPACK" verify -q --seal "$FOUT/a.pack" >&2 || die "verify --seal of aria2c's copy failed"
+	tv=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+	rm -f "$FOUT"/*
+	ta2=$(secs aria) || die "aria2c failed"
+	rm -f "$FOUT"/*
+	sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS" >/dev/null || :
+	echo "fetch bench: $size bytes from nginx on 127.0.0.1; aria2c -x16 -s16 -k1M $ta s + verify --seal $tv s; aria2c -x16 -s16 $ta2 s" >>"$NOTES"
+	if want_row 25; then
+		r=$(calc "$fdef / ($ta + $tv)")
+		row "25. fetch (verified) vs aria2c -x16 -s16 -k1M + verify --seal, $(calc "$size / 1e9" 1) GB" \
+			"$fdef s" "$(calc "$ta + $tv") s" "$r" "<= 0.6" \
+			"$(awk -v r="$r" 'BEGIN { print (r <= 0.6) ? "PASS" : "MISS" }')"
+	fi
+	if want_row 26; then
+		ratio_row "26. fetch (verified) vs aria2c -x16 -s16 alone, throughput" \
+			"$(calc "$size / $fdef / 1e6")" "$(calc "$size / $ta2 / 1e6")" 1.0
+	fi
 fi
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
