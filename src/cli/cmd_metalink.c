@@ -171,10 +171,10 @@ static enum mp_err metalink(const struct metalink_args *a, const char *pack_path
 	}
 	/* the seal first: nothing is hashed into a Metalink that failed it */
 	if (rc == MP_OK)
-		rc = mp_seal_check_file(pack->fd, pack->path, seal, &l, (unsigned)a->jobs, NULL,
+		rc = mp_seal_check_file(pack->file.fd, pack->file.path, seal, &l, (unsigned)a->jobs, NULL,
 					NULL, NULL, NULL, err);
 	if (rc == MP_OK)
-		rc = hash_pieces(pack->fd, pack->path, pack->file_size, &pieces, whole, err);
+		rc = hash_pieces(pack->file.fd, pack->file.path, pack->file.size, &pieces, whole, err);
 	if (rc == MP_OK) {
 		mp_sha256_hex(seal->seal_digest, shex);
 		put(&doc, "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n"
@@ -186,7 +186,7 @@ static enum mp_err metalink(const struct metalink_args *a, const char *pack_path
 		put(&doc, "\">\n    <size>%" PRIu64 "</size>\n"
 			  "    <hash type=\"sha-256\">%s</hash>\n"
 			  "    <pieces length=\"%u\" type=\"sha-256\">\n%s    </pieces>\n",
-		    pack->file_size, whole, MP_METALINK_PIECE, pieces.p ? pieces.p : "");
+		    pack->file.size, whole, MP_METALINK_PIECE, pieces.p ? pieces.p : "");
 		for (int i = 0; i < nurls; i++) {
 			put(&doc, "    <url priority=\"%d\">", i + 1);
 			put_xml(&doc, urls[i]);
