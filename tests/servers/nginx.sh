@@ -191,17 +191,4 @@ EOF
 	rig_die "nginx did not start (logs in $RIG_STATE)"
 }
 
-stop() {
-	[ $# -eq 1 ] || usage
-	RIG_STATE=$1
-	[ -d "$RIG_STATE" ] || rig_die "$RIG_STATE: no such directory"
-	rig_stop_all
-}
-
-cmd=${1:-}
-[ $# -gt 0 ] && shift
-case $cmd in
-start) start "$@" ;;
-stop) stop "$@" ;;
-*) usage ;;
-esac
+rig_main "$@"

@@ -157,3 +157,21 @@ rig_need() {
 rig_tail() {
 	[ -f "$1" ] && tail -n 15 "$1" | sed 's/^/    /' >&2
 }
+
+# rig_main start|stop ARGS...: a server script's command line.  The script
+# defines start (and usage); stop is the same for every server: what
+# rig_spawn recorded under STATE is stopped.
+rig_main() {
+	cmd=${1:-}
+	[ $# -gt 0 ] && shift
+	case $cmd in
+	start) start "$@" ;;
+	stop)
+		[ $# -eq 1 ] || usage
+		RIG_STATE=$1
+		[ -d "$RIG_STATE" ] || rig_die "$RIG_STATE: no such directory"
+		rig_stop_all
+		;;
+	*) usage ;;
+	esac
+}
