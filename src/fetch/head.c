@@ -79,9 +79,8 @@ enum mp_err mp_fetch_get_range(struct fetch *f, struct fetch_mirror *m, uint64_t
 	enum mp_err rc = mp_fetch_xfer_setup(&x, &m->src, m->src.url, &f->net, buf, offset, len,
 					     len, false, err);
 
-	if (rc == MP_OK && mp_fetch_xfer_judge(&x, curl_easy_perform(x.h), m->src.given, err) !=
-				   MP_FETCH_GOOD)
-		rc = MP_E_FETCH_MIRROR;
+	if (rc == MP_OK && mp_fetch_perform(f, m, &x, m->src.given, err) != MP_FETCH_GOOD)
+		rc = err->code;
 	m->rep->bytes += x.got;
 	f->res->bytes_fetched += x.got;
 	mp_fetch_xfer_cleanup(&x);
@@ -99,8 +98,15 @@ static enum mp_err fetch_head(struct fetch *f, unsigned char *buf, uint64_t len,
 
 		if (!m->usable)
 			continue;
-		if (mp_fetch_get_range(f, m, 0, len, buf, &e) != MP_OK) {
-			mp_fetch_mirror_failed(f, m, e.msg);
+		enum mp_err rc = mp_fetch_get_range(f, m, 0, len, buf, &e);
+
+		if (rc == MP_E_INTERRUPTED || rc == MP_E_NOMEM || rc == MP_E_USAGE)
+			return *err = e, rc;
+		if (rc != MP_OK) {
+			if (m->backoff_level >= MP_FETCH_MAX_BACKOFFS)
+				mp_fetch_mirror_drop(f, m, e.msg);
+			else
+				mp_fetch_mirror_failed(f, m, e.msg);
 			continue;
 		}
 		if (head_good(f, buf, len) == chunks)

@@ -28,12 +28,35 @@ void mp_fetch_global_cleanup(void)
 	curl_global_cleanup();
 }
 
+/* Test hook: at the named point (mp_fetch_test_pause()), wait for a stop to
+ * be asked, so that a test's signal lands there.  Documented in
+ * moepack(1). */
+#define PAUSE_ENV "MOEPACK_TEST_FETCH_PAUSE"
+#define PAUSE_MS 120000 /* a bound: a test that never signals still ends */
+
+/* Every request is bounded: a reply slower than this is ended, also when
+ * the caller gives no --low-speed of its own. */
+#define LOW_SPEED_DEFAULT 1024
+#define LOW_SPEED_TIME_DEFAULT 30
+
 double mp_fetch_now(void)
 {
 	struct timespec ts;
 
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+enum mp_err mp_fetch_test_pause(struct fetch *f, const char *point, struct mp_error *err)
+{
+	const char *env = getenv(PAUSE_ENV);
+
+	if (!env || strcmp(env, point) != 0)
+		return MP_OK;
+	mp_fetch_note(f, "test hook: paused at %s", point);
+	mp_cancel_sleep_ms(f->o->cancel, PAUSE_MS);
+	return mp_cancel_check(f->o->cancel, err, "paused at %s in fetching %s", point,
+			       f->partial);
 }
 
 void mp_fetch_note(struct fetch *f, const char *fmt, ...)
@@ -65,8 +88,10 @@ static enum mp_err setup(struct fetch *f, struct mp_error *err)
 	if (o->nsources == 0 || o->nsources > MP_FETCH_MAX_MIRRORS)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: give 1 to %d sources",
 			       MP_FETCH_MAX_MIRRORS);
-	f->net = (struct mp_fetch_net){.low_speed = o->low_speed,
-				       .low_speed_time = o->low_speed_time,
+	f->net = (struct mp_fetch_net){.low_speed = o->low_speed ? o->low_speed
+								   : LOW_SPEED_DEFAULT,
+				       .low_speed_time = o->low_speed_time > 0 ? o->low_speed_time
+									       : LOW_SPEED_TIME_DEFAULT,
 				       .max_rate = o->max_rate ? (o->max_rate + conns - 1) / conns : 0,
 				       .s3_key_id = o->s3_key_id, .s3_secret = o->s3_secret,
 				       .s3_token = o->s3_token};
@@ -91,7 +116,7 @@ static enum mp_err setup(struct fetch *f, struct mp_error *err)
 	return MP_OK;
 }
 
-static enum mp_err trust(struct fetch *f, struct mp_error *err)
+enum mp_err mp_fetch_trust(struct fetch *f, struct mp_error *err)
 {
 	const struct mp_fetch_opts *o = f->o;
 	enum mp_err rc = MP_OK;
@@ -100,7 +125,8 @@ static enum mp_err trust(struct fetch *f, struct mp_error *err)
 	f->res->trusted_by = "nothing";
 	if (o->expect_seal_sha256) {
 		rc = mp_fetch_trust_seal_digest(f->seal, o->expect_seal_sha256,
-						f->res->mirrors[0].source, err);
+						f->origin ? f->origin->src.given
+							  : f->res->mirrors[0].source, err);
 		f->res->trusted_by = "seal digest";
 	}
 	if (rc == MP_OK && o->ntrust) {
@@ -170,6 +196,8 @@ static enum mp_err finish(struct fetch *f, struct mp_error *err)
 
 	mp_pack_close(f->pack);
 	f->pack = NULL;
+	if ((rc = mp_fetch_test_pause(f, "written", err)))
+		return rc;
 	if (fsync(f->fd) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: fsync failed", f->partial);
 	if ((rc = write_sidecars(f, err)))
@@ -177,6 +205,8 @@ static enum mp_err finish(struct fetch *f, struct mp_error *err)
 	if (rename(f->partial, f->out) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s", f->partial, f->out);
 	f->res->renamed = true;
+	if ((rc = mp_fetch_test_pause(f, "renamed", err)))
+		return rc;
 	unlink(f->state);
 	if ((rc = mp_pack_open(&f->pack, f->out, NULL, err)) ||
 	    (rc = mp_seal_layout_of_pack(&l, f->pack, f->seal->chunk_size, err)))
@@ -242,8 +272,9 @@ enum mp_err mp_fetch_run(const struct mp_fetch_opts *o, struct mp_fetch_result *
 	f->res = res;
 	f->fd = f->state_fd = f->lock_fd = -1;
 	if (!(rc = setup(f, err)) && !(rc = mp_fetch_mirrors_open(f, err)) &&
-	    !(rc = trust(f, err)) && !(rc = mp_fetch_local_open(f, err)) &&
-	    !(rc = mp_fetch_head(f, err)) && !(rc = transfer(f, err)))
+	    !(rc = mp_fetch_local_open(f, err)) &&
+	    !(rc = mp_fetch_test_pause(f, "partial", err)) && !(rc = mp_fetch_head(f, err)) &&
+	    !(rc = transfer(f, err)))
 		rc = finish(f, err);
 	res->chunk_count = f->seal ? f->seal->chunk_count : 0;
 	res->pack_path = f->out ? strdup(f->out) : NULL;
