@@ -17,7 +17,7 @@ behaves.  The misbehaving modes:
               and Content-Range), half the body, then a clean close
   shortcl     a ranged GET: Content-Range for the whole range, an honest
               Content-Length of half of it and that half
-  stall       a ranged GET: headers and 4096 bytes, then nothing (the
+  stall       a ranged GET: headers and 100 bytes, then nothing (the
               connection is held until the client goes or the server ends)
   badrange    a ranged GET: 206 with the bytes and Content-Range of another
               range of the same length
@@ -128,7 +128,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
             log("-", method, self.path, rng, 404)
             return self.reply(404, [("Content-Length", "0")])
         engine = re.fullmatch(r"bytes=([1-9]\d*)-\d+", rng or "") and get
-        n = count(mode + ("/engine" if engine else ""))
+        n = count(mode + ("/engine" if engine and mode == "busy429" else ""))
         # busy503: any request; busy429: the ranged GETs after the head's
         if ((mode == "busy503" or (mode == "busy429" and engine)) and
                 n <= ARGS.busy_count):
@@ -199,7 +199,7 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if mode == "stall":
             log(mode, method, self.path, rng, 206)
             self.reply(206, whole)
-            self.wfile.write(body[:4096])
+            self.wfile.write(body[:100])
             self.wfile.flush()
             self.connection.settimeout(0.2)
             while not STOP.is_set():
