@@ -5,12 +5,14 @@
  * Order of work (mp_fetch_run):
  *   1. From each mirror: the manifest, PACK.seal and, when there,
  *      PACK.statement and PACK.sig, from beside the pack, and the pack's
- *      size.  A mirror whose size, manifest or seal differ from the first
- *      mirror's is refused (one note) and not used.
- *   2. The root of trust: the seal's digest is expect_seal_sha256, or a
- *      statement signed by one of trust_keys names this seal and
- *      manifest.  With neither, MP_E_FETCH_TRUST, unless unverified_origin
- *      (then the result says origin_proven false).
+ *      size.
+ *   2. The root of trust, for the mirrors in turn until one's files pass
+ *      it: the seal's digest is expect_seal_sha256, or a statement signed
+ *      by one of trust_keys names this seal and manifest.  With neither,
+ *      MP_E_FETCH_TRUST, unless unverified_origin (then the result says
+ *      origin_proven false).  A mirror whose files fail it, or whose
+ *      size, manifest or seal differ from those of the first that passed,
+ *      is refused (one note) and not used.
  *   3. OUT.lock taken (as `moepack build` takes its lock), OUT.partial
  *      opened without following links and preallocated after a free-space
  *      check; OUT.partial.state records the chunks that passed.  On a
