@@ -1,9 +1,11 @@
-/* clock.c - the fetch's clock and its notes to the caller
+/* clock.c - the fetch's clock, its notes to the caller and its test hook
  * (fetch_internal.h): below every phase, so that none calls back up. */
 #include "config.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <time.h>
 
 #include "fetch/fetch_internal.h"
@@ -27,4 +29,22 @@ void mp_fetch_note(struct fetch *f, const char *fmt, ...)
 	vsnprintf(line, sizeof line, fmt, ap);
 	va_end(ap);
 	f->o->note(line, f->o->note_arg);
+}
+
+/* Test hook: at the named point (mp_fetch_test_pause()), wait for a stop to
+ * be asked, so that a test's signal lands there.  Documented in
+ * moepack(1). */
+#define PAUSE_ENV "MOEPACK_TEST_FETCH_PAUSE"
+#define PAUSE_MS 120000 /* a bound: a test that never signals still ends */
+
+enum mp_err mp_fetch_test_pause(struct fetch *f, const char *point, struct mp_error *err)
+{
+	const char *env = getenv(PAUSE_ENV);
+
+	if (!env || strcmp(env, point) != 0)
+		return MP_OK;
+	mp_fetch_note(f, "test hook: paused at %s", point);
+	mp_cancel_sleep_ms(f->o->cancel, PAUSE_MS);
+	return mp_cancel_check(f->o->cancel, err, "paused at %s in fetching %s", point,
+			       f->partial);
 }

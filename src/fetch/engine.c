@@ -22,16 +22,72 @@ struct req {
 	struct mp_fetch_job *job;   /* its buffer is the body's */
 };
 
-void mp_fetch_mirror_failed(struct fetch *f, struct fetch_mirror *m, const char *why)
+enum mp_fetch_verdict mp_fetch_judge(struct mp_fetch_xfer *x, CURLcode res, const char *who,
+				     struct mp_error *err)
 {
-	m->rep->failures++;
-	if (++m->fails_in_row < MP_FETCH_DROP_AFTER || !m->usable)
+	/* before the status, which is the last redirect's own 30x */
+	if (res == CURLE_TOO_MANY_REDIRECTS)
+		return mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: %s: more than %ld "
+			       "redirects (a redirect loop?)", who, MP_FETCH_MAX_REDIRS),
+		       MP_FETCH_BAD;
+	return mp_fetch_xfer_judge(x, res, who, err);
+}
+
+void mp_fetch_mirror_drop(struct fetch *f, struct fetch_mirror *m, const char *why)
+{
+	if (!m->usable)
 		return;
 	m->usable = false;
 	m->rep->dropped = true;
-	snprintf(m->rep->why, sizeof m->rep->why, "%s", why);
-	mp_fetch_note(f, "mirror %s dropped after %u failures in a row: %s", m->src.given,
-		      m->fails_in_row, why);
+	/* the report keeps what fits; the note has it all */
+	snprintf(m->rep->why, sizeof m->rep->why, "%.*s", (int)sizeof m->rep->why - 1, why);
+	mp_fetch_note(f, "mirror %s dropped: %s", m->src.given, why);
+}
+
+void mp_fetch_mirror_failed(struct fetch *f, struct fetch_mirror *m, const char *why)
+{
+	char line[MP_MSG_MAX + 64];
+
+	m->rep->failures++;
+	if (++m->fails_in_row < MP_FETCH_DROP_AFTER || !m->usable)
+		return;
+	snprintf(line, sizeof line, "%u failures in a row, the last: %s", m->fails_in_row, why);
+	mp_fetch_mirror_drop(f, m, line);
+}
+
+void mp_fetch_mirror_busy(struct fetch *f, struct fetch_mirror *m, const char *last)
+{
+	char why[MP_MSG_MAX + 64];
+
+	snprintf(why, sizeof why, "busy %u times in a row, the last: %s", m->backoff_level, last);
+	mp_fetch_mirror_drop(f, m, why);
+}
+
+double mp_fetch_back_off(struct fetch_mirror *m, struct mp_fetch_xfer *x)
+{
+	curl_off_t said = -1;
+	double now = mp_fetch_now(), wait;
+
+	/* CURLINFO_RETRY_AFTER also reads the HTTP-date form */
+	if (x->h && curl_easy_getinfo(x->h, CURLINFO_RETRY_AFTER, &said) != CURLE_OK)
+		said = -1;
+	if (x->retry_after > said)
+		said = x->retry_after;
+	m->rep->backoffs++;
+	if (x->retry_after < 0 && said <= 0)
+		wait = (double)(1u << (m->backoff_level < 5 ? m->backoff_level : 5));
+	else
+		wait = (double)(said > MP_FETCH_MAX_RETRY_AFTER ? MP_FETCH_MAX_RETRY_AFTER : said);
+	if (now < m->not_before) {
+		/* sent before the back-off began: the same busy spell */
+		if (now + wait > m->not_before)
+			m->not_before = now + wait;
+		return m->not_before - now;
+	}
+	if (++m->backoff_level >= MP_FETCH_MAX_BACKOFFS)
+		return -1;
+	m->not_before = now + wait;
+	return wait;
 }
 
 static uint64_t run_mask(const struct fetch *f, const struct mp_fetch_run *r)
@@ -143,16 +199,6 @@ static enum mp_err fill(struct fetch *f, unsigned *in_flight, struct mp_error *e
 	return MP_OK;
 }
 
-static void back_off(struct fetch_mirror *m, long retry_after)
-{
-	double wait = retry_after >= 0 ? (double)(retry_after > 60 ? 60 : retry_after)
-				       : (double)(1u << (m->backoff_level < 5 ? m->backoff_level : 5));
-
-	m->backoff_level++;
-	m->rep->backoffs++;
-	m->not_before = mp_fetch_now() + wait;
-}
-
 static void unlink_req(struct fetch *f, struct req *q)
 {
 	if (q->prev)
@@ -179,7 +225,7 @@ static void finished(struct fetch *f, CURLMsg *msg)
 	q->m->in_flight--;
 	q->m->rep->bytes += x->got;
 	f->res->bytes_fetched += x->got;
-	v = mp_fetch_xfer_judge(x, msg->data.result, q->m->src.given, &e);
+	v = mp_fetch_judge(x, msg->data.result, q->m->src.given, &e);
 	if (x->http_version)
 		snprintf(q->m->rep->http_version, sizeof q->m->rep->http_version, "%s",
 			 mp_fetch_http_version_name(x->http_version));
@@ -189,10 +235,10 @@ static void finished(struct fetch *f, CURLMsg *msg)
 	} else {
 		mp_fetch_plan_run_of(&f->plan, q->job->first, q->job->count, &r);
 		put_back(f, &r);
-		if (v == MP_FETCH_LATER)
-			back_off(q->m, x->retry_after);
-		else
+		if (v != MP_FETCH_LATER)
 			mp_fetch_mirror_failed(f, q->m, e.msg);
+		else if (mp_fetch_back_off(q->m, x) < 0)
+			mp_fetch_mirror_busy(f, q->m, e.msg);
 	}
 	mp_fetch_xfer_cleanup(x);
 	mp_fetch_job_free(q->job);
@@ -272,6 +318,10 @@ static enum mp_err turn(struct fetch *f, unsigned *in_flight, struct mp_error *e
 
 	while (rc == MP_OK && (j = mp_fetch_hashq_pop(f->hq, false)))
 		rc = hashed(f, j, err);
+	if (rc == MP_OK && !f->paused_mid && f->plan.held * 2 >= f->plan.chunk_count) {
+		f->paused_mid = true;
+		rc = mp_fetch_test_pause(f, "transfer", err);
+	}
 	if (rc == MP_OK)
 		rc = fill(f, in_flight, err);
 	if (rc == MP_OK && usable_mirrors(f) == 0)

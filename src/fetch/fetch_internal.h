@@ -39,7 +39,8 @@ struct fetch {
 	struct mp_fetch_net net;
 	size_t nmirrors;
 	struct fetch_mirror mirrors[MP_FETCH_MAX_MIRRORS];
-	/* from the first mirror that answered */
+	/* from the first mirror that answered and passed the root of trust */
+	struct fetch_mirror *origin;
 	struct fetch_blob manifest, seal_raw, statement, sig;
 	struct mp_seal *seal;
 	/* local files */
@@ -58,10 +59,17 @@ struct fetch {
 	CURLM *multi;            /* the transfers; hashing threads wake it */
 	void *reqs;              /* engine.c's requests in flight */
 	double t0, last_progress;
+	bool paused_mid;         /* the test hook's "transfer" point passed */
 };
 
 double mp_fetch_now(void);
 void mp_fetch_note(struct fetch *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A mirror that answers 429/503 this many times in a row (no good reply
+ * between) is dropped: a busy mirror is waited for, never for ever. */
+#define MP_FETCH_MAX_BACKOFFS 8
+/* The longest wait one Retry-After may ask for, in seconds. */
+#define MP_FETCH_MAX_RETRY_AFTER 60
 
 /* mirrors.c: step 1, the sidecars and sizes of every mirror. */
 enum mp_err mp_fetch_mirrors_open(struct fetch *f, struct mp_error *err);
@@ -71,6 +79,14 @@ enum mp_err mp_fetch_get_blob(struct fetch *f, struct fetch_mirror *m, const cha
 			      size_t cap, bool optional, struct fetch_blob *b,
 			      struct mp_error *err);
 void mp_fetch_blob_free(struct fetch_blob *b);
+/* Perform x, a blocking request to m, and judge it (xfer.h); a 429/503
+ * is waited out as its Retry-After says (mp_fetch_back_off) and the
+ * request made again, until MP_FETCH_MAX_BACKOFFS in a row, then
+ * MP_FETCH_BAD.  A stop asked meanwhile: MP_FETCH_BAD, err
+ * MP_E_INTERRUPTED. */
+enum mp_fetch_verdict mp_fetch_perform(struct fetch *f, struct fetch_mirror *m,
+				       struct mp_fetch_xfer *x, const char *who,
+				       struct mp_error *err);
 
 /* local.c: step 3. */
 enum mp_err mp_fetch_local_open(struct fetch *f, struct mp_error *err);
@@ -91,6 +107,14 @@ enum mp_err mp_fetch_get_range(struct fetch *f, struct fetch_mirror *m, uint64_t
 enum mp_err mp_fetch_manifest_with_path(const struct fetch *f, const char *path, char **out,
 					size_t *out_len, struct mp_error *err);
 
+/* run.c: the root of trust for the seal and files adopted (step 2);
+ * MP_E_FETCH_TRUST without one, MP_E_SIGNATURE when it refuses them. */
+enum mp_err mp_fetch_trust(struct fetch *f, struct mp_error *err);
+/* The test hook MOEPACK_TEST_FETCH_PAUSE=point (moepack(1)): at `point`,
+ * say so in a note and wait (at most two minutes) for a signal; then
+ * MP_E_INTERRUPTED when one asked for a stop. */
+enum mp_err mp_fetch_test_pause(struct fetch *f, const char *point, struct mp_error *err);
+
 /* resume.c: chunks the record names, hashed again from the file. */
 enum mp_err mp_fetch_resume_check(struct fetch *f, struct mp_error *err);
 
@@ -98,5 +122,19 @@ enum mp_err mp_fetch_resume_check(struct fetch *f, struct mp_error *err);
 enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err);
 /* Mirror m failed once: counted, dropped after MP_FETCH_DROP_AFTER. */
 void mp_fetch_mirror_failed(struct fetch *f, struct fetch_mirror *m, const char *why);
+/* mp_fetch_xfer_judge(), but a redirect loop named as one. */
+enum mp_fetch_verdict mp_fetch_judge(struct mp_fetch_xfer *x, CURLcode res, const char *who,
+				     struct mp_error *err);
+/* Mirror m no longer used, with one note saying why. */
+void mp_fetch_mirror_drop(struct fetch *f, struct fetch_mirror *m, const char *why);
+/* Mirror m said 429/503 (x its reply): m->not_before set from the
+ * Retry-After (capped at MP_FETCH_MAX_RETRY_AFTER; none: 1, 2, 4... 32 s)
+ * and the back-off counted; a reply that comes while m already backs off
+ * (a request sent before) only extends the wait.  The seconds to wait;
+ * -1 when m has backed off MP_FETCH_MAX_BACKOFFS times in a row (the
+ * caller drops it). */
+double mp_fetch_back_off(struct fetch_mirror *m, struct mp_fetch_xfer *x);
+/* Drop m for backing off MP_FETCH_MAX_BACKOFFS times; last: the last reply. */
+void mp_fetch_mirror_busy(struct fetch *f, struct fetch_mirror *m, const char *last);
 
 #endif

@@ -79,40 +79,57 @@ enum mp_err mp_fetch_get_range(struct fetch *f, struct fetch_mirror *m, uint64_t
 	enum mp_err rc = mp_fetch_xfer_setup(&x, &m->src, m->src.url, &f->net, buf, offset, len,
 					     len, false, err);
 
-	if (rc == MP_OK && mp_fetch_xfer_judge(&x, curl_easy_perform(x.h), m->src.given, err) !=
-				   MP_FETCH_GOOD)
-		rc = MP_E_FETCH_MIRROR;
+	if (rc == MP_OK && mp_fetch_perform(f, m, &x, m->src.given, err) != MP_FETCH_GOOD)
+		rc = err->code;
 	m->rep->bytes += x.got;
 	f->res->bytes_fetched += x.got;
 	mp_fetch_xfer_cleanup(&x);
 	return rc;
 }
 
-/* The head into buf from the first mirror that sends it right. */
+/* The head into buf from the first mirror that sends it right: the usable
+ * mirrors in turn, until one does or none is left (each is dropped after
+ * MP_FETCH_DROP_AFTER failures in a row, so this ends). */
 static enum mp_err fetch_head(struct fetch *f, unsigned char *buf, uint64_t len,
 			      uint64_t chunks, struct mp_error *err)
 {
 	struct mp_error e = {MP_E_FETCH_CHUNK, ""};
+	bool any = true;
 
-	for (size_t i = 0; i < f->nmirrors; i++) {
-		struct fetch_mirror *m = &f->mirrors[i];
+	while (any) {
+		any = false;
+		for (size_t i = 0; i < f->nmirrors; i++) {
+			struct fetch_mirror *m = &f->mirrors[i];
+			enum mp_err rc;
 
-		if (!m->usable)
-			continue;
-		if (mp_fetch_get_range(f, m, 0, len, buf, &e) != MP_OK) {
-			mp_fetch_mirror_failed(f, m, e.msg);
-			continue;
+			if (!m->usable)
+				continue;
+			any = true;
+			rc = mp_fetch_get_range(f, m, 0, len, buf, &e);
+			if (rc == MP_E_INTERRUPTED || rc == MP_E_NOMEM || rc == MP_E_USAGE)
+				return *err = e, rc;
+			if (rc != MP_OK) {
+				if (m->backoff_level >= MP_FETCH_MAX_BACKOFFS)
+					mp_fetch_mirror_drop(f, m, e.msg);
+				else
+					mp_fetch_mirror_failed(f, m, e.msg);
+				continue;
+			}
+			if (head_good(f, buf, len) == chunks) {
+				m->fails_in_row = 0;
+				return MP_OK;
+			}
+			m->rep->chunks_bad++;
+			mp_fail(&e, MP_E_FETCH_CHUNK, "%s: the pack's head (chunk %" PRIu64 ") from "
+				"%s does not match the seal", mp_err_summary(MP_E_FETCH_CHUNK),
+				head_good(f, buf, len), m->src.given);
+			/* a mirror that sends a bad head will again: not asked twice */
+			mp_fetch_mirror_drop(f, m, e.msg);
 		}
-		if (head_good(f, buf, len) == chunks)
-			return MP_OK;
-		m->rep->chunks_bad++;
-		mp_fail(&e, MP_E_FETCH_CHUNK, "%s: the pack's head (chunk %" PRIu64 ") from %s "
-			"does not match the seal", mp_err_summary(MP_E_FETCH_CHUNK),
-			head_good(f, buf, len), m->src.given);
-		mp_fetch_mirror_failed(f, m, e.msg);
 	}
-	if (!e.msg[0])
-		mp_fail(&e, MP_E_FETCH_MIRROR, "mirror failed: no mirror left");
+	if (e.code == MP_E_FETCH_MIRROR || !e.msg[0])
+		mp_fail(&e, MP_E_FETCH_MIRROR, "mirror failed: no mirror left (each was refused "
+			"or dropped: see above)");
 	return *err = e, e.code;
 }
 

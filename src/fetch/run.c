@@ -26,6 +26,11 @@ void mp_fetch_global_cleanup(void)
 	curl_global_cleanup();
 }
 
+/* Every request is bounded: a reply slower than this is ended, also when
+ * the caller gives no --low-speed of its own. */
+#define LOW_SPEED_DEFAULT 1024
+#define LOW_SPEED_TIME_DEFAULT 30
+
 static void wake(void *arg)
 {
 	struct fetch *f = arg;
@@ -42,8 +47,10 @@ static enum mp_err setup(struct fetch *f, struct mp_error *err)
 	if (o->nsources == 0 || o->nsources > MP_FETCH_MAX_MIRRORS)
 		return mp_fail(err, MP_E_USAGE, "invalid usage: give 1 to %d sources",
 			       MP_FETCH_MAX_MIRRORS);
-	f->net = (struct mp_fetch_net){.low_speed = o->low_speed,
-				       .low_speed_time = o->low_speed_time,
+	f->net = (struct mp_fetch_net){.low_speed = o->low_speed ? o->low_speed
+								   : LOW_SPEED_DEFAULT,
+				       .low_speed_time = o->low_speed_time > 0 ? o->low_speed_time
+									       : LOW_SPEED_TIME_DEFAULT,
 				       .max_rate = o->max_rate ? (o->max_rate + conns - 1) / conns : 0,
 				       .s3_key_id = o->s3_key_id, .s3_secret = o->s3_secret,
 				       .s3_token = o->s3_token, .s3_key_from = o->s3_key_from,
@@ -67,34 +74,6 @@ static enum mp_err setup(struct fetch *f, struct mp_error *err)
 	if (!f->out || !f->partial || !f->state || !f->lock || !f->manifest_out)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	return MP_OK;
-}
-
-static enum mp_err trust(struct fetch *f, struct mp_error *err)
-{
-	const struct mp_fetch_opts *o = f->o;
-	enum mp_err rc = MP_OK;
-
-	mp_sha256_hex(f->seal->seal_digest, f->res->seal_sha256);
-	f->res->trusted_by = "nothing";
-	if (o->expect_seal_sha256) {
-		rc = mp_fetch_trust_seal_digest(f->seal, o->expect_seal_sha256,
-						f->res->mirrors[0].source, err);
-		f->res->trusted_by = "seal digest";
-	}
-	if (rc == MP_OK && o->ntrust) {
-		rc = mp_fetch_trust_statement(f->seal, (const char *)f->manifest.data,
-					      f->manifest.len, (const char *)f->statement.data,
-					      f->statement.len, f->sig.data, f->sig.len,
-					      o->trust_keys, o->ntrust, err);
-		f->res->trusted_by = "signature";
-	}
-	if (rc == MP_OK && !o->expect_seal_sha256 && !o->ntrust && !o->unverified_origin)
-		return mp_fail(err, MP_E_FETCH_TRUST, "%s: give --trust PUB[:PUB...] (a key that "
-			       "signed the seal and manifest) or --expect-seal-sha256 HEX (the "
-			       "seal's digest) (or --unverified-origin)",
-			       mp_err_summary(MP_E_FETCH_TRUST));
-	f->res->origin_proven = rc == MP_OK && (o->expect_seal_sha256 || o->ntrust);
-	return rc;
 }
 
 static enum mp_err write_beside(struct fetch *f, const char *suffix, const struct fetch_blob *b,
@@ -148,6 +127,8 @@ static enum mp_err finish(struct fetch *f, struct mp_error *err)
 
 	mp_pack_close(f->pack);
 	f->pack = NULL;
+	if ((rc = mp_fetch_test_pause(f, "written", err)))
+		return rc;
 	if (fsync(f->fd) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot write %s: fsync failed", f->partial);
 	if ((rc = write_sidecars(f, err)))
@@ -155,6 +136,8 @@ static enum mp_err finish(struct fetch *f, struct mp_error *err)
 	if (rename(f->partial, f->out) != 0)
 		return mp_fail(err, MP_E_PACK_IO, "cannot rename %s to %s", f->partial, f->out);
 	f->res->renamed = true;
+	if ((rc = mp_fetch_test_pause(f, "renamed", err)))
+		return rc;
 	unlink(f->state);
 	if ((rc = mp_pack_open(&f->pack, f->out, NULL, err)) ||
 	    (rc = mp_seal_layout_of_pack(&l, f->pack, f->seal->chunk_size, err)))
@@ -220,8 +203,9 @@ enum mp_err mp_fetch_run(const struct mp_fetch_opts *o, struct mp_fetch_result *
 	f->res = res;
 	f->fd = f->state_fd = f->lock_fd = -1;
 	if (!(rc = setup(f, err)) && !(rc = mp_fetch_mirrors_open(f, err)) &&
-	    !(rc = trust(f, err)) && !(rc = mp_fetch_local_open(f, err)) &&
-	    !(rc = mp_fetch_head(f, err)) && !(rc = transfer(f, err)))
+	    !(rc = mp_fetch_local_open(f, err)) &&
+	    !(rc = mp_fetch_test_pause(f, "partial", err)) && !(rc = mp_fetch_head(f, err)) &&
+	    !(rc = transfer(f, err)))
 		rc = finish(f, err);
 	res->chunk_count = f->seal ? f->seal->chunk_count : 0;
 	res->pack_path = f->out ? strdup(f->out) : NULL;
