@@ -142,8 +142,8 @@ static enum mp_err start(struct fetch *f, struct fetch_mirror *m, const struct m
 	struct req *q = calloc(1, sizeof *q);
 	enum mp_err rc;
 
-	if (!q || !(q->job = mp_fetch_job_new(r->first, r->count, r->offset, r->len,
-					      (int)(m - f->mirrors), true))) {
+	if (!q || !(q->job = mp_fetch_hashq_job(f->hq, r->first, r->count, r->offset, r->len,
+						(int)(m - f->mirrors), true))) {
 		free(q);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
@@ -344,11 +344,15 @@ static enum mp_err turn(struct fetch *f, unsigned *in_flight, struct mp_error *e
 enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err)
 {
 	unsigned in_flight = 0;
+	unsigned conns = f->o->connections ? f->o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
 	enum mp_err rc = MP_OK;
 
 	f->bad_mask = calloc((size_t)f->plan.chunk_count + 1, sizeof *f->bad_mask);
 	if (!f->bad_mask)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	/* runs in flight and being hashed: at most 2 * conns (fill()) */
+	if ((rc = mp_fetch_hashq_pool(f->hq, f->plan.max_bytes, 2 * conns, err)))
+		return rc;
 	while (rc == MP_OK && !(mp_fetch_plan_done(&f->plan) && in_flight == 0))
 		rc = turn(f, &in_flight, err);
 	progress(f, true);

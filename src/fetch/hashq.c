@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <pthread.h>
+#include <stdint.h>
 #include <stdlib.h>
 
 #include "base/file.h"
@@ -26,6 +27,8 @@ struct mp_fetch_hashq {
 	void *wake_arg;
 	unsigned nthreads;
 	pthread_t threads[MAX_THREADS];
+	struct mp_bufpool pool;    /* run buffers kept for reuse */
+	bool have_pool;
 };
 
 struct mp_fetch_job *mp_fetch_job_new(uint64_t first, uint64_t count, uint64_t offset,
@@ -46,11 +49,36 @@ struct mp_fetch_job *mp_fetch_job_new(uint64_t first, uint64_t count, uint64_t o
 	return j;
 }
 
+struct mp_fetch_job *mp_fetch_hashq_job(struct mp_fetch_hashq *q, uint64_t first,
+					uint64_t count, uint64_t offset, uint64_t len,
+					int mirror, bool write)
+{
+	struct mp_fetch_job *j;
+
+	if (!q->have_pool || len > q->pool.size)
+		return mp_fetch_job_new(first, count, offset, len, mirror, write);
+	if (!(j = calloc(1, sizeof *j)))
+		return NULL;
+	*j = (struct mp_fetch_job){.first = first, .count = count, .offset = offset,
+				   .len = len, .mirror = mirror, .write = write};
+	j->buf = mp_bufpool_get(&q->pool);
+	j->pool = j->buf ? &q->pool : NULL;
+	j->ok = calloc((size_t)count, 1);
+	if (!j->buf || !j->ok) {
+		mp_fetch_job_free(j);
+		return NULL;
+	}
+	return j;
+}
+
 void mp_fetch_job_free(struct mp_fetch_job *j)
 {
 	if (!j)
 		return;
-	free(j->buf);
+	if (j->pool)
+		mp_bufpool_put(j->pool, j->buf);
+	else
+		free(j->buf);
 	free(j->ok);
 	free(j);
 }
@@ -135,6 +163,17 @@ enum mp_err mp_fetch_hashq_start(struct mp_fetch_hashq **out, unsigned threads,
 	return MP_OK;
 }
 
+enum mp_err mp_fetch_hashq_pool(struct mp_fetch_hashq *q, uint64_t size, unsigned keep,
+				struct mp_error *err)
+{
+	if (q->have_pool)
+		return MP_OK;
+	if (size > SIZE_MAX / 2 || !mp_bufpool_init(&q->pool, (size_t)size, keep))
+		return mp_fail(err, MP_E_NOMEM, "out of memory");
+	q->have_pool = true;
+	return MP_OK;
+}
+
 void mp_fetch_hashq_push(struct mp_fetch_hashq *q, struct mp_fetch_job *j)
 {
 	j->next = NULL;
@@ -191,6 +230,8 @@ void mp_fetch_hashq_stop(struct mp_fetch_hashq *q)
 		q->finished = j->next;
 		mp_fetch_job_free(j);
 	}
+	if (q->have_pool)
+		mp_bufpool_destroy(&q->pool);
 	pthread_cond_destroy(&q->work);
 	pthread_cond_destroy(&q->done);
 	pthread_mutex_destroy(&q->lock);

@@ -16,6 +16,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "base/bufpool.h"
 #include "base/errors.h"
 #include "seal/seal.h"
 
@@ -24,6 +25,7 @@ struct mp_fetch_job {
 	uint64_t first, count;     /* chunks */
 	uint64_t offset, len;      /* bytes of the file buf holds */
 	unsigned char *buf;        /* owned by the job */
+	struct mp_bufpool *pool;   /* buf's, given back to it; NULL: malloc'd */
 	int mirror;                /* where it came from; -1: the local file */
 	bool write;                /* write the chunks that pass */
 	unsigned char *ok;         /* count flags, set by the worker */
@@ -49,6 +51,19 @@ enum mp_err mp_fetch_hashq_start(struct mp_fetch_hashq **out, unsigned threads,
 				 const struct mp_seal *seal, const uint64_t *bound, int fd,
 				 const char *path, void (*wake)(void *), void *wake_arg,
 				 struct mp_error *err);
+/*
+ * Keep the buffers of jobs made by mp_fetch_hashq_job() for reuse: up to
+ * `keep` free buffers of `size` bytes (a fresh 16 MiB buffer costs a page
+ * fault and a cleared page for every 4 KiB of it).  Call once, before
+ * such jobs; the buffers are freed by mp_fetch_hashq_stop().  MP_E_NOMEM.
+ */
+enum mp_err mp_fetch_hashq_pool(struct mp_fetch_hashq *q, uint64_t size, unsigned keep,
+				struct mp_error *err);
+/* mp_fetch_job_new(), its buffer from the queue's pool when it has one
+ * and len fits. */
+struct mp_fetch_job *mp_fetch_hashq_job(struct mp_fetch_hashq *q, uint64_t first,
+					uint64_t count, uint64_t offset, uint64_t len,
+					int mirror, bool write);
 /* Queue a job (the queue owns it until it comes back). */
 void mp_fetch_hashq_push(struct mp_fetch_hashq *q, struct mp_fetch_job *j);
 /* A finished job, or NULL when none is; wait: block until one is, NULL

@@ -32,6 +32,8 @@
 #include "fetch/source.h"
 
 #define MP_FETCH_MAX_REDIRS 5L
+/* CURLOPT_BUFFERSIZE of every request (libcurl's default: 16 KiB) */
+#define MP_FETCH_RECV_BUFFER (256L * 1024)
 
 /* What every request shares; strings borrowed. */
 struct mp_fetch_net {
