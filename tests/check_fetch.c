@@ -1,11 +1,17 @@
 /*
  * check_fetch.c - moepack fetch's pure parts: sources, S3 credentials and
- * the range planner.
+ * the range planner; and the hashing queue's writes, direct and buffered.
  */
 #include "config.h"
 
 #include <check.h>
+#include <fcntl.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+
+#include "pack/digest.h"
+#include "fetch/hashq.h"
 
 #include "fetch/plan.h"
 #include "fetch/s3cred.h"
@@ -187,6 +193,72 @@ START_TEST(test_plan_refusals)
 }
 END_TEST
 
+/*
+ * Three chunks, one job: a page-aligned chunk with a 100-byte tail (its
+ * pages direct, its tail buffered), one that starts off a page boundary
+ * (all buffered) and one that fails its digest (never written).  The file
+ * must hold exactly the chunks that passed, through a real O_DIRECT fd
+ * (when the file system allows one), a bad one (every write falls back)
+ * and none.
+ */
+static void hashq_writes(int which)
+{
+	static const uint64_t bound[] = {0, 8292, 12288 + 4096, 12288 + 8192};
+	unsigned char digests[3][MP_SHA256_LEN];
+	struct mp_seal seal = {.chunk_count = 3, .digests = digests};
+	struct mp_fetch_hashq *q;
+	struct mp_fetch_job *j;
+	char dir[4096], path[4200];
+	unsigned char *got;
+	size_t len;
+	int fd, dfd = -1;
+
+	fx_mkdtemp(dir, sizeof dir);
+	snprintf(path, sizeof path, "%s/partial", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)bound[3]), 0);
+	if (which == 1)
+		dfd = open(path, O_WRONLY | O_DIRECT); /* -1 where refused: buffered */
+	else if (which == 2)
+		dfd = open(path, O_RDONLY); /* every direct write fails */
+	ck_assert_int_eq(mp_fetch_hashq_start(&q, 2, &seal, bound, fd, path, NULL, NULL, &err),
+			 MP_OK);
+	ck_assert_int_eq(mp_fetch_hashq_pool(q, 32768, 2, &err), MP_OK);
+	mp_fetch_hashq_direct(q, dfd);
+	j = mp_fetch_hashq_job(q, 0, 3, 0, bound[3], 0, true);
+	ck_assert_ptr_nonnull(j);
+	for (uint64_t i = 0; i < bound[3]; i++)
+		j->buf[i] = (unsigned char)(i * 7 + 3);
+	for (int c = 0; c < 3; c++)
+		mp_sha256_buf(j->buf + bound[c], (size_t)(bound[c + 1] - bound[c]), digests[c]);
+	digests[2][0] ^= 1;
+	mp_fetch_hashq_push(q, j);
+	j = mp_fetch_hashq_pop(q, true);
+	ck_assert_ptr_nonnull(j);
+	ck_assert_int_eq(j->rc, MP_OK);
+	ck_assert_uint_eq(j->passed, 2);
+	ck_assert(j->ok[0] && j->ok[1] && !j->ok[2]);
+	got = (unsigned char *)fx_read_file(path, &len);
+	ck_assert_uint_eq(len, bound[3]);
+	ck_assert(memcmp(got, j->buf, (size_t)bound[2]) == 0);
+	for (uint64_t i = bound[2]; i < bound[3]; i++)
+		ck_assert_uint_eq(got[i], 0);
+	free(got);
+	mp_fetch_job_free(j);
+	mp_fetch_hashq_stop(q);
+	if (dfd >= 0)
+		close(dfd);
+	close(fd);
+	fx_rmtree(dir);
+}
+
+START_TEST(test_hashq_writes)
+{
+	hashq_writes(_i);
+}
+END_TEST
+
 static Suite *fetch_suite(void)
 {
 	Suite *s = suite_create("fetch");
@@ -201,6 +273,9 @@ static Suite *fetch_suite(void)
 	tcase_add_test(tc, test_plan_runs);
 	tcase_add_test(tc, test_plan_gaps_and_long_chunks);
 	tcase_add_test(tc, test_plan_refusals);
+	suite_add_tcase(s, tc);
+	tc = tcase_create("hashq");
+	tcase_add_loop_test(tc, test_hashq_writes, 0, 3);
 	suite_add_tcase(s, tc);
 	return s;
 }

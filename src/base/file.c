@@ -208,3 +208,22 @@ enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char 
 	return mp_fail(err, code, "cannot read %s%s%s at byte %" PRIu64 ": %s", what, sep,
 		       path ? path : "", pos + done, rc == MP_READ_EOF ? why : strerror(rc));
 }
+
+int mp_reopen_same(int fd, int flags)
+{
+	char path[64];
+	struct stat a, b;
+	int nfd;
+
+	snprintf(path, sizeof path, "/proc/self/fd/%d", fd);
+	nfd = open(path, flags | O_CLOEXEC | O_NOCTTY);
+	if (nfd < 0)
+		return -1;
+	if (fstat(nfd, &a) != 0 || fstat(fd, &b) != 0 || a.st_dev != b.st_dev ||
+	    a.st_ino != b.st_ino) {
+		close(nfd);
+		errno = ESTALE;
+		return -1;
+	}
+	return nfd;
+}

@@ -88,6 +88,14 @@ int mp_pread_all(int fd, void *buf, size_t n, uint64_t pos, size_t *done);
 enum mp_err mp_pread_full(int fd, void *buf, size_t n, uint64_t pos, const char *what,
 			  const char *path, enum mp_err code, struct mp_error *err);
 
+/*
+ * A second open file of what fd holds (not a dup: its own flags and
+ * read-ahead), opened through /proc/self/fd with `flags` (O_CLOEXEC and
+ * O_NOCTTY added), so no path is followed again; -1 with errno set when
+ * it cannot be, ESTALE when what opened is not fd's inode.
+ */
+int mp_reopen_same(int fd, int flags);
+
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);
 

@@ -40,7 +40,7 @@ const struct cli_option cli_fetch_options[] = {
 		     A, expect),
 	CLI_OPT_TRUE("unverified-origin", OPT_UNVERIFIED, "fetch with neither: bytes match the "
 		     "seal, whose\norigin is unproven", A, unverified),
-	CLI_OPT_U64("connections", OPT_CONNECTIONS, "N", "range requests at once (default 8)", A,
+	CLI_OPT_U64("connections", OPT_CONNECTIONS, "N", "range requests at once (default " MP_FETCH_DEFAULT_CONNECTIONS_TEXT ")", A,
 		    connections, 0, 1, 256),
 	CLI_OPT_TEXT("ca-file", OPT_CA_FILE, "FILE", "https: trust the CAs of this PEM file "
 		     "instead of\nthe system's (default: CURL_CA_BUNDLE, else\nSSL_CERT_FILE)",

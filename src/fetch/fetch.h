@@ -51,11 +51,20 @@
 #define MP_FETCH_MAX_MIRRORS 64
 #define MP_FETCH_DROP_AFTER 3
 #define MP_FETCH_RUN_BYTES (16u << 20)
-/* 8: the fastest of 4, 8 and 16 connections in bench row 25 (8.8 GB from
- * loopback nginx on 2 shared cores: 57, 161 and 145 MB/s;
- * tests/bench/HISTORY.md, 2026-12-07); more only add hashing backlog and
- * memory (a 16 MiB run buffer each) there. */
-#define MP_FETCH_DEFAULT_CONNECTIONS 8
+/* Bytes of runs held at once, in flight and being hashed (two a
+ * connection): runs shrink below MP_FETCH_RUN_BYTES to fit (never below a
+ * chunk), so that the fetch's memory stays near this whatever the pack's
+ * size or the connections. */
+#define MP_FETCH_RUN_MEMORY (128u << 20)
+/* 16: the fastest of 8, 16 and 32 connections once chunks are written
+ * O_DIRECT (8.8 GB from loopback nginx on 2 cores: 740, 801-828 and 763
+ * MB/s; tests/bench/HISTORY.md, 2026-12-07); MP_FETCH_RUN_MEMORY keeps
+ * the runs of more connections within the same memory. */
+#define MP_FETCH_DEFAULT_CONNECTIONS 16
+#define MP_FETCH_TEXT_(x) #x
+#define MP_FETCH_TEXT(x) MP_FETCH_TEXT_(x)
+/* for --help */
+#define MP_FETCH_DEFAULT_CONNECTIONS_TEXT MP_FETCH_TEXT(MP_FETCH_DEFAULT_CONNECTIONS)
 
 struct mp_fetch_progress {
 	uint64_t done_bytes, total_bytes;

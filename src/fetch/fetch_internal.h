@@ -46,6 +46,7 @@ struct fetch {
 	/* local files */
 	char *out, *partial, *state, *lock, *manifest_out;
 	int fd, state_fd, lock_fd;
+	int direct_fd;           /* the partial again, O_DIRECT; -1: none */
 	bool resumed;
 	unsigned char *record;   /* bit per chunk: passed (this run or one before) */
 	uint64_t record_len;

@@ -3,9 +3,12 @@
  */
 #include "config.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 #include "base/file.h"
 #include "fetch/hashq.h"
@@ -22,6 +25,7 @@ struct mp_fetch_hashq {
 	const struct mp_seal *seal;
 	const uint64_t *bound;
 	int fd;
+	atomic_int direct_fd;  /* -1: none, or refused once (EINVAL) */
 	const char *path;
 	void (*wake)(void *);
 	void *wake_arg;
@@ -83,6 +87,37 @@ void mp_fetch_job_free(struct mp_fetch_job *j)
 	free(j);
 }
 
+void mp_fetch_hashq_direct(struct mp_fetch_hashq *q, int dfd)
+{
+	atomic_store(&q->direct_fd, dfd);
+}
+
+/* Bytes of n at p, for file offset pos, written direct (whole pages from a
+ * page boundary); what is left is the caller's to write through fd. */
+static size_t write_direct(struct mp_fetch_hashq *q, const unsigned char *p, size_t n,
+			   uint64_t pos)
+{
+	int dfd = atomic_load(&q->direct_fd);
+	size_t want = n - n % MP_BUF_ALIGN, done = 0;
+
+	if (dfd < 0 || pos % MP_BUF_ALIGN || (uintptr_t)p % MP_BUF_ALIGN)
+		return 0;
+	while (done < want) {
+		ssize_t w = pwrite(dfd, p + done, want - done, (off_t)(pos + done));
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w < 0 && errno == EINVAL)
+			atomic_store(&q->direct_fd, -1);
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+		if (done % MP_BUF_ALIGN)
+			break; /* off a page boundary: fd writes the rest */
+	}
+	return done;
+}
+
 /* Hash, compare and (for a writing job) write each chunk of j. */
 static void check_job(struct mp_fetch_hashq *q, struct mp_fetch_job *j)
 {
@@ -93,9 +128,12 @@ static void check_job(struct mp_fetch_hashq *q, struct mp_fetch_job *j)
 
 		mp_sha256_buf(j->buf + at, (size_t)n, d);
 		j->ok[i] = mp_seal_digest_ok(q->seal, c, d);
-		if (j->ok[i] && j->write && j->rc == MP_OK)
-			j->rc = mp_pwrite_full(q->fd, j->buf + at, (size_t)n, q->bound[c], q->path,
-					       &j->err);
+		if (j->ok[i] && j->write && j->rc == MP_OK) {
+			size_t sent = write_direct(q, j->buf + at, (size_t)n, q->bound[c]);
+
+			j->rc = mp_pwrite_full(q->fd, j->buf + at + sent, (size_t)n - sent,
+					       q->bound[c] + sent, q->path, &j->err);
+		}
 		if (j->ok[i] && j->rc == MP_OK)
 			j->passed++;
 		else
@@ -147,6 +185,7 @@ enum mp_err mp_fetch_hashq_start(struct mp_fetch_hashq **out, unsigned threads,
 	q->seal = seal;
 	q->bound = bound;
 	q->fd = fd;
+	atomic_init(&q->direct_fd, -1);
 	q->path = path;
 	q->wake = wake;
 	q->wake_arg = wake_arg;

@@ -59,6 +59,16 @@ enum mp_err mp_fetch_hashq_start(struct mp_fetch_hashq **out, unsigned threads,
  */
 enum mp_err mp_fetch_hashq_pool(struct mp_fetch_hashq *q, uint64_t size, unsigned keep,
 				struct mp_error *err);
+/*
+ * Write through dfd, the partial pack opened again with O_DIRECT, where
+ * a chunk starts on a page boundary of the file and of its buffer: its
+ * whole pages go direct, its tail (and any chunk off a boundary)
+ * through fd.  A direct write the file system refuses (EINVAL) turns
+ * direct writing off and the chunk is written through fd; any other
+ * failure is fd's to report.  dfd -1: every write through fd.  Call
+ * before the first job that writes; dfd must outlive the queue.
+ */
+void mp_fetch_hashq_direct(struct mp_fetch_hashq *q, int dfd);
 /* mp_fetch_job_new(), its buffer from the queue's pool when it has one
  * and len fits. */
 struct mp_fetch_job *mp_fetch_hashq_job(struct mp_fetch_hashq *q, uint64_t first,

@@ -176,17 +176,22 @@ static enum mp_err open_partial(struct fetch *f, struct mp_error *err)
 	return rc;
 }
 
-/* Runs of at most run_bytes (16 MiB), but a small pack still cut into
- * four runs a connection, so that every connection has work. */
+/* Runs of at most run_bytes (16 MiB), fewer bytes a run when the
+ * connections would hold over MP_FETCH_RUN_MEMORY at once, but never
+ * under a chunk; a small pack still cut into four runs a connection, so
+ * that every connection has work. */
 static uint64_t run_bytes(const struct fetch *f)
 {
 	uint64_t max = f->o->run_bytes ? f->o->run_bytes : MP_FETCH_RUN_BYTES;
 	unsigned conns = f->o->connections ? f->o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
 	uint64_t share = f->seal->pack_size / (4u * conns);
+	uint64_t budget = MP_FETCH_RUN_MEMORY / (2u * conns);
 
-	if (share < f->seal->chunk_size)
-		share = f->seal->chunk_size;
-	return share < max ? share : max;
+	if (!f->o->run_bytes && budget < max)
+		max = budget;
+	if (share > max)
+		share = max;
+	return share < f->seal->chunk_size ? f->seal->chunk_size : share;
 }
 
 enum mp_err mp_fetch_head(struct fetch *f, struct mp_error *err)

@@ -13,7 +13,7 @@
 /* The next run of recorded chunks not yet held, from *c on. */
 static bool next_recorded(struct fetch *f, uint64_t *c, struct mp_fetch_run *r)
 {
-	uint64_t end, max = f->o->run_bytes ? f->o->run_bytes : MP_FETCH_RUN_BYTES;
+	uint64_t end, max = f->plan.max_bytes;
 
 	while (*c < f->plan.chunk_count &&
 	       (f->plan.state[*c] == MP_CHUNK_HELD || !mp_fetch_record_has(f, *c)))

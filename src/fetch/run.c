@@ -161,6 +161,7 @@ static enum mp_err transfer(struct fetch *f, struct mp_error *err)
 				       wake, f, err)) ||
 	    (rc = mp_fetch_resume_check(f, err)))
 		return rc;
+	mp_fetch_hashq_direct(f->hq, f->direct_fd);
 	f->t0 = mp_fetch_now();
 	return mp_fetch_engine(f, err);
 }
@@ -201,7 +202,7 @@ enum mp_err mp_fetch_run(const struct mp_fetch_opts *o, struct mp_fetch_result *
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	f->o = o;
 	f->res = res;
-	f->fd = f->state_fd = f->lock_fd = -1;
+	f->fd = f->state_fd = f->lock_fd = f->direct_fd = -1;
 	if (!(rc = setup(f, err)) && !(rc = mp_fetch_mirrors_open(f, err)) &&
 	    !(rc = mp_fetch_local_open(f, err)) &&
 	    !(rc = mp_fetch_test_pause(f, "partial", err)) && !(rc = mp_fetch_head(f, err)) &&

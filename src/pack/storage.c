@@ -118,27 +118,6 @@ enum mp_fill_mode mp_storage_mode(const struct mp_storage *st, bool reader_direc
 	return st->uncached ? MP_FILL_UNCACHED : MP_FILL_BUFFERED;
 }
 
-/* A second open file of the pack (not a dup: its own read-ahead state). */
-static int reopen(const struct mp_storage *st, int flags)
-{
-	char path[64];
-	struct stat a, b;
-	int fd;
-
-	snprintf(path, sizeof path, "/proc/self/fd/%d", st->fd);
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | flags);
-	if (fd < 0)
-		return -1;
-	/* the same inode as the validated descriptor, not what the name is now */
-	if (fstat(fd, &a) != 0 || fstat(st->fd, &b) != 0 || a.st_dev != b.st_dev ||
-	    a.st_ino != b.st_ino) {
-		close(fd);
-		errno = ESTALE;
-		return -1;
-	}
-	return fd;
-}
-
 /* The O_DIRECT descriptor, or -1 with st->direct_why said. */
 static int open_direct(struct mp_storage *st, uint64_t alignment, unsigned char *page)
 {
@@ -151,7 +130,7 @@ static int open_direct(struct mp_storage *st, uint64_t alignment, unsigned char 
 			 (unsigned long long)alignment, PAGE);
 		return -1;
 	}
-	fd = reopen(st, O_DIRECT);
+	fd = mp_reopen_same(st->fd, O_RDONLY | O_DIRECT);
 	if (fd < 0) {
 		snprintf(st->direct_why, sizeof st->direct_why, "cannot open the pack with "
 			 "O_DIRECT: %s", strerror(errno));
@@ -173,7 +152,7 @@ static bool try_uncached(struct mp_storage *st, unsigned char *page)
 	size_t got;
 	int e;
 
-	st->uncached_fd = reopen(st, 0);
+	st->uncached_fd = mp_reopen_same(st->fd, O_RDONLY);
 	if (st->uncached_fd < 0) {
 		snprintf(st->uncached_why, sizeof st->uncached_why, "no uncached reads: "
 			 "cannot open the pack again: %s", strerror(errno));

@@ -140,7 +140,7 @@ start() {
 	rig_need nginx openssl curl python3 timeout
 	[ -f "$SNIPPET" ] || rig_die "$SNIPPET is missing"
 	mkdir -p "$RIG_STATE/tls" "$RIG_STATE/tmp" || rig_die "cannot make $RIG_STATE"
-	[ ! -s "$RIG_STATE/pids" ] || ! rig_all_gone ||
+	[ ! -s "$RIG_STATE/pids" ] || rig_all_gone ||
 		rig_die "$RIG_STATE is in use: stop it first"
 	: >"$RIG_STATE/pids"
 	trap 'rig_stop_all; exit 1' HUP INT TERM
