@@ -722,6 +722,17 @@ const struct mp_cancel *cli_cancel_on_signal(void)
 	return &signal_cancel;
 }
 
+void cli_die_of_cancel(enum mp_err rc, const struct mp_cancel *c)
+{
+	int sig = mp_cancel_sig(c);
+
+	if (rc != MP_E_INTERRUPTED || !sig)
+		return;
+	fflush(NULL);
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
 /* SA_RESETHAND has restored the default action: the re-raised signal is
  * delivered, and kills, when the handler returns. */
 static void remove_temporaries_and_die(int sig)

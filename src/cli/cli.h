@@ -318,6 +318,14 @@ void cli_catch_signals(void (*handler)(int));
 const struct mp_cancel *cli_cancel_on_signal(void);
 
 /*
+ * After work that stopped with MP_E_INTERRUPTED on cli_cancel_on_signal()'s
+ * request (its line already printed): die of the signal that asked, so
+ * that the caller sees how the command ended (a shell's 128 + N).
+ * Returns when rc is another code or no signal asked.
+ */
+void cli_die_of_cancel(enum mp_err rc, const struct mp_cancel *c);
+
+/*
  * cli_catch_signals() with a handler that removes the temporaries being
  * written (mp_output_remove_temporaries()), then dies of the same signal,
  * so that an interrupted command leaves none behind (a Kimi-K3-sized

@@ -323,6 +323,7 @@ int cli_fetch_run(int argc, char **argv)
 		}
 		status = r->a.json ? report_json(r, rc, &err) : report_text(r, rc, &err);
 		status = cli_finish(argv[0], status);
+		cli_die_of_cancel(rc, r->o.cancel);
 	}
 	mp_fetch_result_free(&r->res);
 	free(r->trust_copy);

@@ -139,7 +139,7 @@ static int build(const char *cmd, struct cli_build_ep *a, struct mp_epw_plan *p)
 	struct mp_error err = {0};
 	char *command = command_line(a->argc, a->argv);
 	enum mp_err rc;
-	int status, sig;
+	int status;
 
 	(void)cmd;
 	a->o.command = command;
@@ -153,12 +153,7 @@ static int build(const char *cmd, struct cli_build_ep *a, struct mp_epw_plan *p)
 		    : print_result(a, p, &res);
 	mp_epw_result_free(&res);
 	free(command);
-	if (rc == MP_E_INTERRUPTED && (sig = mp_cancel_sig(a->o.cancel))) {
-		mp_epw_plan_free(p);
-		fflush(NULL);
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
+	cli_die_of_cancel(rc, a->o.cancel);
 	return status;
 }
 

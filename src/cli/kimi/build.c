@@ -228,7 +228,7 @@ static void close_inputs(struct inputs *in)
 static int build_failed(const struct args *a, struct inputs *in, enum mp_err rc,
 			struct mp_gguf_build_result *res, const struct mp_error *err)
 {
-	int sig = mp_cancel_sig(a->o.cancel), status = cli_exit_status(rc);
+	int status = cli_exit_status(rc);
 	char name[CLI_TEXT_MAX];
 
 	if (!res->pack_path)
@@ -238,13 +238,7 @@ static int build_failed(const struct args *a, struct inputs *in, enum mp_err rc,
 		status = CLI_EXIT_INVALID;
 	report_failure(a, res->pack_path ? res->pack_path : name,
 		       res->pack_path ? res->pack_path : a->o.out, err, status);
-	if (rc == MP_E_INTERRUPTED && sig) {
-		mp_gguf_build_result_free(res);
-		close_inputs(in);
-		fflush(NULL);
-		signal(sig, SIG_DFL);
-		raise(sig);
-	}
+	cli_die_of_cancel(rc, a->o.cancel);
 	return status;
 }
 
