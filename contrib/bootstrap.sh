@@ -16,7 +16,7 @@
 #                                  ${FUZZ_SECONDS:-60} s (clang build), then
 #                                  distcheck; the last line is always
 #                                  "N passed, N failed, N skipped".
-#                                  About 25 minutes on 2 cores.
+#                                  About 50 minutes on 2 cores.
 #   sh contrib/bootstrap.sh test-load
 #                                  what test runs, three times in a row,
 #                                  under load: stress-ng --cpu 2 --io 2
@@ -502,7 +502,7 @@ EOF
 test)
 	refuse_configured_in_place
 	say "the whole suite, twice (a -Werror and a sanitizer build), then the" \
-		"fuzzers and distcheck: about 25 minutes on 2 cores, after what" \
+		"fuzzers and distcheck: about 50 minutes on 2 cores, after what" \
 		"apt-get and npm install"
 	tell_services
 	# shellcheck disable=SC2086
@@ -527,7 +527,7 @@ test-load)
 	'' | *[!0-9]* | 0) echo "bootstrap: ROUNDS is $rounds_asked, must be a count of 1 or more" >&2
 		exit 2 ;;
 	esac
-	say "what test runs, $rounds_asked times under load: 40 minutes or more a round on 2 cores"
+	say "what test runs, $rounds_asked times under load: an hour or more a round on 2 cores"
 	tell_services
 	# shellcheck disable=SC2086
 	install_missing $TEST_PACKAGES

@@ -1067,18 +1067,21 @@ json.dump(m, open(sys.argv[2], "w"), indent=2)' "$DS.manifest.json" "$DS.null.js
 		"$(calc "$(kv median_seconds "$RB_OUT") * 1000" 1)" ms 30 "-"
 fi
 
-# Rows 25-26: `moepack fetch` of the hot path's 8.8 GB sealed, signed pack
-# from Debian's nginx on 127.0.0.1 (tests/servers/nginx.sh, HTTP/1.1),
-# against aria2c from the same server: (25) what users do today, aria2c
-# -x16 -s16 -k1M then `moepack verify --seal`, against the fetch, which
-# checks every chunk as it arrives (goal <= 0.6 of the time); (26) aria2c
-# -x16 -s16 alone against the fetch, checks and all (goal >= 1.0 of its
-# throughput).  The fetch runs with --connections 4, 8 and 16 (the
-# default's choice); the rows take the default's.  Caches dropped before
-# every pass; outputs removed after each.  nginx, the client and the
-# hashing share the machine's CPUs.
-if want_row 25 || want_row 26; then
+# Rows 25-28: `moepack fetch` of the hot path's 8.8 GB sealed, signed pack
+# from Debian's nginx on 127.0.0.1 (tests/servers/nginx.sh, HTTP/1.1):
+# (25) against what users do today, aria2c -x16 -s16 -k1M then `moepack
+# verify --seal` (goal <= 0.6 of the time); (26) against aria2c -x16 -s16
+# alone (goal >= 1.0 of its throughput); (27) against 16 parallel curl
+# range downloads of the file, the loopback ceiling (goal >= 0.8); (28)
+# the fetch's peak RSS (goal <= 256 MB, whatever the pack's size: the runs
+# held at once are capped at MP_FETCH_RUN_MEMORY).  The fetch runs with
+# --connections 8, 16 and 32; the rows take the default's.  Caches
+# dropped before every pass; outputs removed after each.  nginx, the
+# client and the hashing share the machine's CPUs, so each pass's notes
+# give the client's CPU seconds (user + system) and nginx's.
+if want_row 25 || want_row 26 || want_row 27 || want_row 28; then
 	command -v aria2c >/dev/null || die "aria2c is not installed (apt-get install aria2)"
+	command -v curl >/dev/null || die "curl is not installed"
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
 	make_pack "$HOT" "$HOT_ARGS"
 	[ -f "$HOT.seal" ] && [ "$HOT.seal" -nt "$HOT" ] ||
@@ -1093,32 +1096,52 @@ if want_row 25 || want_row 26; then
 	FOUT=$BENCH_DIR/fetch-out
 	rm -rf "$FOUT"
 	mkdir -p "$FOUT"
+	sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS" >/dev/null 2>&1 || :
 	sh "$top_srcdir/tests/servers/nginx.sh" start "$FNS" "$BENCH_DIR" >/dev/null ||
 		die "nginx did not start"
 	. "$FNS/env"
 	URL=$NGINX_HTTP_URL/$(basename "$HOT")
 	size=$(stat -c %s "$HOT")
-	# secs CMD...: wall seconds of CMD, after dropping caches
-	secs() {
-		drop_caches
-		_t0=$(date +%s.%N)
-		"$@" >"$BENCH_DIR/fetch.log" 2>&1 || { cat "$BENCH_DIR/fetch.log" >&2; return 1; }
-		awk -v a="$_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }'
+	TCK=$(getconf CLK_TCK)
+	# nginx_ticks: CPU ticks (user + system) of the rig's nginx processes
+	nginx_ticks() {
+		awk '{ print $2 }' "$FNS/pids" | while read -r p; do
+			sed 's/^.*) //' "/proc/$p/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+		done | awk '{ t += $1 } END { print t + 0 }'
 	}
-	for c in 4 8 16; do
-		t=$(secs "$MOEPACK" fetch -q --connections "$c" --trust "$FK.pub" \
-			-o "$FOUT/f.pack" "$URL") || { sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS"; die "fetch failed"; }
+	# secs NAME CMD...: CMD after dropping caches; SECS its wall seconds,
+	# rss_NAME its peak RSS (KiB); its CPU seconds, nginx's and its peak RSS
+	# go to $NOTES under NAME
+	secs() {
+		_name=$1
+		shift
+		drop_caches
+		_n0=$(nginx_ticks)
+		_t0=$(date +%s.%N)
+		/usr/bin/time -f '%U %S %M' -o "$BENCH_DIR/fetch.time" "$@" \
+			>"$BENCH_DIR/fetch.log" 2>&1 || { cat "$BENCH_DIR/fetch.log" >&2; return 1; }
+		_t=$(awk -v a="$_t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+		_ng=$(calc "($(nginx_ticks) - $_n0) / $TCK" 2)
+		read -r _u _s _m <"$BENCH_DIR/fetch.time"
+		eval "rss_$_name=$_m"
+		echo "$_name: $_t s, $(calc "$size / $_t / 1e6" 0) MB/s; client CPU $_u s user + $_s s system, nginx $_ng s; peak RSS $(calc "$_m / 1024" 0) MiB" >>"$NOTES"
+		SECS=$_t
+	}
+	for c in 8 16 32; do
+		secs "fetch_c$c" "$MOEPACK" fetch -q --connections "$c" --trust "$FK.pub" \
+			-o "$FOUT/f.pack" "$URL" || { sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS"; die "fetch failed"; }
 		cmp -s "$HOT" "$FOUT/f.pack" || die "the fetched pack differs"
-		echo "fetch --connections $c: $t s, $(calc "$size / $t / 1e6" 0) MB/s" >>"$NOTES"
-		eval "fetch_$c=$t"
+		eval "fetch_$c=$SECS"
 		rm -f "$FOUT"/*
 	done
-	fdef=$(eval "echo \$fetch_$(sed -n 's/^#define MP_FETCH_DEFAULT_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/fetch/fetch.h")")
-	aria() {
-		aria2c -q -x16 -s16 "$@" --file-allocation=falloc --allow-overwrite=true \
-			--auto-file-renaming=false -d "$FOUT" -o a.pack "$URL"
-	}
-	ta=$(secs aria -k1M) || die "aria2c failed"
+	def=$(sed -n 's/^#define MP_FETCH_DEFAULT_CONNECTIONS \([0-9]*\).*/\1/p' "$top_srcdir/src/fetch/fetch.h")
+	fdef=$(eval "echo \$fetch_$def")
+	rdef=$(eval "echo \$rss_fetch_c$def")
+	[ -n "$fdef" ] || die "the default connections ($def) were not measured"
+	set -- aria2c -q -x16 -s16 --file-allocation=falloc --allow-overwrite=true \
+		--auto-file-renaming=false -d "$FOUT" -o a.pack
+	secs aria2c_k1M "$@" -k1M "$URL" || die "aria2c failed"
+	ta=$SECS
 	# the manifest and seal beside the copy, the manifest's path its own
 	sed "s|\"$HOT\"|\"$FOUT/a.pack\"|" "$HOT.manifest.json" >"$FOUT/a.pack.manifest.json"
 	cp "$HOT.seal" "$FOUT/a.pack.seal"
@@ -1127,10 +1150,24 @@ if want_row 25 || want_row 26; then
 	"$MOEPACK" verify -q --seal "$FOUT/a.pack" >&2 || die "verify --seal of aria2c's copy failed"
 	tv=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
 	rm -f "$FOUT"/*
-	ta2=$(secs aria) || die "aria2c failed"
+	secs aria2c "$@" "$URL" || die "aria2c failed"
+	ta2=$SECS
+	rm -f "$FOUT"/*
+	# 16 curl processes, each a range of the file into a piece of its own
+	secs curl16 env size="$size" FOUT="$FOUT" URL="$URL" sh -c '
+		p=$(((size + 15) / 16)) rc=0 pids=
+		for i in $(seq 0 15); do
+			a=$((i * p)) b=$(((i + 1) * p - 1))
+			[ "$b" -lt "$size" ] || b=$((size - 1))
+			curl -sf -r "$a-$b" -o "$FOUT/c.$i" "$URL" & pids="$pids $!"
+		done
+		for p in $pids; do wait "$p" || rc=1; done
+		exit "$rc"' || die "curl x16 failed"
+	tc=$SECS
+	[ "$(stat -c %s "$FOUT"/c.* | awk '{ t += $1 } END { printf "%.0f", t }')" -eq "$size" ] || die "curl x16 fetched the wrong size"
 	rm -f "$FOUT"/*
 	sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS" >/dev/null || :
-	echo "fetch bench: $size bytes from nginx on 127.0.0.1; aria2c -x16 -s16 -k1M $ta s + verify --seal $tv s; aria2c -x16 -s16 $ta2 s" >>"$NOTES"
+	echo "fetch bench: $size bytes from nginx on 127.0.0.1; aria2c -x16 -s16 -k1M $ta s + verify --seal $tv s; aria2c -x16 -s16 $ta2 s; curl x16 $tc s; fetch default --connections $def" >>"$NOTES"
 	if want_row 25; then
 		r=$(calc "$fdef / ($ta + $tv)")
 		row "25. fetch (verified) vs aria2c -x16 -s16 -k1M + verify --seal, $(calc "$size / 1e9" 1) GB" \
@@ -1140,6 +1177,17 @@ if want_row 25 || want_row 26; then
 	if want_row 26; then
 		ratio_row "26. fetch (verified) vs aria2c -x16 -s16 alone, throughput" \
 			"$(calc "$size / $fdef / 1e6")" "$(calc "$size / $ta2 / 1e6")" 1.0
+	fi
+	if want_row 27; then
+		ratio_row "27. fetch (verified) vs 16 parallel curl range downloads, throughput" \
+			"$(calc "$size / $fdef / 1e6")" "$(calc "$size / $tc / 1e6")" 0.8
+	fi
+	if want_row 28; then
+		rm_mb=$(calc "$rdef * 1024 / 1e6" 0)
+		result=$(awk -v v="$rm_mb" 'BEGIN { print (v <= 256) ? "PASS" : "MISS" }')
+		row "28. fetch peak RSS, --connections $def (runs capped at 128 MiB)" "$rm_mb MB" \
+			"$(calc "$(eval "echo \$rss_aria2c") * 1024 / 1e6" 0) MB (aria2c)" "-" "<= 256 MB" \
+			"$result"
 	fi
 fi
 
