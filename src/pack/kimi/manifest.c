@@ -491,7 +491,8 @@ static enum mp_err check_expert_pack(json_t *root, const struct mp_manifest_inpu
 	    (rc = mp_json_get_uint(root, "expert_pack.data_start", 0, &m->data_start, err)) ||
 	    (rc = mp_json_get_digest(root, "expert_pack.index_sha256", m->index_sha256, err)))
 		return rc;
-	if (json_object_get(v, "sha256") &&
+	/* null is no digest, as absent is: the reference reads it with .get() */
+	if (json_object_get(v, "sha256") && !json_is_null(json_object_get(v, "sha256")) &&
 	    (rc = mp_json_get_digest(root, "expert_pack.sha256", m->sha256, err)))
 		return rc;
 	return MP_OK;
