@@ -25,7 +25,10 @@
 # period (libnfs clients leave records in the recovery directory, and the
 # next start would wait them out).  One ganesha at a time: `make check`
 # orders tests/nfs-load.test after tests/nfs.test, and by hand run either
-# under `flock /tmp/moepack-nfs.lock`.
+# under `flock /tmp/moepack-nfs.lock`.  Needs $top_srcdir: ports and
+# processes are watched with the test servers' tests/servers/rig.sh.
+
+. "$top_srcdir/tests/servers/rig.sh"
 
 : "${NFS_PSEUDO:=/pack}"
 # how long to wait for ganesha to serve, or to exit (seconds; tests/lib.sh
@@ -48,30 +51,6 @@ ganesha_missing() {
 	done
 	[ -n "$_nl_fsal" ] ||
 		echo "nfs-ganesha's VFS FSAL (libfsalvfs.so) is not installed (Debian: nfs-ganesha-vfs)"
-}
-
-_nl_alive() {
-	[ -n "$1" ] && [ -r "/proc/$1/stat" ] &&
-		[ "$(sed 's/.*) //' "/proc/$1/stat" 2>/dev/null | cut -c1)" != Z ]
-}
-
-_nl_free_port() {
-	python3 -c 'import socket
-s = socket.socket()
-s.bind(("127.0.0.1", 0))
-print(s.getsockname()[1])'
-}
-
-# _nl_listening PORT: something listens on TCP PORT.
-_nl_listening() {
-	_nl_hex=$(printf ':%04X' "$1")
-	for _nl_table in /proc/net/tcp /proc/net/tcp6; do
-		[ -r "$_nl_table" ] || continue
-		awk -v port="$_nl_hex" 'NR > 1 && $4 == "0A" &&
-			substr($2, length($2) - 4) == port { found = 1 }
-			END { exit !found }' "$_nl_table" && return 0
-	done
-	return 1
 }
 
 _nl_write_conf() {
@@ -107,7 +86,7 @@ _NL_EOF
 
 ganesha_start() {
 	for _nl_attempt in 1 2 3; do
-		GANESHA_PORT=$(_nl_free_port) || return 1
+		GANESHA_PORT=$(rig_free_ports 1) || return 1
 		rm -rf "$NFS_DIR/recovery" && mkdir -p "$NFS_DIR/recovery" || return 1
 		_nl_write_conf || return 1
 		rm -f "$NFS_DIR/ganesha.pid"
@@ -116,8 +95,8 @@ ganesha_start() {
 			-p "$NFS_DIR/ganesha.pid" >>"$NFS_DIR/ganesha.out" 2>&1 &
 		GANESHA_PID=$!
 		_nl_n=0
-		while _nl_alive "$GANESHA_PID" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
-			_nl_listening "$GANESHA_PORT" &&
+		while rig_alive "$GANESHA_PID" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
+			rig_listening "$GANESHA_PORT" &&
 				grep -q "NFS SERVER INITIALIZED" "$NFS_DIR/ganesha.log" && return 0
 			sleep 0.1
 			_nl_n=$((_nl_n + 1))
@@ -130,18 +109,18 @@ ganesha_start() {
 ganesha_stop() {
 	_nl_pid=$(cat "$NFS_DIR/ganesha.pid" 2>/dev/null)
 	[ -n "$_nl_pid" ] || _nl_pid=$GANESHA_PID
-	_nl_alive "$_nl_pid" || return 0
+	rig_alive "$_nl_pid" || return 0
 	for _nl_sig in TERM KILL; do
 		kill -"$_nl_sig" "$_nl_pid" 2>/dev/null || :
 		_nl_n=0
-		while _nl_alive "$_nl_pid" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
+		while rig_alive "$_nl_pid" && [ "$_nl_n" -lt $((TEST_WAIT * 10)) ]; do
 			sleep 0.1
 			_nl_n=$((_nl_n + 1))
 		done
-		_nl_alive "$_nl_pid" || break
+		rig_alive "$_nl_pid" || break
 	done
 	wait "$_nl_pid" 2>/dev/null || :
-	! _nl_alive "$_nl_pid"
+	! rig_alive "$_nl_pid"
 }
 
 ganesha_url() {
