@@ -60,6 +60,10 @@ struct mp_fs {
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
 	int no_open;                   /* set by init: FUSE_CAP_NO_OPEN_SUPPORT */
 	bool foreground;               /* log to stderr, else syslog */
+	/* a pack from mirrors: the daemon writes it while it is mounted, so its
+	 * times move and no lease is held; every read is checked against the
+	 * seal instead (daemon/remotepack.c) */
+	bool pack_filled_here;
 
 	/*
 	 * The pack-changed state (packstate.h): from its entry on every read
