@@ -203,9 +203,9 @@ enum mp_err daemon_remote_seal(struct daemon *d, struct mp_error *err)
 	return mp_remote_seal_copy(d->remote, &d->seal, err);
 }
 
-static int want_chunk(void *arg, uint64_t chunk)
+static int want_chunk(void *arg, uint64_t chunk, bool wait)
 {
-	return mp_remote_make_local(arg, chunk);
+	return mp_remote_make_local(arg, chunk, wait);
 }
 
 void daemon_remote_hook(struct daemon *d)

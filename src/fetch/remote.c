@@ -24,8 +24,10 @@
 
 #include "fetch/fetch_internal.h"
 
-/* seconds before a mirror dropped for failures (not lies) is tried again */
-#define REVIVE 2.0
+/* seconds before a mirror dropped for failures (not lies) is tried again,
+ * doubled each time it fails again, at most REVIVE_MAX */
+#define REVIVE 1.0
+#define REVIVE_MAX 8.0
 /* a waiting reader looks again at least this often (ms): the abandon hook */
 #define WAIT_SLICE_MS 200
 /* the engine's wait for curl each turn (ms) */
@@ -50,7 +52,13 @@ struct mp_remote {
 	pthread_t thread;
 	uint64_t waits, waits_failed, hist[WAIT_BUCKETS];
 	uint64_t chunks_local, bytes_local;
-	double last_revive;
+	/* when the engine last saw no usable mirror, and none has sent a good
+	 * chunk since; 0: a mirror is there.  A reader's wait ends timeout_s
+	 * after it at the latest, so that the waits for the chunks of one read
+	 * (one after another) do not each take the whole timeout. */
+	double dead_since;
+	double revive_at[MP_FETCH_MAX_MIRRORS], revive_wait[MP_FETCH_MAX_MIRRORS];
+	uint64_t good_at_revive[MP_FETCH_MAX_MIRRORS];
 	uint64_t fill_rate;             /* bytes/s of the fill; 0: no cap */
 	uint64_t fill_started;          /* bytes of the fill's runs started */
 	struct mp_remote_stats pub;     /* the engine's counters, after each turn */
@@ -207,19 +215,28 @@ static void deadline_in(struct timespec *ts, long ms)
 	}
 }
 
-int mp_remote_make_local(struct mp_remote *r, uint64_t c)
+int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 {
 	double t0, until;
 	int rc = 0;
 
 	if (c >= r->f.seal->chunk_count || atomic_load(&r->local[c]))
 		return 0;
+	if (!wait) {
+		pthread_mutex_lock(&r->lock);
+		if (!r->stopping)
+			ask_for(r, c);
+		pthread_mutex_unlock(&r->lock);
+		return EAGAIN;
+	}
 	t0 = mp_fetch_now();
-	until = t0 + (double)r->o.timeout_s;
 	pthread_mutex_lock(&r->lock);
 	while (!atomic_load(&r->local[c])) {
 		struct timespec ts;
 
+		until = t0 + (double)r->o.timeout_s;
+		if (r->dead_since > 0 && r->dead_since + (double)r->o.timeout_s < until)
+			until = r->dead_since + (double)r->o.timeout_s;
 		if (r->stopping || mp_fetch_now() >= until ||
 		    (r->o.abandon && r->o.abandon(r->o.abandon_arg))) {
 			rc = EIO;
@@ -296,6 +313,7 @@ static void driver_chunk(void *arg, uint64_t c, bool good)
 	if (!good || atomic_load(&r->local[c]))
 		return;
 	pthread_mutex_lock(&r->lock);
+	r->dead_since = 0;
 	atomic_store(&r->local[c], 1);
 	r->chunks_local++;
 	r->bytes_local += r->f.plan.bound[c + 1] - r->f.plan.bound[c];
@@ -315,27 +333,44 @@ static void driver_stuck(void *arg, uint64_t c)
 	r->f.plan.state[c] = MP_CHUNK_FLIGHT; /* not asked for again until revived */
 }
 
-/* Mirrors dropped for failing (not refused, never lied) tried again, and
- * the chunks set aside as stuck asked for again. */
+/* Mirror i dropped for failing (not refused, never lied): tried again
+ * when its wait is over, the wait doubled when it failed since the last
+ * try without sending a good chunk. */
+static bool revive_mirror(struct mp_remote *r, size_t i, double now)
+{
+	struct fetch_mirror *m = &r->f.mirrors[i];
+
+	if (m->usable || m->rep->refused || m->rep->chunks_bad)
+		return false;
+	if (r->revive_at[i] == 0) {
+		if (r->revive_wait[i] == 0 || m->rep->chunks_good > r->good_at_revive[i])
+			r->revive_wait[i] = REVIVE;
+		else if ((r->revive_wait[i] *= 2) > REVIVE_MAX)
+			r->revive_wait[i] = REVIVE_MAX;
+		r->revive_at[i] = now + r->revive_wait[i];
+	}
+	if (now < r->revive_at[i])
+		return false;
+	r->revive_at[i] = 0;
+	r->good_at_revive[i] = m->rep->chunks_good;
+	m->usable = true;
+	m->fails_in_row = 0;
+	m->backoff_level = 0;
+	m->not_before = 0;
+	return true;
+}
+
+/* Mirrors dropped for failing tried again; with one back, the chunks set
+ * aside as stuck asked for again. */
 static void revive(struct mp_remote *r)
 {
 	struct fetch *f = &r->f;
 	double now = mp_fetch_now();
+	bool any = false;
 
-	if (now - r->last_revive < REVIVE)
-		return;
-	r->last_revive = now;
-	for (size_t i = 0; i < f->nmirrors; i++) {
-		struct fetch_mirror *m = &f->mirrors[i];
-
-		if (m->usable || m->rep->refused || m->rep->chunks_bad)
-			continue;
-		m->usable = true;
-		m->fails_in_row = 0;
-		m->backoff_level = 0;
-		m->not_before = 0;
-	}
-	for (uint64_t c = 0; c < f->plan.chunk_count; c++)
+	for (size_t i = 0; i < f->nmirrors; i++)
+		any |= revive_mirror(r, i, now);
+	for (uint64_t c = 0; any && c < f->plan.chunk_count; c++)
 		if (r->stuck[c] && f->plan.state[c] == MP_CHUNK_FLIGHT) {
 			r->stuck[c] = 0;
 			mp_fetch_plan_missing(&f->plan, c);
@@ -349,6 +384,8 @@ static void publish(struct mp_remote *r, bool complete)
 	const char *path = complete ? r->f.out : r->f.partial;
 
 	pthread_mutex_lock(&r->lock);
+	if (mp_fetch_usable_mirrors(&r->f) == 0 && r->dead_since == 0)
+		r->dead_since = mp_fetch_now();
 	s->pack_size = r->f.seal->pack_size;
 	s->chunk_count = r->f.seal->chunk_count;
 	s->chunks_fetched = r->res.chunks_fetched;

@@ -98,10 +98,11 @@ const char *mp_remote_trusted_by(const struct mp_remote *r);
 enum mp_err mp_remote_start(struct mp_remote *r, struct mp_error *err);
 /*
  * Chunk c (of the seal) local before it is read: 0 at once when it is;
- * else it is asked for and waited for, at most timeout_s: 0, or EIO (no
- * mirror sent it in time, or the mount stops).  Any thread.
+ * else it is asked for and, with wait, waited for, at most timeout_s: 0,
+ * or EIO (no mirror sent it in time, or the mount stops); without wait,
+ * EAGAIN.  Any thread.
  */
-int mp_remote_make_local(struct mp_remote *r, uint64_t c);
+int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait);
 void mp_remote_stats(struct mp_remote *r, struct mp_remote_stats *s);
 /* Stop the engine (requests in flight abandoned) and wake every reader;
  * returns once its thread has ended. */

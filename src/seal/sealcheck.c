@@ -103,7 +103,7 @@ static void load_entry(struct mp_sealcheck *sc, struct mp_chunk_entry *e,
 	mp_seal_chunk_get(sc->layout, e->chunk, &ch);
 	e->len = (size_t)ch.len;
 	/* a chunk not local yet (a mount from mirrors) is fetched first */
-	if ((sc->want && sc->want(sc->want_arg, e->chunk) != 0) ||
+	if ((sc->want && sc->want(sc->want_arg, e->chunk, !ahead) != 0) ||
 	    mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf, &e->data) != 0) {
 		mp_chunkcache_settle(&sc->cache, e, MP_CE_IOERR);
 		return;
