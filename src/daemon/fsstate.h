@@ -28,6 +28,7 @@
 #include "namespace/packstate.h"
 #include "namespace/snapshot.h"
 #include "base/bufpool.h"
+#include "fetch/remote.h"
 #include "pack/pack.h"
 #include "pack/storage.h"
 #include "seal/sealcheck.h"
@@ -64,6 +65,8 @@ struct mp_fs {
 	 * times move and no lease is held; every read is checked against the
 	 * seal instead (daemon/remotepack.c) */
 	bool pack_filled_here;
+	struct mp_remote *remote;      /* the fill (NULL: a local pack) */
+	const char *remote_source;     /* SOURCE as given */
 
 	/*
 	 * The pack-changed state (packstate.h): from its entry on every read

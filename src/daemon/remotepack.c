@@ -190,6 +190,8 @@ int daemon_open_remote(struct daemon *d)
 	d->opt.seal = true;
 	d->opt.verify_given = true;
 	d->fs.pack_filled_here = true;
+	d->fs.remote = d->remote;
+	d->fs.remote_source = d->source_url;
 	d->opt.pack = strdup(mp_remote_partial_path(d->remote));
 	if (!d->opt.pack) {
 		fprintf(stderr, PROG ": out of memory\n");
