@@ -23,6 +23,7 @@
 
 #include "daemon/lease.h"
 #include "daemon/remotepack.h"
+#include "fetch/trust.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
 #include "payload/scanreport.h"
@@ -344,6 +345,10 @@ static int open_seal(struct daemon *d)
 		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->file.fd, &err);
 	if (rc == MP_OK && d->opt.trust && !d->remote)
 		rc = mp_trust_check(d->pack, d->seal, d->trust_keys, (size_t)d->ntrust, &err);
+	/* a pack filled from mirrors, mounted again: the root of trust it was
+	 * fetched under (remotepack.c) */
+	if (rc == MP_OK && d->opt.expect_seal && !d->remote)
+		rc = mp_fetch_trust_seal_digest(d->seal, d->opt.expect_seal, path, &err);
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
 	if (rc == MP_OK && d->remote)

@@ -317,6 +317,7 @@ static void verify_option(struct options *o, const char *value)
 			o->full = verify_modes[i].full;
 			o->payload = verify_modes[i].payload;
 			o->entries = verify_modes[i].entries;
+			o->verify_not_seal = !verify_modes[i].seal;
 			/* -o trust= and -o seal= keep the seal whatever comes after */
 			o->seal = verify_modes[i].seal || (o->seal && (o->trust || o->seal_path));
 			return;

@@ -40,6 +40,7 @@ struct options {
 	bool entries;             /* -o verify=entries: the index's role digests */
 	char *seal_path;          /* -o seal=PATH */
 	bool verify_given;        /* -o verify=, -o seal= or -o trust= */
+	bool verify_not_seal;     /* -o verify= named a mode without the seal */
 	bool seal_ahead_given;
 	uint64_t seal_ahead;      /* -o seal_ahead=N chunks */
 	bool seal_cache_given;

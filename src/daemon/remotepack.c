@@ -56,7 +56,7 @@ static const char *local_only(const struct options *o)
 		return "manifest";
 	if (o->seal_path)
 		return "seal";
-	if (o->entries || (o->verify_given && !o->seal && !o->trust))
+	if (o->entries || o->verify_not_seal)
 		return "verify";
 	if (o->source)
 		return "source";
@@ -163,6 +163,32 @@ static char *cache_path(struct daemon *d)
 	return out;
 }
 
+/*
+ * DIR/NAME.pack complete from an earlier mount (renamed into place only
+ * when every chunk had passed): mounted as the local sealed pack it is,
+ * with no mirror asked; its seal is checked against the same root of
+ * trust (openpack.c).
+ */
+static bool already_filled(struct daemon *d, char *out)
+{
+	char *partial = mp_path_with_suffix(out, ".partial");
+	struct stat st;
+	bool done = partial && lstat(partial, &st) != 0 && lstat(out, &st) == 0 &&
+		    S_ISREG(st.st_mode);
+
+	free(partial);
+	if (!done)
+		return false;
+	d->opt.pack = out;
+	d->opt.seal = true;
+	d->opt.verify_given = true;
+	d->seal_by_default = false;
+	/* said once mounted (moepackfs.c), so that a refusal stays one line */
+	snprintf(d->verify_note, sizeof d->verify_note, "%.1000s is complete: mounted from it "
+		 "with -o verify=seal, no mirror asked", out);
+	return true;
+}
+
 int daemon_open_remote(struct daemon *d)
 {
 	struct mp_remote_opts ro;
@@ -174,6 +200,8 @@ int daemon_open_remote(struct daemon *d)
 	d->opt.pack = NULL;
 	if (!(out = cache_path(d)))
 		return EXIT_USAGE;
+	if (already_filled(d, out))
+		return 0;
 	if ((rc = mp_fetch_global_init(&err)) == MP_OK) {
 		d->curl_ok = true;
 		remote_opts(d, out, &ro);

@@ -359,6 +359,10 @@ static void check_ahead(struct mp_sealcheck *sc, uint64_t chunk, enum mp_fill_mo
 
 	if (mp_sealcheck_is_bad(sc, chunk))
 		return;
+	/* a chunk not local is only asked for: claimed here, a reader that
+	 * came for it meanwhile would share a load that cannot succeed */
+	if (sc->want && sc->want(sc->want_arg, chunk, false) != 0)
+		return;
 	switch (mp_chunkcache_get(&sc->cache, chunk, true, &e)) {
 	case MP_CHUNK_CLAIMED:
 		load_entry(sc, e, mode, true);

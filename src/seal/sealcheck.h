@@ -103,9 +103,10 @@ struct mp_sealwork {
  * Called before a chunk is read from storage, from the thread that reads
  * it: make chunk c's bytes local (a mount from mirrors fetches it, checked,
  * into the pack file).  0, or an errno: the load fails as a read error
- * does (the next read tries again).  wait is false when checking ahead:
- * a chunk not local is only asked for (EAGAIN), so that no reader waits
- * behind a load nobody asked for yet.  The seal's check of the read is
+ * does (the next read tries again).  wait is false when checking ahead,
+ * before the chunk is claimed: a chunk not local is only asked for
+ * (EAGAIN) and not checked ahead, so that no reader waits behind a load
+ * nobody asked for yet.  The seal's check of the read is
  * the same either way.
  */
 typedef int (*mp_sealcheck_want_fn)(void *arg, uint64_t chunk, bool wait);
