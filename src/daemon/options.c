@@ -88,7 +88,7 @@ static const char usage_text[] =
 	"                          the root of trust: one of them is required\n"
 	"  -o remote_timeout=S     a read of a chunk no mirror sends fails with EIO\n"
 	"                          after S seconds (default 30)\n"
-	"  -o fill=off             fetch only what is read (default: on)\n"
+	"  -o fill=MODE            on (the default) or off: fetch only what is read\n"
 	"  -o fill_rate=BYTES      cap the background fill at BYTES per second\n"
 	"\n"
 	"FUSE options:\n"

@@ -215,6 +215,23 @@ static void deadline_in(struct timespec *ts, long ms)
 	}
 }
 
+/* A reader's wait that failed, logged: the first, then every power of
+ * two, so that an outage under a busy loader is a few lines, not one a
+ * read.  The note callback is called from the reader's thread here. */
+static void said_failed(struct mp_remote *r, uint64_t c, double seconds)
+{
+	uint64_t n;
+
+	pthread_mutex_lock(&r->lock);
+	n = r->waits_failed;
+	pthread_mutex_unlock(&r->lock);
+	if (n & (n - 1))
+		return;
+	mp_fetch_note(&r->f, "a read of chunk %llu waited %.1f s and no mirror sent it: EIO "
+		      "(%llu such reads so far; local chunks are still served)",
+		      (unsigned long long)c, seconds, (unsigned long long)n);
+}
+
 int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 {
 	double t0, until;
@@ -249,6 +266,8 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 	}
 	count_wait(r, mp_fetch_now() - t0, rc == 0);
 	pthread_mutex_unlock(&r->lock);
+	if (rc && !r->stopping)
+		said_failed(r, c, mp_fetch_now() - t0);
 	return rc;
 }
 

@@ -27,7 +27,8 @@
  * again before the fill, fetching what fails.
  *
  * Nothing here prints: notes go to opts.fetch.note, from the engine's
- * thread (or the caller's, during open).
+ * thread (or the caller's, during open; or a reader's whose wait failed),
+ * so the callback must be thread-safe.
  */
 #ifndef MOEPACK_FETCH_REMOTE_H
 #define MOEPACK_FETCH_REMOTE_H
