@@ -147,7 +147,6 @@ static enum mp_err start(struct fetch *f, struct fetch_mirror *m, const struct m
 
 	if (demand)
 		net.max_rate = 0;
-
 	if (!q || !(q->job = mp_fetch_hashq_job(f->hq, r->first, r->count, r->offset, r->len,
 						(int)(m - f->mirrors), true))) {
 		free(q);
