@@ -278,6 +278,10 @@ static enum mp_err hashed(struct fetch *f, struct mp_fetch_job *j, struct mp_err
 	struct fetch_mirror *m = &f->mirrors[j->mirror];
 	enum mp_err rc = j->rc;
 
+	/* a write that failed: the run's chunks asked for again (a fetch ends
+	 * here; a mount from mirrors goes on) */
+	for (uint64_t i = 0; rc != MP_OK && i < j->count; i++)
+		mp_fetch_plan_missing(&f->plan, j->first + i);
 	if (rc)
 		*err = j->err;
 	for (uint64_t i = 0; rc == MP_OK && i < j->count; i++) {
