@@ -113,7 +113,10 @@ static int stdout_done(void)
 {
 	int e;
 
-	errno = 0;
+	/* a write that already failed (the text is longer than stdio's
+	 * buffer) left its errno: keep it (the callers clear errno first) */
+	if (!ferror(stdout))
+		errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return -1;
 	e = errno;
@@ -129,6 +132,7 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 
 	if (mp_opt_parse(&d->opt, args) != 0)
 		return daemon_usage_failure("cannot parse the options");
+	errno = 0;
 	if (d->opt.show_help) {
 		mp_opt_print_help();
 		return stdout_done();
