@@ -97,61 +97,11 @@ static void on_progress(const struct mp_fetch_progress *p, void *arg)
 		rate / 1048576.0, eta, p->mirrors_active, (unsigned long long)p->refetched_chunks);
 }
 
-/* The credentials: the variables when both are set, else the profile. */
-static void s3_credentials(struct run *r)
-{
-	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
-	const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE"), *home = getenv("HOME");
-	char path[4096], *text = NULL;
-	size_t len = 0;
-
-	if (id && *id && secret && *secret) {
-		snprintf(r->creds_from, sizeof r->creds_from, "AWS_ACCESS_KEY_ID");
-		snprintf(r->creds.key_id, sizeof r->creds.key_id, "%s", id);
-		snprintf(r->creds.secret, sizeof r->creds.secret, "%s", secret);
-		snprintf(r->creds.token, sizeof r->creds.token, "%s",
-			 getenv("AWS_SESSION_TOKEN") ? getenv("AWS_SESSION_TOKEN") : "");
-		return;
-	}
-	snprintf(path, sizeof path, "%s", file ? file : "");
-	if (!file && home)
-		snprintf(path, sizeof path, "%s/.aws/credentials", home);
-	FILE *f = path[0] ? fopen(path, "re") : NULL;
-
-	if (f && (text = malloc(1u << 20)))
-		len = fread(text, 1, (1u << 20) - 1, f);
-	if (text && mp_fetch_s3_creds_parse(text, len, getenv("AWS_PROFILE"), &r->creds))
-		snprintf(r->creds_from, sizeof r->creds_from, "profile \"%.64s\" of %.4000s",
-			 getenv("AWS_PROFILE") && *getenv("AWS_PROFILE") ? getenv("AWS_PROFILE")
-									 : "default", path);
-	if (f)
-		fclose(f);
-	free(text);
-}
-
-/* The file name of the first source's URL, without a query. */
-static char *default_out(const char *src)
-{
-	const char *end = src + strcspn(src, "?#"), *base = end;
-
-	while (base > src && base[-1] != '/')
-		base--;
-	return base < end ? strndup(base, (size_t)(end - base)) : NULL;
-}
-
-/* The CA file https trusts, as curl(1) picks it: --ca-file, else
- * CURL_CA_BUNDLE, else SSL_CERT_FILE, else (NULL) libcurl's built-in
- * bundle.  libcurl reads none of these variables by itself. */
+/* The CA file https trusts: --ca-file, else as curl(1) picks it
+ * (mp_fetch_ca_file_default). */
 static const char *ca_file(const struct fetch_args *a)
 {
-	const char *env[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
-
-	if (a->ca_file)
-		return a->ca_file;
-	for (size_t i = 0; i < sizeof env / sizeof *env; i++)
-		if (getenv(env[i]) && *getenv(env[i]))
-			return getenv(env[i]);
-	return NULL;
+	return a->ca_file ? a->ca_file : mp_fetch_ca_file_default();
 }
 
 static int options(struct run *r, struct cli_operands *ops, const char *cmd)
@@ -166,7 +116,7 @@ static int options(struct run *r, struct cli_operands *ops, const char *cmd)
 			return cli_usage_error(cmd, "--trust names %s", nkeys ? "too many keys"
 								      : "no key");
 	}
-	if (!a->out && !(r->default_out = default_out(ops->v[0])))
+	if (!a->out && !(r->default_out = mp_fetch_source_name(ops->v[0])))
 		return cli_usage_error(cmd, "the first source names no file: give --out");
 	r->o = (struct mp_fetch_opts){
 		.sources = (const char *const *)ops->v, .nsources = (size_t)ops->n,
@@ -315,7 +265,7 @@ int cli_fetch_run(int argc, char **argv)
 	status = p != CLI_RUN ? cli_parse_status(p, argv[0]) : options(r, &ops, argv[0]);
 	if (p == CLI_RUN && status == CLI_EXIT_OK) {
 		r->tty_progress = !r->a.quiet && !r->a.json && isatty(STDERR_FILENO);
-		s3_credentials(r);
+		mp_fetch_s3_creds_load(&r->creds, r->creds_from, sizeof r->creds_from);
 		rc = check_outputs(r, &err);
 		if (rc == MP_OK && (rc = mp_fetch_global_init(&err)) == MP_OK) {
 			rc = mp_fetch_run(&r->o, &r->res, &err);

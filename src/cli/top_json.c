@@ -198,6 +198,20 @@ static void totals_json(const struct top_view *v, struct mp_jsonw *w)
 	key_u64(w, "direct_bytes", s->direct_bytes);
 	key_u64(w, "buffered_bytes", s->buffered_bytes);
 	key_u64(w, "read_errors", s->errors);
+	if (s->remote) {
+		/* a pack mounted from its mirrors only */
+		mp_jsonw_key(w, "fill");
+		mp_jsonw_open(w, '{');
+		key_text(w, "state", s->fill_complete ? "complete" : "running");
+		key_u64(w, "chunks", s->fill_chunks);
+		key_u64(w, "chunks_local", s->fill_local);
+		key_u64(w, "bytes_local", s->fill_bytes_local);
+		key_u64(w, "pack_size", s->fill_size);
+		key_u64(w, "chunks_refetched", s->fill_refetched);
+		key_u64(w, "demand_waits", s->fill_waits);
+		key_u64(w, "demand_failed", s->fill_failed);
+		mp_jsonw_close(w, '}');
+	}
 	mp_jsonw_key(w, "read_errors_by_errno");
 	mp_jsonw_open(w, '{');
 	for (unsigned i = 0; i < s->nerrnos; i++)

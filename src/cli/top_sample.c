@@ -219,6 +219,28 @@ static bool read_layers(json_t *root, struct top_sample *s, char *why, size_t wh
 	return true;
 }
 
+/* status.json's "remote" (null or missing for a local pack): the fill. */
+static bool read_remote(json_t *root, struct top_sample *s, char *why, size_t why_len)
+{
+	json_t *r = json_object_get(root, "remote");
+
+	s->remote = r && !json_is_null(r);
+	if (!s->remote)
+		return true;
+	if (!json_is_object(r)) {
+		snprintf(why, why_len, "status.json: remote: not an object");
+		return false;
+	}
+	s->fill_complete = json_is_true(json_object_get(r, "complete"));
+	return get_count(r, "remote.", "chunks", &s->fill_chunks, why, why_len) &&
+	       get_count(r, "remote.", "chunks_local", &s->fill_local, why, why_len) &&
+	       get_count(r, "remote.", "bytes_local", &s->fill_bytes_local, why, why_len) &&
+	       get_count(r, "remote.", "pack_size", &s->fill_size, why, why_len) &&
+	       get_count(r, "remote.", "chunks_refetched", &s->fill_refetched, why, why_len) &&
+	       get_count(r, "remote.", "demand_waits", &s->fill_waits, why, why_len) &&
+	       get_count(r, "remote.", "demand_failed", &s->fill_failed, why, why_len);
+}
+
 static bool parse_status(json_t *root, struct top_sample *s, char *why, size_t why_len)
 {
 	if (!json_is_object(root)) {
@@ -229,7 +251,8 @@ static bool parse_status(json_t *root, struct top_sample *s, char *why, size_t w
 	       get_text(s->pack_state, root, "pack_state", why, why_len) &&
 	       get_text(s->verify, root, "verify", why, why_len) &&
 	       get_text(s->mounted_at, root, "mounted_at", why, why_len) &&
-	       read_counters(root, s, why, why_len) && read_layers(root, s, why, why_len);
+	       read_counters(root, s, why, why_len) && read_remote(root, s, why, why_len) &&
+	       read_layers(root, s, why, why_len);
 }
 
 static enum top_state read_status(const char *mount, struct top_sample *s, char *why,

@@ -50,6 +50,10 @@ struct top_sample {
 	char experts_note[TOP_WHY_MAX];
 	unsigned nerrnos;
 	struct top_errno errnos[TOP_MAX_ERRNOS];
+	/* a pack mounted from its mirrors: status.json's "remote" (the fill) */
+	bool remote, fill_complete;
+	uint64_t fill_chunks, fill_local, fill_bytes_local, fill_size, fill_refetched;
+	uint64_t fill_waits, fill_failed;
 };
 
 /* How a look at the mount went. */

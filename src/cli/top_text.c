@@ -140,6 +140,18 @@ static void render_state(const struct top_view *v, struct top_frame *f)
 	put(f, "moepack top  %s   pack %s   validation %s (verify=%s)   up %.0f s", v->shown,
 	    esc(p, sizeof p, s->pack_state), esc(val, sizeof val, s->validation),
 	    esc(ver, sizeof ver, s->verify), s->uptime);
+	if (s->remote) {
+		char a[32], b[32];
+
+		human(a, sizeof a, (double)s->fill_bytes_local);
+		human(b, sizeof b, (double)s->fill_size);
+		put(f, "fill %s %.1f%%: %s of %s, %" PRIu64 "/%" PRIu64 " chunks, refetched %"
+		    PRIu64 ", waits %" PRIu64 " (%" PRIu64 " failed)",
+		    s->fill_complete ? "complete" : "running",
+		    s->fill_size ? 100.0 * (double)s->fill_bytes_local / (double)s->fill_size : 0,
+		    a, b, s->fill_local, s->fill_chunks, s->fill_refetched, s->fill_waits,
+		    s->fill_failed);
+	}
 }
 
 static void render_header(const struct top_view *v, struct top_frame *f)

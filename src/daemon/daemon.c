@@ -32,6 +32,16 @@ int daemon_usage_failure(const char *fmt, ...)
 
 void daemon_free(struct daemon *d)
 {
+	/* first: its thread reads the seal the check holds */
+	mp_remote_close(d->remote);
+	if (d->curl_ok)
+		mp_fetch_global_cleanup();
+	free(d->source_url);
+	free(d->remote_name);
+	free(d->opt.cache);
+	free(d->opt.expect_seal);
+	for (unsigned i = 0; i < d->opt.nmirrors; i++)
+		free(d->opt.mirrors[i]);
 	if (d->stats_ok)
 		mp_stats_free(&d->fs.stats);
 	free(d->client_manifest);

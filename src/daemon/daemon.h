@@ -14,6 +14,8 @@
 #include <stdbool.h>
 
 #include "daemon/fsstate.h"
+#include "fetch/remote.h"
+#include "fetch/s3cred.h"
 #include "daemon/options.h"
 #include "daemon/prog.h"
 #include "seal/seal.h"
@@ -60,6 +62,15 @@ struct daemon {
 	char seal_hex[MP_SHA256_HEX];
 	bool seal_by_default;     /* PACK.seal found, nothing asked for */
 	char verify_note[MP_MSG_MAX + 1100]; /* the line saying which, once mounted */
+	/* SOURCE a mirror's URL (remotepack.c): opt.pack is then the partial */
+	struct mp_remote *remote;
+	char *source_url;
+	char *remote_name;        /* NAME of DIR/NAME.pack: the mount's pack file */
+	bool curl_ok;
+	struct fuse_session *se;  /* the session, once made: readers' waits end with it */
+	const char *sources[1 + MIRRORS_MAX];
+	struct mp_fetch_s3_creds creds;
+	char creds_from[4200];
 };
 
 /*

@@ -28,6 +28,7 @@
 #include "namespace/packstate.h"
 #include "namespace/snapshot.h"
 #include "base/bufpool.h"
+#include "fetch/remote.h"
 #include "pack/pack.h"
 #include "pack/storage.h"
 #include "seal/sealcheck.h"
@@ -60,6 +61,12 @@ struct mp_fs {
 	int no_opendir;                /* set by init: FUSE_CAP_NO_OPENDIR_SUPPORT */
 	int no_open;                   /* set by init: FUSE_CAP_NO_OPEN_SUPPORT */
 	bool foreground;               /* log to stderr, else syslog */
+	/* a pack from mirrors: the daemon writes it while it is mounted, so its
+	 * times move and no lease is held; every read is checked against the
+	 * seal instead (daemon/remotepack.c) */
+	bool pack_filled_here;
+	struct mp_remote *remote;      /* the fill (NULL: a local pack) */
+	const char *remote_source;     /* SOURCE as given */
 
 	/*
 	 * The pack-changed state (packstate.h): from its entry on every read

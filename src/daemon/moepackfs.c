@@ -25,6 +25,7 @@
 #include "daemon/options.h"
 #include "daemon/prepare.h"
 #include "daemon/prog.h"
+#include "daemon/remotepack.h"
 #include "daemon/watch.h"
 
 #include <errno.h>
@@ -112,7 +113,10 @@ static int stdout_done(void)
 {
 	int e;
 
-	errno = 0;
+	/* a write that already failed (the text is longer than stdio's
+	 * buffer) left its errno: keep it (the callers clear errno first) */
+	if (!ferror(stdout))
+		errno = 0;
 	if (fflush(stdout) == 0 && !ferror(stdout))
 		return -1;
 	e = errno;
@@ -128,6 +132,7 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 
 	if (mp_opt_parse(&d->opt, args) != 0)
 		return daemon_usage_failure("cannot parse the options");
+	errno = 0;
 	if (d->opt.show_help) {
 		mp_opt_print_help();
 		return stdout_done();
@@ -150,7 +155,9 @@ static int parse_command_line(struct daemon *d, struct fuse_args *args)
 		return daemon_usage_failure("-o seal_ahead needs -o verify=seal or verify=entries");
 	if (d->opt.seal_cache_given && d->opt.verify_given && !d->opt.seal && !d->opt.entries)
 		return daemon_usage_failure("-o seal_cache_mb needs -o verify=seal or verify=entries");
-	status = daemon_check_mountpoint(d);
+	status = daemon_check_remote_options(d);
+	if (status == 0)
+		status = daemon_check_mountpoint(d);
 	if (status != 0)
 		return status;
 	if (fuse_parse_cmdline(args, &d->cmd) != 0)
@@ -286,9 +293,13 @@ static int run_with_lease(struct daemon *d, struct fuse_session *se)
 		return EXIT_IO;
 	}
 	status = start_seal_workers(d);
+	if (status == 0)
+		status = daemon_remote_start(d);
 	if (status == 0) {
 		if (run_loop(d, se) < 0)
 			status = EXIT_IO;
+		/* readers waiting for a chunk let go before the seal's workers */
+		daemon_remote_stop(d);
 		if (d->check_ok)
 			mp_sealcheck_stop(&d->check);
 	}
@@ -321,6 +332,7 @@ static int serve(struct daemon *d, struct fuse_session *se)
 		return status;
 	if (fuse_set_signal_handlers(se) != 0)
 		return EXIT_IO;
+	d->se = se;
 	status = daemon_mount_locked(d, se);
 	if (status == 0) {
 		if (d->verify_note[0] && !d->opt.quiet)
@@ -352,6 +364,8 @@ int main(int argc, char **argv)
 		status = split_trust(&d);
 	if (status == 0)
 		status = new_session(&d, &args, &se);
+	if (status == 0 && daemon_source_is_url(d.opt.pack))
+		status = daemon_open_remote(&d);
 	if (status == 0)
 		status = daemon_open_pack(&d);
 	if (status == 0 && d.opt.metrics_file)

@@ -22,6 +22,8 @@
 #include <sys/stat.h>
 
 #include "daemon/lease.h"
+#include "daemon/remotepack.h"
+#include "fetch/trust.h"
 #include "pack/progress.h"
 #include "payload/scan.h"
 #include "payload/scanreport.h"
@@ -235,6 +237,30 @@ static void report_storage(struct daemon *d)
 	}
 }
 
+/*
+ * A pack from mirrors: its manifest is the trusted one fetched (remote.h),
+ * with the pack's path the partial's, not a file; it is named by the path
+ * its sidecar will have.
+ */
+static enum mp_err remote_manifest(struct daemon *d, struct mp_open_opts *oo, char **text,
+				   struct mp_error *err)
+{
+	char *real;
+	size_t len = 0;
+	enum mp_err rc;
+
+	if (!d->remote)
+		return MP_OK;
+	if (!(real = realpath(d->opt.pack, NULL)))
+		return mp_fail(err, MP_E_PACK_IO, "cannot resolve %s", d->opt.pack);
+	rc = mp_remote_manifest(d->remote, real, text, &len, err);
+	free(real);
+	oo->manifest_path = mp_remote_manifest_path(d->remote);
+	oo->manifest_text = *text;
+	oo->manifest_text_len = len;
+	return rc;
+}
+
 /* Validate exactly as `moepack verify` does and report the same way. */
 int daemon_open_pack(struct daemon *d)
 {
@@ -255,13 +281,16 @@ int daemon_open_pack(struct daemon *d)
 	};
 	struct progress_bar bar;
 	struct mp_error err = {0};
-	enum mp_err rc;
+	char *text = NULL;
+	enum mp_err rc = remote_manifest(d, &oo, &text, &err);
 
 	progress_bar_init(&bar, stderr, "sha256", true);
 	oo.progress = progress_bar_update;
 	oo.progress_arg = &bar;
-	rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
+	if (rc == MP_OK)
+		rc = mp_pack_open(&d->pack, d->opt.pack, &oo, &err);
 	progress_bar_finish(&bar);
+	free(text);
 	if (rc != MP_OK) {
 		return daemon_pack_failure(d, rc, &err);
 	}
@@ -303,19 +332,27 @@ static int open_seal(struct daemon *d)
 		fprintf(stderr, PROG ": out of memory\n");
 		return EXIT_IO;
 	}
-	rc = mp_seal_read(&d->seal, path, &err);
+	/* from mirrors: the seal fetch trusted (its signature or digest checked) */
+	rc = d->remote ? daemon_remote_seal(d, &err) : mp_seal_read(&d->seal, path, &err);
 	if (rc == MP_OK) {
 		rc = mp_seal_layout_of_pack(&d->layout, d->pack, d->seal->chunk_size, &err);
 		d->layout_ok = rc == MP_OK;
 	}
 	if (rc == MP_OK)
 		rc = mp_seal_bind(d->seal, d->pack, &d->layout, &err);
-	if (rc == MP_OK)
+	/* the samples would read chunks not fetched yet; every read is checked */
+	if (rc == MP_OK && !d->remote)
 		rc = mp_seal_sample(d->seal, &d->layout, d->pack, d->pack->file.fd, &err);
-	if (rc == MP_OK && d->opt.trust)
+	if (rc == MP_OK && d->opt.trust && !d->remote)
 		rc = mp_trust_check(d->pack, d->seal, d->trust_keys, (size_t)d->ntrust, &err);
+	/* a pack filled from mirrors, mounted again: the root of trust it was
+	 * fetched under (remotepack.c) */
+	if (rc == MP_OK && d->opt.expect_seal && !d->remote)
+		rc = mp_fetch_trust_seal_digest(d->seal, d->opt.expect_seal, path, &err);
 	if (rc == MP_OK)
 		rc = start_check(d, &err);
+	if (rc == MP_OK && d->remote)
+		daemon_remote_hook(d);
 	if (rc != MP_OK) {
 		char shown[1024], pack[1024], hint[2200] = "";
 		struct stat st;

@@ -80,6 +80,17 @@ static const char usage_text[] =
 	"                          atomically, for node_exporter's textfile collector\n"
 	"  -o metrics_interval=S   rewrite it every S seconds (default 15)\n"
 	"\n"
+	"A pack from its mirrors: " PROG " [OPTIONS] SOURCE MOUNTPOINT, SOURCE an\n"
+	"http(s)://, s3:// or file:// URL of PACK (as `moepack fetch` takes):\n"
+	"  -o cache=DIR            fill DIR/NAME.pack while serving (required)\n"
+	"  -o mirror=SOURCE2       another mirror of the same pack (repeatable)\n"
+	"  -o trust=PUB.pem[:...], -o expect_seal_sha256=HEX\n"
+	"                          the root of trust: one of them is required\n"
+	"  -o remote_timeout=S     a read of a chunk no mirror sends fails with EIO\n"
+	"                          after S seconds (default 30)\n"
+	"  -o fill=MODE            on (the default) or off: fetch only what is read\n"
+	"  -o fill_rate=BYTES      cap the background fill at BYTES per second\n"
+	"\n"
 	"FUSE options:\n"
 	"  -f                      stay in the foreground\n"
 	"  -d, -o debug            log every request (implies -f)\n"
@@ -131,6 +142,12 @@ enum {
 	KEY_HELP,
 	KEY_VERSION,
 	KEY_LIST_OPTIONS,
+	KEY_CACHE,
+	KEY_MIRROR,
+	KEY_EXPECT_SEAL,
+	KEY_REMOTE_TIMEOUT,
+	KEY_FILL,
+	KEY_FILL_RATE,
 	KEY_FUSE,
 	KEY_DROP,
 };
@@ -163,6 +180,12 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("max_read=", KEY_MAX_READ),
 	FUSE_OPT_KEY("metrics_file=", KEY_METRICS_FILE),
 	FUSE_OPT_KEY("metrics_interval=", KEY_METRICS_INTERVAL),
+	FUSE_OPT_KEY("cache=", KEY_CACHE),
+	FUSE_OPT_KEY("mirror=", KEY_MIRROR),
+	FUSE_OPT_KEY("expect_seal_sha256=", KEY_EXPECT_SEAL),
+	FUSE_OPT_KEY("remote_timeout=", KEY_REMOTE_TIMEOUT),
+	FUSE_OPT_KEY("fill=", KEY_FILL),
+	FUSE_OPT_KEY("fill_rate=", KEY_FILL_RATE),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -294,6 +317,7 @@ static void verify_option(struct options *o, const char *value)
 			o->full = verify_modes[i].full;
 			o->payload = verify_modes[i].payload;
 			o->entries = verify_modes[i].entries;
+			o->verify_not_seal = !verify_modes[i].seal;
 			/* -o trust= and -o seal= keep the seal whatever comes after */
 			o->seal = verify_modes[i].seal || (o->seal && (o->trust || o->seal_path));
 			return;
@@ -429,6 +453,42 @@ static int seal_option(struct options *o, const char *arg, int key)
 	return replace_string(o, key == KEY_SEAL ? &o->seal_path : &o->trust, value_of(arg));
 }
 
+/* The options of a pack from its mirrors; 0 (none goes to libfuse), -1
+ * out of memory. */
+static int remote_option(struct options *o, const char *arg, int key)
+{
+	const char *v = value_of(arg);
+
+	o->remote_given = true;
+	switch (key) {
+	case KEY_CACHE:
+		return replace_string(o, &o->cache, v);
+	case KEY_MIRROR:
+		if (o->nmirrors == MIRRORS_MAX) {
+			usage_error(o, "-o mirror: more than %d mirrors", MIRRORS_MAX);
+			return 0;
+		}
+		return (o->mirrors[o->nmirrors++] = strdup(v)) ? 0 : -1;
+	case KEY_EXPECT_SEAL:
+		if (strlen(v) != 64 || strspn(v, "0123456789abcdefABCDEF") != 64)
+			usage_error(o, "invalid value '%s' for -o expect_seal_sha256 (64 hex "
+				    "digits)", v);
+		return replace_string(o, &o->expect_seal, v);
+	case KEY_REMOTE_TIMEOUT:
+		number_option(o, arg, 10, 1, 86400, &o->remote_timeout);
+		return 0;
+	case KEY_FILL_RATE:
+		number_option(o, arg, 10, 1024, UINT64_MAX / 2, &o->fill_rate);
+		o->fill_rate_given = true;
+		return 0;
+	default: /* KEY_FILL */
+		if (strcmp(v, "on") != 0 && strcmp(v, "off") != 0)
+			usage_error(o, "invalid value '%s' for -o fill (on or off)", v);
+		o->fill_off = strcmp(v, "off") == 0;
+		return 0;
+	}
+}
+
 /* The keys that only set a flag; returns what fuse_opt wants. */
 static int flag_option(struct options *o, int key)
 {
@@ -509,6 +569,13 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case KEY_MAX_THREADS:
 		o->max_threads_given = true;
 		return 1;
+	case KEY_CACHE:
+	case KEY_MIRROR:
+	case KEY_EXPECT_SEAL:
+	case KEY_REMOTE_TIMEOUT:
+	case KEY_FILL:
+	case KEY_FILL_RATE:
+		return remote_option(o, arg, key);
 	}
 	return flag_option(o, key);
 }

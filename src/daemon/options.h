@@ -14,6 +14,9 @@ struct fuse_args;
  * over unnamed) */
 #define UNKEYED_MAX 32
 
+/* -o mirror= at most this many times (the SOURCE is one more) */
+#define MIRRORS_MAX 63
+
 /* fuse_opt hands out arguments in buffers it reuses: strings are copied. */
 struct options {
 	char *pack;
@@ -37,6 +40,7 @@ struct options {
 	bool entries;             /* -o verify=entries: the index's role digests */
 	char *seal_path;          /* -o seal=PATH */
 	bool verify_given;        /* -o verify=, -o seal= or -o trust= */
+	bool verify_not_seal;     /* -o verify= named a mode without the seal */
 	bool seal_ahead_given;
 	uint64_t seal_ahead;      /* -o seal_ahead=N chunks */
 	bool seal_cache_given;
@@ -58,6 +62,16 @@ struct options {
 	 * not know, each tried alone before the session is made */
 	char *unkeyed[UNKEYED_MAX];
 	unsigned nunkeyed;
+	/* a SOURCE that is a mirror's URL (fetch/remote.h) */
+	char *cache;              /* -o cache=DIR: where the pack is filled */
+	char *mirrors[MIRRORS_MAX]; /* -o mirror=SOURCE2, repeated */
+	unsigned nmirrors;
+	char *expect_seal;        /* -o expect_seal_sha256=HEX */
+	uint64_t remote_timeout;  /* -o remote_timeout=S; 0: not given */
+	bool fill_off;            /* -o fill=off */
+	bool fill_rate_given;
+	uint64_t fill_rate;       /* -o fill_rate=BYTES per second */
+	bool remote_given;        /* any of the above: they need a URL SOURCE */
 	char error[256];          /* the first usage error */
 };
 

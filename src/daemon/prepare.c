@@ -70,7 +70,11 @@ static int prepare_tree(struct daemon *d)
 	enum mp_err rc;
 
 	fs->pack = d->pack;
-	rc = mp_tree_init_pack(&fs->tree, d->pack, &err);
+	/* from mirrors: the name the pack will have once filled, not the partial's */
+	rc = d->remote_name ? mp_tree_init(&fs->tree, d->pack->m.layer_ids,
+					   d->pack->m.layer_count, d->pack->m.num_experts,
+					   d->remote_name, d->pack->index_digest, &err)
+			    : mp_tree_init_pack(&fs->tree, d->pack, &err);
 	if (rc == MP_OK && d->opt.dequant)
 		mp_tree_add_dequant(&fs->tree);
 	if (rc == MP_OK) {

@@ -171,7 +171,8 @@ static bool pack_still_valid(struct mp_fs *fs, uint64_t end)
 
 	if (mp_pack_state_changed(&fs->ps))
 		return false;
-	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD)
+	if (atomic_load_explicit(&fs->lease, memory_order_relaxed) == MP_LEASE_HELD ||
+	    fs->pack_filled_here)
 		return true;
 	return fstat(fs->pack->file.fd, &st) == 0 && mp_pack_state_check(&fs->ps, &st) &&
 	       (uint64_t)st.st_size >= end;

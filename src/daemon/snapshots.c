@@ -34,6 +34,30 @@ static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
 	};
 }
 
+/* The fill of a pack from mirrors, as status.json and the metrics show it. */
+static void remote_status(const struct mp_fs *fs, const struct mp_remote_stats *s,
+			  struct mp_status_remote *out)
+{
+	*out = (struct mp_status_remote){
+		.source = fs->remote_source, .cache_path = s->pack_path,
+		.fill = s->fill, .complete = s->complete, .pack_size = s->pack_size,
+		.chunks = s->chunk_count, .chunks_local = s->chunks_local,
+		.bytes_local = s->bytes_local, .chunks_fetched = s->chunks_fetched,
+		.chunks_refetched = s->chunks_refetched, .chunks_kept = s->chunks_kept,
+		.bytes_fetched = s->bytes_fetched, .demand_waits = s->demand_waits,
+		.demand_failed = s->demand_failed, .demand_p50 = s->demand_p50,
+		.demand_p99 = s->demand_p99, .nmirrors = (unsigned)s->nmirrors,
+	};
+	for (size_t i = 0; i < s->nmirrors && i < MP_STATUS_REMOTE_MIRRORS; i++) {
+		const struct mp_remote_mirror_stats *m = &s->mirrors[i];
+
+		out->mirrors[i] = (struct mp_status_remote_mirror){
+			.source = m->source, .bytes = m->bytes, .failures = m->failures,
+			.chunks_good = m->chunks_good, .chunks_bad = m->chunks_bad,
+			.dropped = m->dropped, .liar = m->liar};
+	}
+}
+
 /*
  * Make a new snapshot the current one; false with *err when it cannot be
  * rendered.  The files' ctime stays until mp_fs_snap_settle() has dropped the
@@ -44,8 +68,15 @@ bool mp_fs_snap_refresh(struct mp_fs *fs, struct mp_error *err)
 	struct mp_snap_source src;
 	struct mp_snap_moment m;
 	struct mp_status_snap *snap;
+	struct mp_remote_stats rs;
+	struct mp_status_remote remote;
 
 	snap_source(fs, &src, &m);
+	if (fs->remote) {
+		mp_remote_stats(fs->remote, &rs);
+		remote_status(fs, &rs, &remote);
+		m.remote = &remote;
+	}
 	mp_pack_state_record(&fs->ps, &m.change);
 	snap = mp_snap_render(&src, &m, err);
 	if (!snap)

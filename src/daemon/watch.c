@@ -77,7 +77,8 @@ static void watch_tick(struct mp_fs *fs, struct mp_watch_plan *plan, bool *file_
 	struct stat st;
 	unsigned act;
 
-	if (!mp_pack_state_changed(&fs->ps) && fstat(fs->pack->file.fd, &st) == 0)
+	if (!fs->pack_filled_here && !mp_pack_state_changed(&fs->ps) &&
+	    fstat(fs->pack->file.fd, &st) == 0)
 		mp_pack_state_check(&fs->ps, &st);
 	clock_gettime(CLOCK_MONOTONIC, &now);
 	if (mp_pack_state_changed(&fs->ps) && !plan->reported) {

@@ -136,19 +136,24 @@ static enum mp_err no_mirror_for(struct fetch *f, uint64_t chunk, struct mp_erro
 		       f->plan.bound[chunk + 1] - 1);
 }
 
+/* A run to mirror m; a demand run (a reader waits) uncapped by max_rate,
+ * which is the background's. */
 static enum mp_err start(struct fetch *f, struct fetch_mirror *m, const struct mp_fetch_run *r,
-			 struct mp_error *err)
+			 bool demand, struct mp_error *err)
 {
 	struct req *q = calloc(1, sizeof *q);
+	struct mp_fetch_net net = f->net;
 	enum mp_err rc;
 
+	if (demand)
+		net.max_rate = 0;
 	if (!q || !(q->job = mp_fetch_hashq_job(f->hq, r->first, r->count, r->offset, r->len,
 						(int)(m - f->mirrors), true))) {
 		free(q);
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	}
 	q->m = m;
-	rc = mp_fetch_xfer_setup(&q->x, &m->src, m->src.url, &f->net, q->job->buf, r->offset,
+	rc = mp_fetch_xfer_setup(&q->x, &m->src, m->src.url, &net, q->job->buf, r->offset,
 				 r->len, r->len, false, err);
 	if (rc == MP_OK && curl_multi_add_handle(f->multi, q->x.h) != CURLM_OK)
 		rc = mp_fail(err, MP_E_NOMEM, "out of memory (curl_multi_add_handle)");
@@ -167,15 +172,37 @@ static enum mp_err start(struct fetch *f, struct fetch_mirror *m, const struct m
 	return MP_OK;
 }
 
-/* Start runs while connections and hashing room are free. */
+/* The next run: the driver's, else the plan's while a connection is free. */
+static bool next_run(struct fetch *f, unsigned in_flight, unsigned conns,
+		     struct mp_fetch_run *r, bool *demand)
+{
+	*demand = false;
+	if (f->driver)
+		return f->driver->next(f->driver->arg, f, in_flight < conns, r, demand);
+	return in_flight < conns && mp_fetch_plan_next(&f->plan, r);
+}
+
+/* No mirror left for chunk c: a fetch fails; a mount's driver is told. */
+static enum mp_err stuck(struct fetch *f, uint64_t c, struct mp_error *err)
+{
+	if (!f->driver)
+		return no_mirror_for(f, c, err);
+	f->driver->stuck(f->driver->arg, c);
+	return MP_OK;
+}
+
+/* Start runs while connections and hashing room are free (a demand run
+ * goes ahead of them, up to twice the connections). */
 static enum mp_err fill(struct fetch *f, unsigned *in_flight, struct mp_error *err)
 {
 	unsigned conns = f->o->connections ? f->o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
+	/* a fetch holds at most 2 * conns runs (MP_FETCH_RUN_MEMORY) */
+	unsigned cap = f->driver ? 2 * conns : conns;
 	struct mp_fetch_run r;
-	bool any;
+	bool any, demand;
 
-	while (*in_flight < conns && mp_fetch_hashq_busy(f->hq) < conns &&
-	       mp_fetch_plan_next(&f->plan, &r)) {
+	while (*in_flight < cap && mp_fetch_hashq_busy(f->hq) < cap &&
+	       next_run(f, *in_flight, conns, &r, &demand)) {
 		uint64_t mask = run_mask(f, &r);
 		struct fetch_mirror *m = pick(f, mask, mp_fetch_now(), &any);
 		enum mp_err rc;
@@ -189,10 +216,10 @@ static enum mp_err fill(struct fetch *f, unsigned *in_flight, struct mp_error *e
 		if (!m) {
 			put_back(f, &r);
 			if (!any && mask)
-				return no_mirror_for(f, r.first, err);
+				return stuck(f, r.first, err);
 			return MP_OK; /* every mirror backing off, or none left (below) */
 		}
-		if ((rc = start(f, m, &r, err)))
+		if ((rc = start(f, m, &r, demand, err)))
 			return rc;
 		(*in_flight)++;
 	}
@@ -251,6 +278,10 @@ static enum mp_err hashed(struct fetch *f, struct mp_fetch_job *j, struct mp_err
 	struct fetch_mirror *m = &f->mirrors[j->mirror];
 	enum mp_err rc = j->rc;
 
+	/* a write that failed: the run's chunks asked for again (a fetch ends
+	 * here; a mount from mirrors goes on) */
+	for (uint64_t i = 0; rc != MP_OK && i < j->count; i++)
+		mp_fetch_plan_missing(&f->plan, j->first + i);
 	if (rc)
 		*err = j->err;
 	for (uint64_t i = 0; rc == MP_OK && i < j->count; i++) {
@@ -261,12 +292,16 @@ static enum mp_err hashed(struct fetch *f, struct mp_fetch_job *j, struct mp_err
 			mp_fetch_record_chunk(f, c);
 			m->rep->chunks_good++;
 			f->res->chunks_fetched++;
+			if (f->driver)
+				f->driver->chunk(f->driver->arg, c, true);
 			continue;
 		}
 		f->bad_mask[c] |= 1ull << j->mirror;
 		mp_fetch_plan_missing(&f->plan, c);
 		m->rep->chunks_bad++;
 		f->res->chunks_refetched++;
+		if (f->driver)
+			f->driver->chunk(f->driver->arg, c, false);
 	}
 	if (rc == MP_OK && j->failed) {
 		char why[160];
@@ -299,7 +334,7 @@ static void progress(struct fetch *f, bool force)
 	f->o->progress(&p, f->o->progress_arg);
 }
 
-static unsigned usable_mirrors(const struct fetch *f)
+unsigned mp_fetch_usable_mirrors(const struct fetch *f)
 {
 	unsigned n = 0;
 
@@ -308,8 +343,11 @@ static unsigned usable_mirrors(const struct fetch *f)
 	return n;
 }
 
-/* One turn of the loop: results, new requests, curl's work. */
-static enum mp_err turn(struct fetch *f, unsigned *in_flight, struct mp_error *err)
+/* One turn of the loop: results, new requests, curl's work (waiting at
+ * most wait_ms).  A mount from mirrors waits for a mirror to come back
+ * where a fetch ends with none left. */
+enum mp_err mp_fetch_engine_turn(struct fetch *f, unsigned *in_flight, int wait_ms,
+				 struct mp_error *err)
 {
 	struct mp_fetch_job *j;
 	CURLMsg *msg;
@@ -324,7 +362,7 @@ static enum mp_err turn(struct fetch *f, unsigned *in_flight, struct mp_error *e
 	}
 	if (rc == MP_OK)
 		rc = fill(f, in_flight, err);
-	if (rc == MP_OK && usable_mirrors(f) == 0)
+	if (rc == MP_OK && !f->driver && mp_fetch_usable_mirrors(f) == 0)
 		rc = mp_fail(err, MP_E_FETCH_MIRROR, "mirror failed: no mirror left (each was "
 			     "refused or dropped: see above)");
 	if (rc)
@@ -336,27 +374,25 @@ static enum mp_err turn(struct fetch *f, unsigned *in_flight, struct mp_error *e
 			(*in_flight)--;
 		}
 	if (!mp_fetch_plan_done(&f->plan))
-		curl_multi_poll(f->multi, NULL, 0, 100, NULL);
+		curl_multi_poll(f->multi, NULL, 0, wait_ms, NULL);
 	progress(f, false);
 	return mp_cancel_check(f->o->cancel, err, "fetching %s", f->partial);
 }
 
-enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err)
+enum mp_err mp_fetch_engine_begin(struct fetch *f, struct mp_error *err)
 {
-	unsigned in_flight = 0;
 	unsigned conns = f->o->connections ? f->o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
-	enum mp_err rc = MP_OK;
 
 	f->bad_mask = calloc((size_t)f->plan.chunk_count + 1, sizeof *f->bad_mask);
 	if (!f->bad_mask)
 		return mp_fail(err, MP_E_NOMEM, "out of memory");
 	/* runs in flight and being hashed: at most 2 * conns (fill()) */
-	if ((rc = mp_fetch_hashq_pool(f->hq, f->plan.max_bytes, 2 * conns, err)))
-		return rc;
-	while (rc == MP_OK && !(mp_fetch_plan_done(&f->plan) && in_flight == 0))
-		rc = turn(f, &in_flight, err);
-	progress(f, true);
-	/* what is still in flight after a failure is abandoned */
+	return mp_fetch_hashq_pool(f->hq, f->plan.max_bytes, 2 * conns, err);
+}
+
+/* What is still in flight after a failure or a stop is abandoned. */
+void mp_fetch_engine_abandon(struct fetch *f)
+{
 	while (f->reqs) {
 		struct req *q = f->reqs;
 
@@ -366,5 +402,16 @@ enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err)
 		mp_fetch_job_free(q->job);
 		free(q);
 	}
+}
+
+enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err)
+{
+	unsigned in_flight = 0;
+	enum mp_err rc = mp_fetch_engine_begin(f, err);
+
+	while (rc == MP_OK && !(mp_fetch_plan_done(&f->plan) && in_flight == 0))
+		rc = mp_fetch_engine_turn(f, &in_flight, 100, err);
+	progress(f, true);
+	mp_fetch_engine_abandon(f);
 	return rc;
 }

@@ -33,8 +33,27 @@ struct fetch_blob {
 	size_t len;
 };
 
+/*
+ * How a mount from mirrors (remote.c) steers the engine; a plain fetch
+ * has none.  Called from the engine's thread only.
+ *   next: the next run to ask for, chunks marked in flight in the plan;
+ *         demand runs (*demand true) whenever called, the background's
+ *         only with `room` (a connection free); false: none now.
+ *   chunk: chunk c passed (good) or must be asked for again.
+ *   stuck: no usable mirror will send chunk c (every one lied about it).
+ */
+struct fetch;
+struct fetch_driver {
+	bool (*next)(void *arg, struct fetch *f, bool room, struct mp_fetch_run *r,
+		     bool *demand);
+	void (*chunk)(void *arg, uint64_t c, bool good);
+	void (*stuck)(void *arg, uint64_t c);
+	void *arg;
+};
+
 struct fetch {
 	const struct mp_fetch_opts *o;
+	const struct fetch_driver *driver;   /* NULL: a plain fetch */
 	struct mp_fetch_result *res;
 	struct mp_fetch_net net;
 	size_t nmirrors;
@@ -119,8 +138,28 @@ enum mp_err mp_fetch_test_pause(struct fetch *f, const char *point, struct mp_er
 /* resume.c: chunks the record names, hashed again from the file. */
 enum mp_err mp_fetch_resume_check(struct fetch *f, struct mp_error *err);
 
+/* run.c: what a fetch and a mount from mirrors (remote.c) share. */
+/* The mirrors parsed, the local paths made (from o->out). */
+enum mp_err mp_fetch_setup(struct fetch *f, struct mp_error *err);
+/* curl's multi handle and the hashing threads, before the engine. */
+enum mp_err mp_fetch_transfer_start(struct fetch *f, struct mp_error *err);
+/* Every chunk passed: the sidecars beside OUT, OUT.partial renamed to OUT
+ * (descriptors open on it stay valid), opened again and checked. */
+enum mp_err mp_fetch_finish(struct fetch *f, struct mp_error *err);
+/* Everything f holds, freed (f itself not). */
+void mp_fetch_release(struct fetch *f);
+
 /* engine.c: step 5. */
 enum mp_err mp_fetch_engine(struct fetch *f, struct mp_error *err);
+/* The engine in steps, for a caller with a loop of its own (remote.c):
+ * begin once, a turn at a time (each waits at most wait_ms for curl),
+ * abandon what is in flight at the end. */
+enum mp_err mp_fetch_engine_begin(struct fetch *f, struct mp_error *err);
+enum mp_err mp_fetch_engine_turn(struct fetch *f, unsigned *in_flight, int wait_ms,
+				 struct mp_error *err);
+void mp_fetch_engine_abandon(struct fetch *f);
+/* Mirrors not refused or dropped. */
+unsigned mp_fetch_usable_mirrors(const struct fetch *f);
 /* Mirror m failed once: counted, dropped after MP_FETCH_DROP_AFTER. */
 void mp_fetch_mirror_failed(struct fetch *f, struct fetch_mirror *m, const char *why);
 /* mp_fetch_xfer_judge(), but a redirect loop named as one. */

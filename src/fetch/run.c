@@ -39,7 +39,7 @@ static void wake(void *arg)
 		curl_multi_wakeup(f->multi);
 }
 
-static enum mp_err setup(struct fetch *f, struct mp_error *err)
+enum mp_err mp_fetch_setup(struct fetch *f, struct mp_error *err)
 {
 	const struct mp_fetch_opts *o = f->o;
 	unsigned conns = o->connections ? o->connections : MP_FETCH_DEFAULT_CONNECTIONS;
@@ -120,7 +120,7 @@ static enum mp_err write_sidecars(struct fetch *f, struct mp_error *err)
 }
 
 /* Every chunk passed: OUT in place, opened again as a mount would. */
-static enum mp_err finish(struct fetch *f, struct mp_error *err)
+enum mp_err mp_fetch_finish(struct fetch *f, struct mp_error *err)
 {
 	struct mp_seal_layout l;
 	enum mp_err rc;
@@ -149,7 +149,7 @@ static enum mp_err finish(struct fetch *f, struct mp_error *err)
 	return rc;
 }
 
-static enum mp_err transfer(struct fetch *f, struct mp_error *err)
+enum mp_err mp_fetch_transfer_start(struct fetch *f, struct mp_error *err)
 {
 	unsigned threads = f->o->hash_threads ? f->o->hash_threads
 					      : (unsigned)sysconf(_SC_NPROCESSORS_ONLN);
@@ -158,15 +158,23 @@ static enum mp_err transfer(struct fetch *f, struct mp_error *err)
 	if (!(f->multi = curl_multi_init()))
 		return mp_fail(err, MP_E_NOMEM, "out of memory (curl_multi_init)");
 	if ((rc = mp_fetch_hashq_start(&f->hq, threads, f->seal, f->plan.bound, f->fd, f->partial,
-				       wake, f, err)) ||
-	    (rc = mp_fetch_resume_check(f, err)))
+				       wake, f, err)))
 		return rc;
 	mp_fetch_hashq_direct(f->hq, f->direct_fd);
+	return MP_OK;
+}
+
+static enum mp_err transfer(struct fetch *f, struct mp_error *err)
+{
+	enum mp_err rc;
+
+	if ((rc = mp_fetch_transfer_start(f, err)) || (rc = mp_fetch_resume_check(f, err)))
+		return rc;
 	f->t0 = mp_fetch_now();
 	return mp_fetch_engine(f, err);
 }
 
-static void release(struct fetch *f)
+void mp_fetch_release(struct fetch *f)
 {
 	mp_fetch_hashq_stop(f->hq);
 	if (f->multi)
@@ -203,16 +211,16 @@ enum mp_err mp_fetch_run(const struct mp_fetch_opts *o, struct mp_fetch_result *
 	f->o = o;
 	f->res = res;
 	f->fd = f->state_fd = f->lock_fd = f->direct_fd = -1;
-	if (!(rc = setup(f, err)) && !(rc = mp_fetch_mirrors_open(f, err)) &&
+	if (!(rc = mp_fetch_setup(f, err)) && !(rc = mp_fetch_mirrors_open(f, err)) &&
 	    !(rc = mp_fetch_local_open(f, err)) &&
 	    !(rc = mp_fetch_test_pause(f, "partial", err)) && !(rc = mp_fetch_head(f, err)) &&
 	    !(rc = transfer(f, err)))
-		rc = finish(f, err);
+		rc = mp_fetch_finish(f, err);
 	res->chunk_count = f->seal ? f->seal->chunk_count : 0;
 	res->pack_path = f->out ? strdup(f->out) : NULL;
 	res->manifest_path = f->manifest_out ? strdup(f->manifest_out) : NULL;
 	res->seconds = mp_fetch_now() - t0;
-	release(f);
+	mp_fetch_release(f);
 	free(f);
 	return rc;
 }

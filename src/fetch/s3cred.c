@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "fetch/s3cred.h"
@@ -72,4 +73,38 @@ bool mp_fetch_s3_creds_parse(const char *text, size_t len, const char *profile,
 		}
 	}
 	return out->key_id[0] && out->secret[0];
+}
+
+void mp_fetch_s3_creds_load(struct mp_fetch_s3_creds *out, char *from, size_t from_len)
+{
+	const char *id = getenv("AWS_ACCESS_KEY_ID"), *secret = getenv("AWS_SECRET_ACCESS_KEY");
+	const char *file = getenv("AWS_SHARED_CREDENTIALS_FILE"), *home = getenv("HOME");
+	const char *profile = getenv("AWS_PROFILE");
+	char path[4096], *text = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	memset(out, 0, sizeof *out);
+	snprintf(from, from_len, "%s", "");
+	if (id && *id && secret && *secret) {
+		snprintf(from, from_len, "AWS_ACCESS_KEY_ID");
+		snprintf(out->key_id, sizeof out->key_id, "%s", id);
+		snprintf(out->secret, sizeof out->secret, "%s", secret);
+		snprintf(out->token, sizeof out->token, "%s",
+			 getenv("AWS_SESSION_TOKEN") ? getenv("AWS_SESSION_TOKEN") : "");
+		return;
+	}
+	snprintf(path, sizeof path, "%s", file ? file : "");
+	if (!file && home)
+		snprintf(path, sizeof path, "%s/.aws/credentials", home);
+	f = path[0] ? fopen(path, "re") : NULL;
+	/* a credentials file is small: the first MiB is read */
+	if (f && (text = malloc(1u << 20)))
+		len = fread(text, 1, (1u << 20) - 1, f);
+	if (text && mp_fetch_s3_creds_parse(text, len, profile, out))
+		snprintf(from, from_len, "profile \"%.64s\" of %.4000s",
+			 profile && *profile ? profile : "default", path);
+	if (f)
+		fclose(f);
+	free(text);
 }

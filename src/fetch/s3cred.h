@@ -24,4 +24,13 @@ struct mp_fetch_s3_creds {
 bool mp_fetch_s3_creds_parse(const char *text, size_t len, const char *profile,
 			     struct mp_fetch_s3_creds *out);
 
+/*
+ * The credentials as the AWS tools find them: AWS_ACCESS_KEY_ID and
+ * AWS_SECRET_ACCESS_KEY (and AWS_SESSION_TOKEN) when both are set, else
+ * the AWS_PROFILE (or default) section of AWS_SHARED_CREDENTIALS_FILE
+ * (or ~/.aws/credentials).  from: where they came from, for messages ("" when
+ * none was found: *out is then empty too).
+ */
+void mp_fetch_s3_creds_load(struct mp_fetch_s3_creds *out, char *from, size_t from_len);
+
 #endif

@@ -4,6 +4,7 @@
 #include "config.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -153,4 +154,23 @@ bool mp_fetch_source_beside(const struct mp_fetch_source *s, const char *suffix,
 		  : snprintf(buf, size, "%s%s", s->url, suffix);
 
 	return fits(buf, size, n);
+}
+
+char *mp_fetch_source_name(const char *src)
+{
+	const char *end = src + strcspn(src, "?#"), *base = end;
+
+	while (base > src && base[-1] != '/')
+		base--;
+	return base < end ? strndup(base, (size_t)(end - base)) : NULL;
+}
+
+const char *mp_fetch_ca_file_default(void)
+{
+	const char *env[] = {"CURL_CA_BUNDLE", "SSL_CERT_FILE"};
+
+	for (size_t i = 0; i < sizeof env / sizeof *env; i++)
+		if (getenv(env[i]) && *getenv(env[i]))
+			return getenv(env[i]);
+	return NULL;
 }

@@ -57,4 +57,13 @@ enum mp_err mp_fetch_source_parse(const char *text, const struct mp_fetch_s3_con
 bool mp_fetch_source_beside(const struct mp_fetch_source *s, const char *suffix, char *buf,
 			    size_t size);
 
+/* The file name of a source's URL (its last path component, without a
+ * query), malloc'd; NULL when it has none (or out of memory). */
+char *mp_fetch_source_name(const char *src);
+
+/* The CA file https trusts when none is given, as curl(1) picks it:
+ * CURL_CA_BUNDLE, else SSL_CERT_FILE, else NULL (libcurl's built-in
+ * bundle).  libcurl reads none of these variables by itself. */
+const char *mp_fetch_ca_file_default(void);
+
 #endif

@@ -456,6 +456,47 @@ static void render_storage(struct out *o, const struct mp_metrics_storage *st)
 			 st->bytes[m]);
 }
 
+/* A pack from its mirrors (moepackfs SOURCE ... -o cache=DIR) only. */
+static void render_remote(struct out *o, const struct mp_status_remote *r)
+{
+	if (!r)
+		return;
+	series(o, "moepackfs_remote_chunks", "gauge", "Chunks of the pack's seal.", r->chunks);
+	series(o, "moepackfs_remote_chunks_local", "gauge",
+	       "Chunks checked and written into the cache file so far.", r->chunks_local);
+	series(o, "moepackfs_remote_bytes_local", "gauge",
+	       "Bytes of those chunks (the fill's progress against the pack size).",
+	       r->bytes_local);
+	series(o, "moepackfs_remote_fill_complete", "gauge",
+	       "1 once the cache file is the whole pack, renamed into place.",
+	       r->complete ? 1 : 0);
+	series(o, "moepackfs_remote_chunks_fetched_total", "counter",
+	       "Chunks fetched from mirrors that matched the seal.", r->chunks_fetched);
+	series(o, "moepackfs_remote_chunks_refetched_total", "counter",
+	       "Chunks asked for again after a mirror sent bytes the seal refused.",
+	       r->chunks_refetched);
+	series(o, "moepackfs_remote_demand_waits_total", "counter",
+	       "Reads that waited for a chunk to be fetched.", r->demand_waits);
+	series(o, "moepackfs_remote_demand_failed_total", "counter",
+	       "Of those, reads that failed with EIO (no mirror in -o remote_timeout).",
+	       r->demand_failed);
+	family(o, "moepackfs_remote_demand_wait_seconds", "gauge",
+	       "A read's wait for its chunk, p50 and p99 (upper bound of its bucket).");
+	emit(o, "moepackfs_remote_demand_wait_seconds{%s,quantile=\"0.5\"} %.6f\n", o->mount,
+	     r->demand_p50);
+	emit(o, "moepackfs_remote_demand_wait_seconds{%s,quantile=\"0.99\"} %.6f\n", o->mount,
+	     r->demand_p99);
+	family(o, "moepackfs_remote_mirror_bytes_total", "counter", "Bytes each mirror sent.");
+	for (unsigned i = 0; i < r->nmirrors; i++)
+		sample_l(o, "moepackfs_remote_mirror_bytes_total", "mirror", r->mirrors[i].source,
+			 r->mirrors[i].bytes);
+	family(o, "moepackfs_remote_mirror_failures_total", "counter",
+	       "Requests to each mirror that failed, and chunks it sent that the seal refused.");
+	for (unsigned i = 0; i < r->nmirrors; i++)
+		sample_l(o, "moepackfs_remote_mirror_failures_total", "mirror",
+			 r->mirrors[i].source, r->mirrors[i].failures + r->mirrors[i].chunks_bad);
+}
+
 static void render_file(struct out *o, const struct mp_metrics_info *info)
 {
 	series(o, "moepackfs_metrics_file_writes_total", "counter",
@@ -477,6 +518,7 @@ static void render_all(struct out *o, const struct mp_stats *stats, const struct
 	render_scan(o, info->scan);
 	render_seal(o, &info->seal);
 	render_storage(o, &info->storage);
+	render_remote(o, info->remote);
 	render_file(o, info);
 }
 

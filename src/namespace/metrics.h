@@ -132,6 +132,7 @@ struct mp_metrics_info {
 	struct mp_metrics_storage storage;
 	uint64_t file_writes;         /* -o metrics_file: rewrites done */
 	uint64_t file_write_errors;   /* and failed */
+	const struct mp_status_remote *remote; /* NULL: a local pack */
 };
 
 /*

@@ -57,6 +57,7 @@ void mp_snap_metrics_info(const struct mp_snap_source *src, const struct mp_snap
 		.scan = src->scan,
 		.file_writes = m->file_writes,
 		.file_write_errors = m->file_write_errors,
+		.remote = m->remote,
 	};
 	if (mi->uptime < 0)
 		mi->uptime = 0;
@@ -92,6 +93,7 @@ static struct mp_status_snap *render_status(const struct mp_snap_source *src,
 	info.ndaemon_warnings = m->nwarnings;
 	info.daemon_warnings = m->warnings;
 	info.max_len = mp_stats_max_len(src->stats->layer_count);
+	info.remote = m->remote;
 	if (src->seal && info.seal) {
 		seal = *info.seal;
 		seal.cache_budget = src->seal->cache.budget;

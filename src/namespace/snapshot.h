@@ -55,6 +55,7 @@ struct mp_snap_moment {
 	unsigned nwarnings;                   /* the daemon's own warnings */
 	const char (*warnings)[MP_MSG_MAX];
 	uint64_t file_writes, file_write_errors;  /* -o metrics_file */
+	const struct mp_status_remote *remote;    /* NULL: a local pack */
 };
 
 /* The facts of the metrics report at this moment (uptime, RSS: now). */

@@ -294,6 +294,62 @@ static json_t *render_seal(const struct mp_status_seal *s, bool *ok)
 	return obj;
 }
 
+static json_t *render_remote_mirror(const struct mp_status_remote_mirror *m, bool *ok)
+{
+	json_t *obj = json_object();
+
+	if (!obj) {
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "source", jtext(m->source, MP_STATUS_PATH_MAX), ok);
+	put(obj, "bytes", jint(m->bytes), ok);
+	put(obj, "failures", jint(m->failures), ok);
+	put(obj, "chunks_good", jint(m->chunks_good), ok);
+	put(obj, "chunks_bad", jint(m->chunks_bad), ok);
+	put(obj, "dropped", json_boolean(m->dropped), ok);
+	put(obj, "liar", json_boolean(m->liar), ok);
+	return obj;
+}
+
+/* A pack from its mirrors: the fill, the readers' waits, each mirror. */
+static json_t *render_remote(const struct mp_status_remote *r, bool *ok)
+{
+	json_t *obj, *mirrors;
+
+	if (!r)
+		return json_null();
+	obj = json_object();
+	mirrors = json_array();
+	if (!obj || !mirrors) {
+		json_decref(obj);
+		json_decref(mirrors);
+		*ok = false;
+		return NULL;
+	}
+	put(obj, "source", jtext(r->source, MP_STATUS_PATH_MAX), ok);
+	put(obj, "cache", jtext(r->cache_path, MP_STATUS_PATH_MAX), ok);
+	put(obj, "fill", json_boolean(r->fill), ok);
+	put(obj, "complete", json_boolean(r->complete), ok);
+	put(obj, "chunks", jint(r->chunks), ok);
+	put(obj, "chunks_local", jint(r->chunks_local), ok);
+	put(obj, "bytes_local", jint(r->bytes_local), ok);
+	put(obj, "pack_size", jint(r->pack_size), ok);
+	put(obj, "chunks_fetched", jint(r->chunks_fetched), ok);
+	put(obj, "chunks_refetched", jint(r->chunks_refetched), ok);
+	put(obj, "chunks_kept", jint(r->chunks_kept), ok);
+	put(obj, "bytes_fetched", jint(r->bytes_fetched), ok);
+	put(obj, "demand_waits", jint(r->demand_waits), ok);
+	put(obj, "demand_failed", jint(r->demand_failed), ok);
+	put(obj, "demand_wait_p50_seconds", json_real(r->demand_p50), ok);
+	put(obj, "demand_wait_p99_seconds", json_real(r->demand_p99), ok);
+	for (unsigned i = 0; i < r->nmirrors && i < MP_STATUS_REMOTE_MIRRORS; i++)
+		if (json_array_append_new(mirrors, render_remote_mirror(&r->mirrors[i], ok)))
+			*ok = false;
+	put(obj, "mirrors", mirrors, ok);
+	return obj;
+}
+
 /* How pack bytes come from storage: which ways work, and bytes read each way. */
 static json_t *render_storage(const struct mp_storage *st, bool *ok)
 {
@@ -396,6 +452,7 @@ static void put_state(json_t *root, const struct mp_status_info *info, bool brie
 	put(root, "pack_change", render_change(info->change, ok), ok);
 	put(root, "lease", render_lease(info, ok), ok);
 	put(root, "seal", render_seal(info->seal, ok), ok);
+	put(root, "remote", render_remote(info->remote, ok), ok);
 	put(root, "verify", jstr(info->verify), ok);
 	put(root, "full_digest_checked", json_boolean(info->full_digest_checked), ok);
 	put(root, "dequant", json_boolean(info->dequant), ok);

@@ -76,6 +76,25 @@ struct mp_status_seal {
 	uint64_t cache_hits, cache_misses;
 };
 
+/* A pack from its mirrors (moepackfs SOURCE ... -o cache=DIR): the fill,
+ * as the daemon read it for one snapshot. */
+#define MP_STATUS_REMOTE_MIRRORS 16
+struct mp_status_remote {
+	const char *source;           /* SOURCE as given */
+	const char *cache_path;       /* DIR/NAME.pack.partial, then DIR/NAME.pack */
+	bool fill, complete;          /* -o fill not off; the pack in place */
+	uint64_t pack_size, chunks, chunks_local, bytes_local;
+	uint64_t chunks_fetched, chunks_refetched, chunks_kept, bytes_fetched;
+	uint64_t demand_waits, demand_failed;   /* readers that waited; of those, EIO */
+	double demand_p50, demand_p99;          /* seconds, of the waits that ended well */
+	unsigned nmirrors;
+	struct mp_status_remote_mirror {
+		const char *source;
+		uint64_t bytes, failures, chunks_good, chunks_bad;
+		bool dropped, liar;
+	} mirrors[MP_STATUS_REMOTE_MIRRORS];
+};
+
 /* Warnings of the daemon itself (read-ahead, mount point), after the pack's. */
 #define MP_STATUS_DAEMON_WARNINGS 4
 
@@ -109,6 +128,7 @@ struct mp_status_info {
 	const char *lease;
 	const char *lease_reason;
 	const struct mp_status_seal *seal;     /* NULL: not verify=seal or entries */
+	const struct mp_status_remote *remote; /* NULL: a local pack */
 	size_t max_len;               /* longest report, 0: no limit */
 };
 

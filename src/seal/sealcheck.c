@@ -102,7 +102,9 @@ static void load_entry(struct mp_sealcheck *sc, struct mp_chunk_entry *e,
 
 	mp_seal_chunk_get(sc->layout, e->chunk, &ch);
 	e->len = (size_t)ch.len;
-	if (mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf, &e->data) != 0) {
+	/* a chunk not local yet (a mount from mirrors) is fetched first */
+	if ((sc->want && sc->want(sc->want_arg, e->chunk, !ahead) != 0) ||
+	    mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf, &e->data) != 0) {
 		mp_chunkcache_settle(&sc->cache, e, MP_CE_IOERR);
 		return;
 	}
@@ -356,6 +358,10 @@ static void check_ahead(struct mp_sealcheck *sc, uint64_t chunk, enum mp_fill_mo
 	struct mp_chunk_entry *e;
 
 	if (mp_sealcheck_is_bad(sc, chunk))
+		return;
+	/* a chunk not local is only asked for: claimed here, a reader that
+	 * came for it meanwhile would share a load that cannot succeed */
+	if (sc->want && sc->want(sc->want_arg, chunk, false) != 0)
 		return;
 	switch (mp_chunkcache_get(&sc->cache, chunk, true, &e)) {
 	case MP_CHUNK_CLAIMED:

@@ -99,8 +99,22 @@ struct mp_sealwork {
 	_Atomic bool running;
 };
 
+/*
+ * Called before a chunk is read from storage, from the thread that reads
+ * it: make chunk c's bytes local (a mount from mirrors fetches it, checked,
+ * into the pack file).  0, or an errno: the load fails as a read error
+ * does (the next read tries again).  wait is false when checking ahead,
+ * before the chunk is claimed: a chunk not local is only asked for
+ * (EAGAIN) and not checked ahead, so that no reader waits behind a load
+ * nobody asked for yet.  The seal's check of the read is
+ * the same either way.
+ */
+typedef int (*mp_sealcheck_want_fn)(void *arg, uint64_t chunk, bool wait);
+
 struct mp_sealcheck {
 	const struct mp_seal *seal;
+	mp_sealcheck_want_fn want;       /* NULL: every chunk is local */
+	void *want_arg;
 	const struct mp_seal_layout *layout;
 	struct mp_storage *storage;
 	_Atomic uint8_t *bad;            /* per chunk: 0, or bad (reported or not) */

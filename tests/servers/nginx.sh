@@ -26,6 +26,9 @@
 # stop: TERM to nginx, KILL whatever still runs after RIG_WAIT seconds;
 # exits 1 if something had to be killed.  STATE and its logs are kept.
 #
+# NGINX_PORTS="HTTP HTTPS WRONG" starts it on those ports instead: a test
+# that stopped it starts it again where its clients look for it.
+#
 # nginx runs with `daemon off` under `timeout` (RIG_LIFETIME, default
 # 3600 s; see rig.sh), so it never outlives a test by more than that.
 # As root, its worker runs as root too: the test directories are private
@@ -151,7 +154,7 @@ start() {
 	# A port the kernel handed out may be taken before nginx binds it:
 	# then nginx exits at once, and another three are tried.
 	for _ in 1 2 3; do
-		ports=$(rig_free_ports 3) || rig_die "no free port"
+		ports=${NGINX_PORTS:-$(rig_free_ports 3)} || rig_die "no free port"
 		set -- $ports
 		http_port=$1 https_port=$2 wrong_port=$3
 		write_conf
