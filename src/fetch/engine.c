@@ -308,6 +308,10 @@ static enum mp_err hashed(struct fetch *f, struct mp_fetch_job *j, struct mp_err
 
 		snprintf(why, sizeof why, "%" PRIu64 " chunks did not match the seal", j->failed);
 		mp_fetch_mirror_failed(f, m, why);
+		/* a mount serves readers who wait: a mirror that lied once is not
+		 * asked again (a fetch allows MP_FETCH_DROP_AFTER in a row) */
+		if (f->driver)
+			mp_fetch_mirror_drop(f, m, why);
 	} else if (rc == MP_OK) {
 		m->fails_in_row = 0;
 		m->backoff_level = 0;

@@ -235,6 +235,7 @@ static void said_failed(struct mp_remote *r, uint64_t c, double seconds)
 int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 {
 	double t0, until;
+	bool stopping;
 	int rc = 0;
 
 	if (c >= r->f.seal->chunk_count || atomic_load(&r->local[c]))
@@ -265,8 +266,9 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 		pthread_cond_timedwait(&r->changed, &r->lock, &ts);
 	}
 	count_wait(r, mp_fetch_now() - t0, rc == 0);
+	stopping = r->stopping;
 	pthread_mutex_unlock(&r->lock);
-	if (rc && !r->stopping)
+	if (rc && !stopping)
 		said_failed(r, c, mp_fetch_now() - t0);
 	return rc;
 }

@@ -174,3 +174,13 @@ const char *mp_fetch_ca_file_default(void)
 			return getenv(env[i]);
 	return NULL;
 }
+
+struct mp_fetch_s3_config mp_fetch_s3_config_from_env(void)
+{
+	const char *region = getenv("AWS_REGION");
+
+	if (!region || !*region)
+		region = getenv("AWS_DEFAULT_REGION");
+	return (struct mp_fetch_s3_config){.endpoint = getenv("AWS_ENDPOINT_URL"),
+					   .region = region && *region ? region : NULL};
+}

@@ -66,4 +66,8 @@ char *mp_fetch_source_name(const char *src);
  * bundle).  libcurl reads none of these variables by itself. */
 const char *mp_fetch_ca_file_default(void);
 
+/* The S3 endpoint and region as the AWS tools read them from the
+ * environment: AWS_ENDPOINT_URL; AWS_REGION, else AWS_DEFAULT_REGION. */
+struct mp_fetch_s3_config mp_fetch_s3_config_from_env(void);
+
 #endif
