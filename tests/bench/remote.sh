@@ -3,7 +3,8 @@
 # MOUNTPOINT -o cache=DIR), against the same pack mounted locally and
 # against `moepack fetch` of it, all from one loopback nginx
 # (tests/servers/nginx.sh).  Not part of `make bench` (run.sh): run it by
-# hand from the build directory, as root:
+# hand from the build directory, as root (rows R1 and R2 are also make
+# bench's rows 29-30, on the bench's 8.8 GB pack):
 #
 #   top_builddir=. top_srcdir=.. sh ../tests/bench/remote.sh
 #

@@ -24,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30}
 # Rounds of the hot-path rows (17-21): each a cold pass of every side.
 HOT_ROUNDS=${HOT_ROUNDS:-3}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
@@ -1079,7 +1079,7 @@ fi
 # dropped before every pass; outputs removed after each.  nginx, the
 # client and the hashing share the machine's CPUs, so each pass's notes
 # give the client's CPU seconds (user + system) and nginx's.
-if want_row 25 || want_row 26 || want_row 27 || want_row 28; then
+if want_row 25 || want_row 26 || want_row 27 || want_row 28 || want_row 29 || want_row 30; then
 	command -v aria2c >/dev/null || die "aria2c is not installed (apt-get install aria2)"
 	command -v curl >/dev/null || die "curl is not installed"
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
@@ -1166,6 +1166,39 @@ if want_row 25 || want_row 26 || want_row 27 || want_row 28; then
 	tc=$SECS
 	[ "$(stat -c %s "$FOUT"/c.* | awk '{ t += $1 } END { printf "%.0f", t }')" -eq "$size" ] || die "curl x16 fetched the wrong size"
 	rm -f "$FOUT"/*
+	# Rows 29-30: the same pack mounted from the same nginx (moepackfs URL
+	# MOUNTPOINT -o cache=DIR): the mount's time (manifest, seal, signature,
+	# head fetched and checked, the pack validated) against a local mount
+	# of the pack, verify=seal both; and the time from the mount's start to
+	# DIR/NAME.pack in place, against the fetch above.
+	if want_row 29 || want_row 30; then
+		MR=$BENCH_DIR/mnt-remote
+		unmount "$MR"
+		mkdir -p "$MR"
+		drop_caches
+		t0=$(date +%s.%N)
+		"$MOEPACKFS" -o verify=seal "$HOT" "$MR" >&2 || die "moepackfs $HOT failed"
+		tl=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+		unmount "$MR"
+		drop_caches
+		t0=$(date +%s.%N)
+		"$MOEPACKFS" -o "cache=$FOUT,trust=$FK.pub" "$URL" "$MR" >&2 ||
+			die "moepackfs $URL failed"
+		tr=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+		FILLED=$FOUT/$(basename "$HOT")
+		# the fill's end, polled every 50 ms (bounded: an hour)
+		n=0
+		while { [ ! -f "$FILLED" ] || [ -e "$FILLED.partial" ]; } && [ "$n" -lt 72000 ]; do
+			sleep 0.05
+			n=$((n + 1))
+		done
+		tf=$(awk -v a="$t0" -v b="$(date +%s.%N)" 'BEGIN { printf "%.2f", b - a }')
+		unmount "$MR"
+		[ ! -e "$FILLED.partial" ] || die "the remote mount's fill did not end in an hour"
+		cmp -s "$HOT" "$FILLED" || die "the remote mount's filled pack differs"
+		rm -f "$FOUT"/*
+		echo "remote mount: mounted in $tr s (local $tl s), filled in $tf s ($(calc "$size / $tf / 1e6" 0) MB/s)" >>"$NOTES"
+	fi
 	sh "$top_srcdir/tests/servers/nginx.sh" stop "$FNS" >/dev/null || :
 	echo "fetch bench: $size bytes from nginx on 127.0.0.1; aria2c -x16 -s16 -k1M $ta s + verify --seal $tv s; aria2c -x16 -s16 $ta2 s; curl x16 $tc s; fetch default --connections $def" >>"$NOTES"
 	if want_row 25; then
@@ -1188,6 +1221,15 @@ if want_row 25 || want_row 26 || want_row 27 || want_row 28; then
 		row "28. fetch peak RSS, --connections $def (runs capped at 128 MiB)" "$rm_mb MB" \
 			"$(calc "$(eval "echo \$rss_aria2c") * 1024 / 1e6" 0) MB (aria2c)" "-" "<= 256 MB" \
 			"$result"
+	fi
+	if want_row 29; then
+		result=$(awk -v v="$tr" 'BEGIN { print (v <= 2) ? "PASS" : "MISS" }')
+		row "29. mount from nginx (manifest, seal, signature, head, validation) vs local, verify=seal" \
+			"$tr s" "$tl s" "$(calc "$tr / $tl")" "<= 2 s" "$result"
+	fi
+	if want_row 30; then
+		ratio_row "30. fill of a mount from nginx (mount to pack in place) vs moepack fetch" \
+			"$(calc "$size / $tf / 1e6")" "$(calc "$size / $fdef / 1e6")" 0.9
 	fi
 fi
 
