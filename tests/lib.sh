@@ -255,6 +255,14 @@ _lib_mounted_or_gone() {
 	is_mounted "$1" || exited "$2"
 }
 
+# unmount_when_free MNT: fusermount3 -u MNT, tried again while it fails
+# (EBUSY: a reader that has just ended, or a `moepack top` between two
+# reads of status.json, still holds a file of the mount) until TEST_WAIT
+# passes; 1 if it never worked.
+unmount_when_free() {
+	wait_until "$TEST_WAIT" fusermount3 -u "$1"
+}
+
 # fg_unmount MNT [PID]: unmount MNT, a moepackfs -f job PID (FG_PID by
 # default), and reap PID; FG_STATUS is its exit status.  fusermount3 -u
 # fails with EBUSY while a reader that has just ended still holds files of
@@ -265,7 +273,7 @@ _lib_mounted_or_gone() {
 # failed check, and returns 1.
 fg_unmount() {
 	_lib_m=$1 _lib_pid=${2:-$FG_PID} _lib_rc=0
-	if ! wait_until "$TEST_WAIT" fusermount3 -u "$_lib_m"; then
+	if ! unmount_when_free "$_lib_m"; then
 		fusermount3 -uz "$_lib_m" 2>/dev/null
 		fail "unmount $_lib_m" "busy for $TEST_WAIT s"
 		_lib_rc=1
