@@ -182,6 +182,45 @@ START_TEST(test_plan_gaps_and_long_chunks)
 }
 END_TEST
 
+/* A run from a chosen chunk (the hot ones first), and a held chunk lost. */
+START_TEST(test_plan_run_from_and_lost)
+{
+	struct mp_fetch_plan p;
+	struct mp_fetch_run r;
+
+	make_plan(&p, 3 * MiB);
+	mp_fetch_plan_held(&p, 8);
+	ck_assert(mp_fetch_plan_run_from(&p, 6, &r));
+	ck_assert_uint_eq(r.first, 6);
+	ck_assert_uint_eq(r.count, 2);     /* stops at the held chunk 8 */
+	ck_assert(!mp_fetch_plan_run_from(&p, 6, &r)); /* in flight now */
+	ck_assert(!mp_fetch_plan_run_from(&p, 8, &r)); /* held */
+	ck_assert(!mp_fetch_plan_run_from(&p, 10, &r)); /* past the end */
+	/* the file-order search has not moved: it starts at chunk 0 */
+	ck_assert(mp_fetch_plan_next(&p, &r));
+	ck_assert_uint_eq(r.first, 0);
+	ck_assert(mp_fetch_plan_next(&p, &r));
+	ck_assert_uint_eq(r.first, 3);
+	ck_assert_uint_eq(r.first + r.count, 6);  /* up to the run taken */
+	ck_assert(mp_fetch_plan_next(&p, &r));
+	ck_assert_uint_eq(r.first, 9);
+	ck_assert(!mp_fetch_plan_next(&p, &r));
+	for (uint64_t c = 0; c < 10; c++)
+		mp_fetch_plan_held(&p, c);
+	ck_assert(mp_fetch_plan_done(&p));
+	mp_fetch_plan_lost(&p, 2);
+	mp_fetch_plan_lost(&p, 2);     /* twice counts once */
+	mp_fetch_plan_missing(&p, 3);  /* held stays held for a failed run */
+	ck_assert(!mp_fetch_plan_done(&p));
+	ck_assert_uint_eq(p.held, 9);
+	ck_assert_uint_eq(p.held_bytes, p.bound[10] - MiB);
+	ck_assert(mp_fetch_plan_next(&p, &r));
+	ck_assert_uint_eq(r.first, 2);
+	ck_assert_uint_eq(r.count, 1);
+	mp_fetch_plan_free(&p);
+}
+END_TEST
+
 START_TEST(test_plan_refusals)
 {
 	struct mp_fetch_plan p;
@@ -272,6 +311,7 @@ static Suite *fetch_suite(void)
 	tc = tcase_create("plan");
 	tcase_add_test(tc, test_plan_runs);
 	tcase_add_test(tc, test_plan_gaps_and_long_chunks);
+	tcase_add_test(tc, test_plan_run_from_and_lost);
 	tcase_add_test(tc, test_plan_refusals);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("hashq");

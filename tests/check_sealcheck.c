@@ -389,6 +389,69 @@ START_TEST(test_every_fill_is_checked)
 }
 END_TEST
 
+/* A refetch hook: how often it was called, and whether it mends the file. */
+struct refetch_log {
+	struct sc_fixture *f;
+	unsigned calls;
+	uint64_t chunk;
+	bool mend, answer;
+};
+
+static bool refetch_hook(void *arg, uint64_t chunk)
+{
+	struct refetch_log *log = arg;
+	struct mp_seal_chunk ch;
+
+	log->calls++;
+	log->chunk = chunk;
+	mp_seal_chunk_get(&log->f->layout, chunk, &ch);
+	if (log->mend)
+		ck_assert_int_eq(pwrite(log->f->fd, log->f->bytes + ch.offset, ch.len,
+					(off_t)ch.offset), (ssize_t)ch.len);
+	return log->answer;
+}
+
+START_TEST(test_refetch_mends_or_fails_once)
+{
+	struct sc_fixture f;
+	struct refetch_log log = {.f = &f, .mend = true, .answer = true};
+	uint64_t pos = HEAD + 100000 + 5, bad = 0, chunk;
+	bool found;
+
+	setup(&f, 0);
+	f.sc.refetch = refetch_hook;
+	f.sc.want_arg = &log;
+	chunk = mp_seal_chunk_at(&f.layout, pos + 10);
+	/* bytes lost on disk, mended by the hook: served, not bad */
+	rot_byte(&f, pos + 10);
+	fill_ok(&f, pos, 1000, MP_FILL_DIRECT);
+	ck_assert_uint_eq(log.calls, 1);
+	ck_assert_uint_eq(log.chunk, chunk);
+	ck_assert_uint_eq(counter(&f.sc.count.failed), 0);
+	ck_assert(!mp_sealcheck_is_bad(&f.sc, chunk));
+	/* a hook that says it mended but did not: asked once, then bad */
+	rot_byte(&f, pos + 20);
+	log = (struct refetch_log){.f = &f, .mend = false, .answer = true};
+	ck_assert_int_eq(fill_check(&f, pos, 1000, MP_FILL_UNCACHED, &bad, &found),
+			 MP_SEALREAD_BAD);
+	ck_assert_uint_eq(log.calls, 1);
+	ck_assert_uint_eq(bad, chunk);
+	ck_assert_uint_eq(counter(&f.sc.count.failed), 1);
+	teardown(&f);
+	/* a hook that cannot: bad at once */
+	setup(&f, 0);
+	log = (struct refetch_log){.f = &f, .mend = true, .answer = false};
+	f.sc.refetch = refetch_hook;
+	f.sc.want_arg = &log;
+	rot_byte(&f, pos + 10);
+	ck_assert_int_eq(fill_check(&f, pos, 1000, MP_FILL_BUFFERED, &bad, &found),
+			 MP_SEALREAD_BAD);
+	ck_assert_uint_eq(log.calls, 1);
+	ck_assert(mp_sealcheck_is_bad(&f.sc, chunk));
+	teardown(&f);
+}
+END_TEST
+
 START_TEST(test_cache_spares_the_rehash)
 {
 	struct sc_fixture f;
@@ -606,6 +669,7 @@ static Suite *sealcheck_suite(void)
 	tcase_add_test(cache, test_cache_keeps_few_large_buffers);
 	tcase_add_test(fills, test_fill_serves_the_hashed_bytes);
 	tcase_add_test(fills, test_every_fill_is_checked);
+	tcase_add_test(fills, test_refetch_mends_or_fails_once);
 	tcase_add_test(fills, test_cache_spares_the_rehash);
 	tcase_add_test(fills, test_concurrent_fills_hash_once);
 	tcase_add_test(fills, test_read_error_retries);

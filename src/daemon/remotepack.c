@@ -237,9 +237,15 @@ static int want_chunk(void *arg, uint64_t chunk, bool wait)
 	return mp_remote_make_local(arg, chunk, wait);
 }
 
+static bool refetch_chunk(void *arg, uint64_t chunk)
+{
+	return mp_remote_refetch(arg, chunk);
+}
+
 void daemon_remote_hook(struct daemon *d)
 {
 	d->check.want = want_chunk;
+	d->check.refetch = refetch_chunk;
 	d->check.want_arg = d->remote;
 }
 

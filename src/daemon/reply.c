@@ -345,6 +345,13 @@ void mp_fs_reply_pack_range(fuse_req_t req, struct mp_fs *fs, const struct mp_no
 		mp_stats_count_pack(&fs->stats, size);
 	else
 		mp_stats_count_object(&fs->stats, n->object, size);
+	/* a pack from mirrors: the rest of this expert is filled next */
+	if (fs->remote && n->kind != MP_NODE_PACK) {
+		uint64_t ooff, olen;
+
+		mp_pack_object_range(fs->pack, n->object, &ooff, &olen);
+		mp_remote_hint(fs->remote, ooff, olen);
+	}
 
 	if (fs->seal) {
 		/* first, so the chunks after these are checked while these are */

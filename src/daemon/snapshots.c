@@ -34,6 +34,9 @@ static void snap_source(const struct mp_fs *fs, struct mp_snap_source *src,
 	};
 }
 
+_Static_assert(MP_STATUS_REMOTE_MIRRORS >= MP_REMOTE_STATS_MIRRORS,
+	       "status.json shows every mirror of a mount");
+
 /* The fill of a pack from mirrors, as status.json and the metrics show it. */
 static void remote_status(const struct mp_fs *fs, const struct mp_remote_stats *s,
 			  struct mp_status_remote *out)
@@ -48,7 +51,7 @@ static void remote_status(const struct mp_fs *fs, const struct mp_remote_stats *
 		.demand_failed = s->demand_failed, .demand_p50 = s->demand_p50,
 		.demand_p99 = s->demand_p99, .nmirrors = (unsigned)s->nmirrors,
 	};
-	for (size_t i = 0; i < s->nmirrors && i < MP_STATUS_REMOTE_MIRRORS; i++) {
+	for (size_t i = 0; i < s->nmirrors; i++) {
 		const struct mp_remote_mirror_stats *m = &s->mirrors[i];
 
 		out->mirrors[i] = (struct mp_status_remote_mirror){

@@ -83,22 +83,38 @@ static uint64_t find_missing(const struct mp_fetch_plan *p, uint64_t from)
 	return from;
 }
 
-bool mp_fetch_plan_next(struct mp_fetch_plan *p, struct mp_fetch_run *run)
+/* Missing chunk c and those after it that fit in one run, in flight;
+ * returns the chunk after the run. */
+static uint64_t take_run(struct mp_fetch_plan *p, uint64_t c, struct mp_fetch_run *run)
 {
-	uint64_t c = find_missing(p, p->cursor), end;
+	uint64_t end = c + 1;
 
-	if (c == p->chunk_count)
-		c = find_missing(p, 0);
-	if (c == p->chunk_count)
-		return false;
-	end = c + 1;
 	while (end < p->chunk_count && p->state[end] == MP_CHUNK_MISSING &&
 	       p->bound[end + 1] - p->bound[c] <= p->max_bytes)
 		end++;
 	for (uint64_t i = c; i < end; i++)
 		p->state[i] = MP_CHUNK_FLIGHT;
-	p->cursor = end;
 	mp_fetch_plan_run_of(p, c, end - c, run);
+	return end;
+}
+
+bool mp_fetch_plan_next(struct mp_fetch_plan *p, struct mp_fetch_run *run)
+{
+	uint64_t c = find_missing(p, p->cursor);
+
+	if (c == p->chunk_count)
+		c = find_missing(p, 0);
+	if (c == p->chunk_count)
+		return false;
+	p->cursor = take_run(p, c, run);
+	return true;
+}
+
+bool mp_fetch_plan_run_from(struct mp_fetch_plan *p, uint64_t c, struct mp_fetch_run *run)
+{
+	if (c >= p->chunk_count || p->state[c] != MP_CHUNK_MISSING)
+		return false;
+	take_run(p, c, run);
 	return true;
 }
 
@@ -115,6 +131,17 @@ void mp_fetch_plan_missing(struct mp_fetch_plan *p, uint64_t c)
 {
 	if (p->state[c] == MP_CHUNK_HELD)
 		return;
+	p->state[c] = MP_CHUNK_MISSING;
+	if (c < p->cursor)
+		p->cursor = c;
+}
+
+void mp_fetch_plan_lost(struct mp_fetch_plan *p, uint64_t c)
+{
+	if (p->state[c] != MP_CHUNK_HELD)
+		return;
+	p->held--;
+	p->held_bytes -= p->bound[c + 1] - p->bound[c];
 	p->state[c] = MP_CHUNK_MISSING;
 	if (c < p->cursor)
 		p->cursor = c;

@@ -51,6 +51,9 @@ void mp_fetch_plan_free(struct mp_fetch_plan *p);
 /* The next run of missing chunks, marked in flight; false when no chunk
  * is missing (some may still be in flight). */
 bool mp_fetch_plan_next(struct mp_fetch_plan *p, struct mp_fetch_run *run);
+/* The run of missing chunks that starts at chunk c, marked in flight (the
+ * next search's place unmoved); false when c is not missing. */
+bool mp_fetch_plan_run_from(struct mp_fetch_plan *p, uint64_t c, struct mp_fetch_run *run);
 
 /* A run's bytes for chunks [first, first + count). */
 void mp_fetch_plan_run_of(const struct mp_fetch_plan *p, uint64_t first, uint64_t count,
@@ -59,6 +62,8 @@ void mp_fetch_plan_run_of(const struct mp_fetch_plan *p, uint64_t first, uint64_
 /* Chunk `c` passed (held) or must be asked for again (missing). */
 void mp_fetch_plan_held(struct mp_fetch_plan *p, uint64_t c);
 void mp_fetch_plan_missing(struct mp_fetch_plan *p, uint64_t c);
+/* Held chunk `c` whose stored bytes turned out bad: missing again. */
+void mp_fetch_plan_lost(struct mp_fetch_plan *p, uint64_t c);
 
 static inline bool mp_fetch_plan_done(const struct mp_fetch_plan *p)
 {

@@ -3,12 +3,16 @@
  * the readers' waits and the engine's thread that drives fetch's engine
  * (engine.c) through a driver of its own.
  *
- * Locking: r->lock guards the demand queue, the per-chunk `queued` flags,
- * the wait statistics and the published copy of the counters; `local` is
- * read without it (set once a chunk is written, cleared only when a
- * resumed chunk fails its re-check).  The plan, the mirrors and the fetch's
- * result are the engine thread's alone; readers see them through the copy
- * published after every turn.
+ * Locking: r->lock guards the demand queue, the list of hot chunks, the
+ * per-chunk flags and counts but `local`, the wait statistics and the
+ * published copy of the counters; `local` is read without it (set once a
+ * chunk is written, cleared when its stored bytes fail a check).  The
+ * plan, the mirrors and the fetch's result are the engine thread's alone;
+ * readers see them through the copy published after every turn.
+ *
+ * The fill's order: the chunks readers wait for, then the hot ones (not
+ * local, in objects readers have read: mp_remote_hint()), most hinted
+ * first, then file order.
  */
 #include "config.h"
 
@@ -34,6 +38,20 @@
 #define TURN_MS 100
 /* wait histogram: bucket k holds waits under 2^k microseconds */
 #define WAIT_BUCKETS 40
+/* hot chunks the fill knows of at once (more are fetched in file order) */
+#define HOT_MAX 4096
+/* chunks one hint may heat: an object's, not a whole file's */
+#define HINT_MAX_CHUNKS 256
+
+/* What the mount knows of one chunk of the seal besides the plan. */
+struct chunk {
+	_Atomic uint8_t local;  /* checked and written: read without the lock */
+	uint8_t queued;         /* in the demand ring */
+	uint8_t lost;           /* held, but its stored bytes failed a check */
+	uint8_t listed;         /* in the hot list */
+	uint32_t heat;          /* hints that came while it was not local */
+	uint32_t stuck;         /* times no mirror would send it (the engine's) */
+};
 
 struct mp_remote {
 	struct mp_remote_opts o;
@@ -41,14 +59,15 @@ struct mp_remote {
 	struct mp_fetch_result res;
 	struct fetch_driver driver;
 	struct mp_cancel cancel;        /* the engine's stop */
-	_Atomic uint8_t *local;         /* per chunk: checked and written */
+	struct chunk *chunk;            /* by chunk of the seal */
 	pthread_mutex_t lock;
 	pthread_cond_t changed;         /* a chunk became local, or a stop */
-	unsigned char *queued;          /* per chunk: in `demand` */
 	uint64_t *demand;               /* chunks readers wait for, a ring */
 	uint64_t dhead, dlen;
-	uint64_t *stuck;                /* per chunk: times no mirror would send it */
-	bool stopping, started, multi_ok;
+	uint64_t hot[HOT_MAX];          /* chunks hinted, fetched before file order */
+	size_t nhot;
+	uint64_t lost;                  /* chunks whose stored bytes failed, refetched */
+	bool stopping, started, multi_ok, ended;
 	pthread_t thread;
 	uint64_t waits, waits_failed, hist[WAIT_BUCKETS];
 	uint64_t chunks_local, bytes_local;
@@ -70,11 +89,9 @@ static enum mp_err alloc_states(struct mp_remote *r, struct mp_error *err)
 {
 	uint64_t n = r->f.seal->chunk_count;   /* bounded by MP_SEAL_MAX_CHUNKS */
 
-	r->local = calloc((size_t)n, sizeof *r->local);
-	r->queued = calloc((size_t)n, 1);
-	r->stuck = calloc((size_t)n, sizeof *r->stuck);
+	r->chunk = calloc((size_t)n, sizeof *r->chunk);
 	r->demand = calloc((size_t)n, sizeof *r->demand);
-	if (!r->local || !r->queued || !r->stuck || !r->demand)
+	if (!r->chunk || !r->demand)
 		return mp_fail(err, MP_E_NOMEM, "out of memory: %llu chunk states",
 			       (unsigned long long)n);
 	return MP_OK;
@@ -87,7 +104,7 @@ static void mark_local_at_open(struct mp_remote *r)
 
 	for (uint64_t c = 0; c < f->plan.chunk_count; c++)
 		if (f->plan.state[c] == MP_CHUNK_HELD || mp_fetch_record_has(f, c)) {
-			atomic_store(&r->local[c], 1);
+			atomic_store(&r->chunk[c].local, 1);
 			r->chunks_local++;
 			r->bytes_local += f->plan.bound[c + 1] - f->plan.bound[c];
 		}
@@ -196,9 +213,9 @@ static void ask_for(struct mp_remote *r, uint64_t c)
 {
 	uint64_t n = r->f.seal->chunk_count;
 
-	if (r->queued[c] || r->dlen == n)
+	if (r->chunk[c].queued || r->dlen == n)
 		return;
-	r->queued[c] = 1;
+	r->chunk[c].queued = 1;
 	r->demand[(r->dhead + r->dlen) % n] = c;
 	r->dlen++;
 	wake_engine(r);
@@ -238,7 +255,7 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 	bool stopping;
 	int rc = 0;
 
-	if (c >= r->f.seal->chunk_count || atomic_load(&r->local[c]))
+	if (c >= r->f.seal->chunk_count || atomic_load(&r->chunk[c].local))
 		return 0;
 	if (!wait) {
 		pthread_mutex_lock(&r->lock);
@@ -249,7 +266,7 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 	}
 	t0 = mp_fetch_now();
 	pthread_mutex_lock(&r->lock);
-	while (!atomic_load(&r->local[c])) {
+	while (!atomic_load(&r->chunk[c].local)) {
 		struct timespec ts;
 
 		until = t0 + (double)r->o.timeout_s;
@@ -273,6 +290,65 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 	return rc;
 }
 
+void mp_remote_hint(struct mp_remote *r, uint64_t offset, uint64_t len)
+{
+	uint64_t first, end;
+	bool any = false;
+
+	if (len == 0 || offset >= r->f.seal->pack_size)
+		return;
+	if (len > r->f.seal->pack_size - offset)
+		len = r->f.seal->pack_size - offset;
+	/* the layout is fixed once the head is in: read from any thread */
+	first = mp_seal_chunk_at(&r->f.layout, offset);
+	end = mp_seal_chunk_at(&r->f.layout, offset + len - 1) + 1;
+	if (end - first > HINT_MAX_CHUNKS)
+		end = first + HINT_MAX_CHUNKS;
+	/* the common case once the object is local: no lock taken */
+	for (uint64_t c = first; c < end && !any; c++)
+		any = !atomic_load(&r->chunk[c].local);
+	if (!any)
+		return;
+	pthread_mutex_lock(&r->lock);
+	for (uint64_t c = first; c < end; c++) {
+		struct chunk *ch = &r->chunk[c];
+
+		if (atomic_load(&ch->local))
+			continue;
+		if (ch->heat < UINT32_MAX)
+			ch->heat++;
+		if (!ch->listed && r->nhot < HOT_MAX) {
+			ch->listed = 1;
+			r->hot[r->nhot++] = c;
+		}
+	}
+	pthread_mutex_unlock(&r->lock);
+}
+
+bool mp_remote_refetch(struct mp_remote *r, uint64_t c)
+{
+	bool can;
+
+	if (c >= r->f.seal->chunk_count)
+		return false;
+	pthread_mutex_lock(&r->lock);
+	can = r->multi_ok && !r->stopping && !r->ended;
+	if (can && atomic_load(&r->chunk[c].local)) {
+		atomic_store(&r->chunk[c].local, 0);
+		r->chunk[c].lost = 1;
+		r->chunks_local--;
+		r->bytes_local -= r->f.plan.bound[c + 1] - r->f.plan.bound[c];
+		r->lost++;
+	}
+	pthread_mutex_unlock(&r->lock);
+	if (!can)
+		return false;
+	mp_fetch_note(&r->f, "chunk %llu of %s did not match the seal when read back (bytes "
+		      "lost before they reached the disk?): fetched again",
+		      (unsigned long long)c, r->f.partial);
+	return mp_remote_make_local(r, c, true) == 0;
+}
+
 /* --- the driver (the engine's thread) ----------------------------------------- */
 
 /* A chunk readers wait for that is still missing, as a run of one. */
@@ -287,7 +363,13 @@ static bool next_demand(struct mp_remote *r, struct fetch *f, struct mp_fetch_ru
 
 		r->dhead = (r->dhead + 1) % n;
 		r->dlen--;
-		r->queued[c] = 0;
+		r->chunk[c].queued = 0;
+		if (r->chunk[c].lost) {
+			/* its stored bytes failed a reader's check: fetched anew */
+			r->chunk[c].lost = 0;
+			mp_fetch_plan_lost(&f->plan, c);
+			r->res.chunks_refetched++;
+		}
 		if (f->plan.state[c] != MP_CHUNK_MISSING)
 			continue;   /* held, or in flight: its reader is woken then */
 		f->plan.state[c] = MP_CHUNK_FLIGHT;
@@ -312,6 +394,34 @@ static bool paced(const struct mp_remote *r)
 	return rate == 0 || (double)r->fill_started <= rate * (mp_fetch_now() - r->f.t0);
 }
 
+/* The hottest chunk still missing, with the missing ones after it, as a
+ * run (the lowest of equally hot ones: an object is fetched in order);
+ * chunks no longer missing leave the list. */
+static bool next_hot(struct mp_remote *r, struct fetch *f, struct mp_fetch_run *run)
+{
+	uint64_t best = UINT64_MAX;
+	bool found;
+
+	pthread_mutex_lock(&r->lock);
+	for (size_t i = 0; i < r->nhot;) {
+		uint64_t c = r->hot[i];
+		const struct chunk *ch = &r->chunk[c], *b;
+
+		if (f->plan.state[c] != MP_CHUNK_MISSING) {
+			r->chunk[c].listed = 0;
+			r->hot[i] = r->hot[--r->nhot];
+			continue;
+		}
+		b = best == UINT64_MAX ? NULL : &r->chunk[best];
+		if (!b || ch->heat > b->heat || (ch->heat == b->heat && c < best))
+			best = c;
+		i++;
+	}
+	found = best != UINT64_MAX && mp_fetch_plan_run_from(&f->plan, best, run);
+	pthread_mutex_unlock(&r->lock);
+	return found;
+}
+
 static bool driver_next(void *arg, struct fetch *f, bool room, struct mp_fetch_run *run,
 			bool *demand)
 {
@@ -321,7 +431,7 @@ static bool driver_next(void *arg, struct fetch *f, bool room, struct mp_fetch_r
 		return *demand = true;
 	if (!room || !r->o.fill || !paced(r))
 		return false;
-	if (!mp_fetch_plan_next(&f->plan, run))
+	if (!next_hot(r, f, run) && !mp_fetch_plan_next(&f->plan, run))
 		return false;
 	r->fill_started += run->len;
 	return true;
@@ -331,11 +441,11 @@ static void driver_chunk(void *arg, uint64_t c, bool good)
 {
 	struct mp_remote *r = arg;
 
-	if (!good || atomic_load(&r->local[c]))
+	if (!good || atomic_load(&r->chunk[c].local))
 		return;
 	pthread_mutex_lock(&r->lock);
 	r->dead_since = 0;
-	atomic_store(&r->local[c], 1);
+	atomic_store(&r->chunk[c].local, 1);
 	r->chunks_local++;
 	r->bytes_local += r->f.plan.bound[c + 1] - r->f.plan.bound[c];
 	pthread_cond_broadcast(&r->changed);
@@ -348,7 +458,7 @@ static void driver_stuck(void *arg, uint64_t c)
 {
 	struct mp_remote *r = arg;
 
-	if (r->stuck[c]++ == 0)
+	if (r->chunk[c].stuck++ == 0)
 		mp_fetch_note(&r->f, "chunk %llu: every usable mirror sent bytes that do not "
 			      "match the seal", (unsigned long long)c);
 	r->f.plan.state[c] = MP_CHUNK_FLIGHT; /* not asked for again until revived */
@@ -392,8 +502,8 @@ static void revive(struct mp_remote *r)
 	for (size_t i = 0; i < f->nmirrors; i++)
 		any |= revive_mirror(r, i, now);
 	for (uint64_t c = 0; any && c < f->plan.chunk_count; c++)
-		if (r->stuck[c] && f->plan.state[c] == MP_CHUNK_FLIGHT) {
-			r->stuck[c] = 0;
+		if (r->chunk[c].stuck && f->plan.state[c] == MP_CHUNK_FLIGHT) {
+			r->chunk[c].stuck = 0;
 			mp_fetch_plan_missing(&f->plan, c);
 		}
 }
@@ -441,8 +551,8 @@ static enum mp_err recheck(struct mp_remote *r, struct mp_error *err)
 
 	pthread_mutex_lock(&r->lock);
 	for (uint64_t c = 0; c < f->plan.chunk_count; c++)
-		if (atomic_load(&r->local[c]) && f->plan.state[c] != MP_CHUNK_HELD) {
-			atomic_store(&r->local[c], 0);
+		if (atomic_load(&r->chunk[c].local) && f->plan.state[c] != MP_CHUNK_HELD) {
+			atomic_store(&r->chunk[c].local, 0);
 			r->chunks_local--;
 			r->bytes_local -= f->plan.bound[c + 1] - f->plan.bound[c];
 		}
@@ -492,6 +602,10 @@ static void *engine_main(void *arg)
 	if (rc != MP_OK && !mp_cancel_sig(&r->cancel))
 		mp_fetch_note(f, "the fill stopped: %s", e.msg);
 	mp_fetch_engine_abandon(f);
+	pthread_mutex_lock(&r->lock);
+	r->ended = true;
+	pthread_cond_broadcast(&r->changed);
+	pthread_mutex_unlock(&r->lock);
 	return NULL;
 }
 
@@ -570,9 +684,7 @@ void mp_remote_close(struct mp_remote *r)
 	mp_remote_stop(r);
 	mp_fetch_release(&r->f);
 	mp_fetch_result_free(&r->res);
-	free((void *)r->local);
-	free(r->queued);
-	free(r->stuck);
+	free(r->chunk);
 	free(r->demand);
 	pthread_cond_destroy(&r->changed);
 	pthread_mutex_destroy(&r->lock);

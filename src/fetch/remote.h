@@ -14,8 +14,9 @@
  * c calls mp_remote_make_local() first, which asks for c ahead of the
  * background fill and waits until c is checked against the seal, written
  * and recorded (readers of one chunk share one request); the background
- * fill (unless opts.fill is false) asks for the rest in file order, at
- * most opts.fetch.max_rate bytes/s.  When every chunk is local the
+ * fill (unless opts.fill is false) asks for the rest, the chunks of the
+ * objects readers read first (mp_remote_hint()) and then in file order,
+ * at most opts.fetch.max_rate bytes/s.  When every chunk is local the
  * sidecars are written beside OUT and OUT.partial renamed to OUT (open
  * descriptors stay valid).  A mirror that fails is dropped as fetch drops
  * it and tried again REVIVE seconds later; a mirror that sent bytes the
@@ -23,8 +24,9 @@
  *
  * The record survives a restart: on a resumed open the chunks it names
  * count as local at once (a reader's check against the seal catches a
- * chunk whose bytes never reached the disk), and the engine hashes them
- * again before the fill, fetching what fails.
+ * chunk whose bytes never reached the disk, and mp_remote_refetch() gets
+ * it anew), and the engine hashes them again before the fill, fetching
+ * what fails.
  *
  * Nothing here prints: notes go to opts.fetch.note, from the engine's
  * thread (or the caller's, during open; or a reader's whose wait failed),
@@ -53,8 +55,8 @@ struct mp_remote_opts {
 	void *abandon_arg;
 };
 
-/* Mirrors the counters name (the first ones given) */
-#define MP_REMOTE_STATS_MIRRORS 16
+/* Every mirror a mount may have has its counters */
+#define MP_REMOTE_STATS_MIRRORS MP_FETCH_MAX_MIRRORS
 
 struct mp_remote_mirror_stats {
 	char source[256];              /* as given, cut to fit */
@@ -104,6 +106,21 @@ enum mp_err mp_remote_start(struct mp_remote *r, struct mp_error *err);
  * EAGAIN.  Any thread.
  */
 int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait);
+/*
+ * A reader is reading the object at pack bytes [offset, offset + len): its
+ * chunks not local yet are fetched by the fill before any in file order,
+ * those of the objects read most so far first (a loader that read part of
+ * an expert reads the rest soon).  Cheap once they are local.  Any thread.
+ */
+void mp_remote_hint(struct mp_remote *r, uint64_t offset, uint64_t len);
+/*
+ * Chunk c was local but its bytes, read back, did not match the seal (they
+ * never reached the disk before a crash, or the file was changed): not
+ * local any more, fetched anew and waited for as mp_remote_make_local()
+ * waits.  True when it is local again; false when it cannot be (the fill
+ * has ended or the mount stops, or no mirror sent it in time).
+ */
+bool mp_remote_refetch(struct mp_remote *r, uint64_t c);
 void mp_remote_stats(struct mp_remote *r, struct mp_remote_stats *s);
 /* Stop the engine (requests in flight abandoned) and wake every reader;
  * returns once its thread has ended. */

@@ -77,8 +77,9 @@ struct mp_status_seal {
 };
 
 /* A pack from its mirrors (moepackfs SOURCE ... -o cache=DIR): the fill,
- * as the daemon read it for one snapshot. */
-#define MP_STATUS_REMOTE_MIRRORS 16
+ * as the daemon read it for one snapshot.  Room for every mirror a mount
+ * may have (fetch.h's MP_FETCH_MAX_MIRRORS; the daemon asserts it). */
+#define MP_STATUS_REMOTE_MIRRORS 64
 struct mp_status_remote {
 	const char *source;           /* SOURCE as given */
 	const char *cache_path;       /* DIR/NAME.pack.partial, then DIR/NAME.pack */

@@ -98,22 +98,30 @@ static void load_entry(struct mp_sealcheck *sc, struct mp_chunk_entry *e,
 {
 	struct mp_seal_chunk ch;
 	unsigned char got[MP_SHA256_LEN];
-	bool ok;
+	bool ok, again = sc->refetch != NULL;
 
 	mp_seal_chunk_get(sc->layout, e->chunk, &ch);
 	e->len = (size_t)ch.len;
-	/* a chunk not local yet (a mount from mirrors) is fetched first */
-	if ((sc->want && sc->want(sc->want_arg, e->chunk, !ahead) != 0) ||
-	    mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf, &e->data) != 0) {
-		mp_chunkcache_settle(&sc->cache, e, MP_CE_IOERR);
-		return;
+	for (;;) {
+		/* a chunk not local yet (a mount from mirrors) is fetched first */
+		if ((sc->want && sc->want(sc->want_arg, e->chunk, !ahead) != 0) ||
+		    mp_storage_read(sc->storage, mode, ch.offset, e->len, e->buf,
+				    &e->data) != 0) {
+			mp_chunkcache_settle(&sc->cache, e, MP_CE_IOERR);
+			return;
+		}
+		mp_sha256_buf(e->data, e->len, got);
+		ok = mp_seal_digest_ok(sc->seal, e->chunk, got);
+		atomic_fetch_add_explicit(&sc->count.bytes_hashed, ch.len, memory_order_relaxed);
+		atomic_fetch_add_explicit(&sc->count.checked, 1, memory_order_relaxed);
+		if (ahead)
+			atomic_fetch_add_explicit(&sc->count.checked_ahead, 1,
+						  memory_order_relaxed);
+		/* once: bytes that fail again are not storage's one-off loss */
+		if (ok || !again || !sc->refetch(sc->want_arg, e->chunk))
+			break;
+		again = false;
 	}
-	mp_sha256_buf(e->data, e->len, got);
-	ok = mp_seal_digest_ok(sc->seal, e->chunk, got);
-	atomic_fetch_add_explicit(&sc->count.bytes_hashed, ch.len, memory_order_relaxed);
-	atomic_fetch_add_explicit(&sc->count.checked, 1, memory_order_relaxed);
-	if (ahead)
-		atomic_fetch_add_explicit(&sc->count.checked_ahead, 1, memory_order_relaxed);
 	if (!ok) {
 		uint8_t none = NOT_BAD;
 

@@ -33,7 +33,8 @@
  * through a fill of its own, checked then).  O_DIRECT readers and
  * random reads get nothing ahead, so nothing is hashed that is not read.
  *
- * A chunk that does not match is bad for the mount's life: every later
+ * A chunk that does not match (and that `refetch` could not make local
+ * again, below) is bad for the mount's life: every later
  * read touching it fails, and the first read to meet it is told
  * (*found_now) so that it is logged once.  A read error is not the chunk's
  * fault: the next read tries again.  Nothing here knows about FUSE.
@@ -110,10 +111,19 @@ struct mp_sealwork {
  * the same either way.
  */
 typedef int (*mp_sealcheck_want_fn)(void *arg, uint64_t chunk, bool wait);
+/*
+ * Called, with want_arg, when chunk's bytes came from storage and did not
+ * match the seal, from the thread that read them: true when the chunk has
+ * been made local again (a mount from mirrors fetches it anew, checked,
+ * over the bytes that failed), and then it is read and checked once more
+ * before it is called bad.  NULL: a chunk that fails is bad at once.
+ */
+typedef bool (*mp_sealcheck_refetch_fn)(void *arg, uint64_t chunk);
 
 struct mp_sealcheck {
 	const struct mp_seal *seal;
 	mp_sealcheck_want_fn want;       /* NULL: every chunk is local */
+	mp_sealcheck_refetch_fn refetch; /* NULL: storage is the only copy */
 	void *want_arg;
 	const struct mp_seal_layout *layout;
 	struct mp_storage *storage;
