@@ -14,7 +14,9 @@
  * be asked, so that a test's signal lands there.  Documented in
  * moepack(1). */
 #define PAUSE_ENV "MOEPACK_TEST_FETCH_PAUSE"
-#define PAUSE_MS 120000 /* a bound: a test that never signals still ends */
+/* a bound, long enough for a starved test to send its signal, so that a
+ * test that never signals still ends */
+#define PAUSE_MS 600000
 
 double mp_fetch_now(void)
 {

@@ -131,7 +131,7 @@ enum mp_err mp_fetch_manifest_with_path(const struct fetch *f, const char *path,
  * MP_E_FETCH_TRUST without one, MP_E_SIGNATURE when it refuses them. */
 enum mp_err mp_fetch_trust(struct fetch *f, struct mp_error *err);
 /* The test hook MOEPACK_TEST_FETCH_PAUSE=point (moepack(1)): at `point`,
- * say so in a note and wait (at most two minutes) for a signal; then
+ * say so in a note and wait (at most ten minutes) for a signal; then
  * MP_E_INTERRUPTED when one asked for a stop. */
 enum mp_err mp_fetch_test_pause(struct fetch *f, const char *point, struct mp_error *err);
 

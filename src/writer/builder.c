@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/statvfs.h>
@@ -12,11 +13,15 @@
 /* Test hook: milliseconds to sleep after each object, so that a test can
  * interrupt a small build deterministically.  Documented in moepack(1). */
 #define DELAY_ENV "MOEPACK_TEST_BUILD_DELAY_MS"
-/* Test hook: at the named point (mp_build_test_pause()), wait for a stop
- * to be asked, so that a test's signal lands there.  Documented in
- * moepack(1). */
+/* Test hook: at the named point (mp_build_test_pause()), say so on stderr
+ * and wait for a stop to be asked, so that a test's signal lands there.
+ * The test waits for the line, not for file contents it would have to
+ * probe: on a loaded machine a probe can lag the build by minutes.
+ * Documented in moepack(1). */
 #define PAUSE_ENV "MOEPACK_TEST_BUILD_PAUSE"
-#define PAUSE_MS 120000 /* a bound: a test that never signals still ends */
+/* a bound, long enough for a starved test to send its signal, so that a
+ * test that never signals still ends */
+#define PAUSE_MS 600000
 /* Test hook: skip the free-space check, to reach a real ENOSPC. */
 #define NO_SPACE_CHECK_ENV "MOEPACK_TEST_NO_SPACE_CHECK"
 
@@ -31,8 +36,11 @@ void mp_build_test_pause(const struct mp_cancel *cancel, const char *point)
 {
 	const char *env = getenv(PAUSE_ENV);
 
-	if (env && strcmp(env, point) == 0)
+	if (env && strcmp(env, point) == 0) {
+		fprintf(stderr, "moepack: test hook: paused at %s\n", point);
+		fflush(stderr);
 		mp_cancel_sleep_ms(cancel, PAUSE_MS);
+	}
 }
 
 enum mp_err mp_build_check_space(const char *dir, uint64_t need, uint64_t margin,

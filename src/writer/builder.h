@@ -17,8 +17,9 @@
  * The builders' test hooks (moepack(1)): the milliseconds each object
  * copied or entry compared is slowed by (MOEPACK_TEST_BUILD_DELAY_MS, 0
  * without it), and a wait at the point the test names
- * (MOEPACK_TEST_BUILD_PAUSE=point) until a stop is asked through cancel,
- * at most two minutes; nothing at any other point.
+ * (MOEPACK_TEST_BUILD_PAUSE=point), announced on stderr ("moepack: test
+ * hook: paused at POINT"), until a stop is asked through cancel, at most
+ * ten minutes; nothing at any other point.
  */
 long mp_build_test_delay_ms(void);
 
