@@ -83,6 +83,49 @@ START_TEST(test_source_s3)
 }
 END_TEST
 
+/* The endpoint check both programs make of their option (source.h), and
+ * the option over AWS_ENDPOINT_URL. */
+START_TEST(test_s3_endpoint)
+{
+	static const char *const good[] = {
+		"http://127.0.0.1:7480", "https://s3.example.net/", "HTTPS://h/prefix", "",
+	};
+	static const char *const bad[] = {
+		"ftp://x", "127.0.0.1:7480", "http://", "http:///", "://h", "s3://h",
+	};
+	struct mp_fetch_s3_config c;
+
+	ck_assert_ptr_null(mp_fetch_s3_endpoint_problem(NULL));
+	for (size_t i = 0; i < sizeof good / sizeof good[0]; i++)
+		ck_assert_msg(!mp_fetch_s3_endpoint_problem(good[i]), "%s refused", good[i]);
+	for (size_t i = 0; i < sizeof bad / sizeof bad[0]; i++) {
+		const char *why = mp_fetch_s3_endpoint_problem(bad[i]);
+		struct mp_fetch_s3_config e = {.endpoint = bad[i]};
+
+		ck_assert_msg(why && strncmp(why, "the S3 endpoint", 15) == 0, "%s taken", bad[i]);
+		/* the source's parse refuses it with the same words */
+		ck_assert_int_eq(parse("s3://packs/k3.pack", &e), MP_E_USAGE);
+		ck_assert_msg(strstr(err.msg, why) != NULL, "%s: %s", bad[i], err.msg);
+	}
+	unsetenv("AWS_REGION");
+	unsetenv("AWS_DEFAULT_REGION");
+	ck_assert_int_eq(setenv("AWS_ENDPOINT_URL", "http://env.example:1", 1), 0);
+	c = mp_fetch_s3_config_from_env(NULL, false);
+	ck_assert_str_eq(c.endpoint, "http://env.example:1");
+	ck_assert(!c.virtual_hosted);
+	c = mp_fetch_s3_config_from_env("http://opt.example:2", true);
+	ck_assert_str_eq(c.endpoint, "http://opt.example:2");
+	ck_assert(c.virtual_hosted);
+	ck_assert_int_eq(parse("s3://packs/k3.pack", &c), MP_OK);
+	ck_assert_str_eq(src.url, "http://packs.opt.example:2/k3.pack");
+	/* an empty option: AWS's own, whatever the variable says */
+	c = mp_fetch_s3_config_from_env("", false);
+	ck_assert_int_eq(parse("s3://packs/k3.pack", &c), MP_OK);
+	ck_assert_str_eq(src.url, "https://s3.us-east-1.amazonaws.com/packs/k3.pack");
+	unsetenv("AWS_ENDPOINT_URL");
+}
+END_TEST
+
 START_TEST(test_s3_credentials)
 {
 	static const char text[] = "# comment\n[default]\naws_access_key_id = AK1\n"
@@ -306,6 +349,7 @@ static Suite *fetch_suite(void)
 	tcase_add_test(tc, test_source_http_file);
 	tcase_add_test(tc, test_source_refusals);
 	tcase_add_test(tc, test_source_s3);
+	tcase_add_test(tc, test_s3_endpoint);
 	tcase_add_test(tc, test_s3_credentials);
 	suite_add_tcase(s, tc);
 	tc = tcase_create("plan");

@@ -126,15 +126,12 @@ static int options(struct run *r, struct cli_operands *ops, const char *cmd)
 		.low_speed = a->low_speed ? a->low_speed : 1024,
 		.low_speed_time = a->low_speed_time ? (long)a->low_speed_time : 30,
 		.max_rate = a->max_rate, .hash_threads = (unsigned)a->jobs,
-		.s3 = mp_fetch_s3_config_from_env(),
+		.s3 = mp_fetch_s3_config_from_env(a->s3_endpoint, a->s3_virtual),
 		.s3_key_id = r->creds.key_id, .s3_secret = r->creds.secret,
 		.s3_token = r->creds.token, .s3_key_from = r->creds_from,
 		.ca_file = ca_file(a), .ca_path = getenv("SSL_CERT_DIR"),
 		.note = on_note, .note_arg = r,
 		.progress = on_progress, .progress_arg = r, .cancel = cli_cancel_on_signal()};
-	if (a->s3_endpoint)
-		r->o.s3.endpoint = a->s3_endpoint;
-	r->o.s3.virtual_hosted = a->s3_virtual;
 	return CLI_EXIT_OK;
 }
 

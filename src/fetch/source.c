@@ -38,25 +38,51 @@ static bool fits(char *buf, size_t size, int n)
 	return n >= 0 && (size_t)n < size;
 }
 
+/* The length of ENDPOINT's host[:port][/prefix], without trailing '/'s;
+ * sep is its "://". */
+static size_t endpoint_rest(const char *sep)
+{
+	size_t len = strlen(sep + 3);
+
+	while (len && sep[3 + len - 1] == '/')
+		len--;
+	return len;
+}
+
+const char *mp_fetch_s3_endpoint_problem(const char *ep)
+{
+	const char *sep;
+	size_t len;
+
+	if (!ep || !*ep)
+		return NULL;
+	sep = strstr(ep, "://");
+	if (!sep || sep == ep || !sep[3])
+		return "the S3 endpoint is not a URL (http://HOST or https://HOST)";
+	if (!(sep - ep == 4 && strncasecmp(ep, "http", 4) == 0) &&
+	    !(sep - ep == 5 && strncasecmp(ep, "https", 5) == 0))
+		return "the S3 endpoint is neither http:// nor https://";
+	len = endpoint_rest(sep);
+	if (!len)
+		return "the S3 endpoint has no host";
+	if (len >= MP_FETCH_URL_MAX)
+		return "the S3 endpoint is longer than this tool takes";
+	return NULL;
+}
+
 /* ENDPOINT as scheme://host[:port][/prefix], without a trailing '/'. */
 static enum mp_err split_endpoint(const char *ep, char *scheme, size_t ss, char *rest,
 				  size_t rs, const char *text, struct mp_error *err)
 {
-	const char *sep = strstr(ep, "://");
+	const char *why = mp_fetch_s3_endpoint_problem(ep), *sep = strstr(ep, "://");
 	size_t len;
 
-	if (!sep || sep == ep || !sep[3])
-		return bad(err, text, "the S3 endpoint is not a URL (http://HOST or https://HOST)");
-	if ((size_t)(sep - ep) >= ss)
-		return bad(err, text, "the S3 endpoint's scheme is too long");
+	if (why)
+		return bad(err, text, why);
+	len = endpoint_rest(sep);
+	if ((size_t)(sep - ep) >= ss || len >= rs)
+		return bad(err, text, "the S3 endpoint is longer than this tool takes");
 	snprintf(scheme, ss, "%.*s", (int)(sep - ep), ep);
-	if (strcasecmp(scheme, "http") != 0 && strcasecmp(scheme, "https") != 0)
-		return bad(err, text, "the S3 endpoint is neither http:// nor https://");
-	len = strlen(sep + 3);
-	while (len && sep[3 + len - 1] == '/')
-		len--;
-	if (!len || len >= rs)
-		return bad(err, text, "the S3 endpoint has no host");
 	snprintf(rest, rs, "%.*s", (int)len, sep + 3);
 	return MP_OK;
 }
@@ -175,12 +201,14 @@ const char *mp_fetch_ca_file_default(void)
 	return NULL;
 }
 
-struct mp_fetch_s3_config mp_fetch_s3_config_from_env(void)
+struct mp_fetch_s3_config mp_fetch_s3_config_from_env(const char *endpoint,
+						      bool virtual_hosted)
 {
 	const char *region = getenv("AWS_REGION");
 
 	if (!region || !*region)
 		region = getenv("AWS_DEFAULT_REGION");
-	return (struct mp_fetch_s3_config){.endpoint = getenv("AWS_ENDPOINT_URL"),
-					   .region = region && *region ? region : NULL};
+	return (struct mp_fetch_s3_config){
+		.endpoint = endpoint ? endpoint : getenv("AWS_ENDPOINT_URL"),
+		.region = region && *region ? region : NULL, .virtual_hosted = virtual_hosted};
 }

@@ -7,11 +7,13 @@
  * same URL with the suffix appended to its path.
  *
  * An s3:// source is turned into an HTTP(S) URL on its endpoint: the
- * endpoint given (--s3-endpoint, else AWS_ENDPOINT_URL) or, without one,
- * AWS's own https://s3.REGION.amazonaws.com.  Addressing is path-style
+ * endpoint given (fetch's --s3-endpoint, the mount's -o s3_endpoint=, else
+ * AWS_ENDPOINT_URL) or, without one, AWS's own
+ * https://s3.REGION.amazonaws.com.  Addressing is path-style
  * (ENDPOINT/BUCKET/KEY) unless virtual-hosted is asked for
  * (BUCKET.HOST/KEY); requests are signed by libcurl (CURLOPT_AWS_SIGV4).
- * Nothing here does I/O or reads the environment: the caller passes it.
+ * Nothing here does I/O; only the defaults at the end read the
+ * environment, and the parse is handed what they read.
  */
 #ifndef MOEPACK_FETCH_SOURCE_H
 #define MOEPACK_FETCH_SOURCE_H
@@ -52,6 +54,15 @@ struct mp_fetch_source {
 enum mp_err mp_fetch_source_parse(const char *text, const struct mp_fetch_s3_config *s3,
 				  struct mp_fetch_source *out, struct mp_error *err);
 
+/*
+ * Whether ENDPOINT is one s3:// sources can be reached on (--s3-endpoint,
+ * -o s3_endpoint=, AWS_ENDPOINT_URL): http:// or https://, a host, then
+ * any port and path prefix.  NULL when it is (NULL and "" are: AWS's own
+ * endpoint for the region), else why not, a phrase starting "the S3
+ * endpoint", as mp_fetch_source_parse refuses an s3:// source on it.
+ */
+const char *mp_fetch_s3_endpoint_problem(const char *endpoint);
+
 /* The URL of the file beside the pack with this suffix (".seal"), into
  * buf; false when it does not fit. */
 bool mp_fetch_source_beside(const struct mp_fetch_source *s, const char *suffix, char *buf,
@@ -66,8 +77,13 @@ char *mp_fetch_source_name(const char *src);
  * bundle).  libcurl reads none of these variables by itself. */
 const char *mp_fetch_ca_file_default(void);
 
-/* The S3 endpoint and region as the AWS tools read them from the
- * environment: AWS_ENDPOINT_URL; AWS_REGION, else AWS_DEFAULT_REGION. */
-struct mp_fetch_s3_config mp_fetch_s3_config_from_env(void);
+/*
+ * How s3:// sources are reached, for both programs: the endpoint given
+ * (fetch's --s3-endpoint, the mount's -o s3_endpoint=; NULL when none was)
+ * else AWS_ENDPOINT_URL, as the AWS tools read it; the region from
+ * AWS_REGION, else AWS_DEFAULT_REGION; virtual-hosted as asked.
+ */
+struct mp_fetch_s3_config mp_fetch_s3_config_from_env(const char *endpoint,
+						      bool virtual_hosted);
 
 #endif
