@@ -40,6 +40,7 @@ void daemon_free(struct daemon *d)
 	free(d->remote_name);
 	free(d->opt.cache);
 	free(d->opt.expect_seal);
+	free(d->opt.s3_endpoint);
 	for (unsigned i = 0; i < d->opt.nmirrors; i++)
 		free(d->opt.mirrors[i]);
 	if (d->stats_ok)

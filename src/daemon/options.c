@@ -22,6 +22,7 @@
 #include <fuse_opt.h>
 
 #include "daemon/prog.h"
+#include "fetch/source.h"
 #include "pack/role.h"
 #include "seal/sealcheck.h"
 #include "base/text.h"
@@ -90,6 +91,9 @@ static const char usage_text[] =
 	"                          after S seconds (default 30)\n"
 	"  -o fill=MODE            on (the default) or off: fetch only what is read\n"
 	"  -o fill_rate=BYTES      cap the background fill at BYTES per second\n"
+	"  -o s3_endpoint=URL      s3:// sources: the endpoint (default:\n"
+	"                          AWS_ENDPOINT_URL, else AWS's for AWS_REGION)\n"
+	"  -o s3_virtual_hosted    s3:// sources: BUCKET.HOST/KEY, not HOST/BUCKET/KEY\n"
 	"\n"
 	"FUSE options:\n"
 	"  -f                      stay in the foreground\n"
@@ -148,6 +152,8 @@ enum {
 	KEY_REMOTE_TIMEOUT,
 	KEY_FILL,
 	KEY_FILL_RATE,
+	KEY_S3_ENDPOINT,
+	KEY_S3_VHOST,
 	KEY_FUSE,
 	KEY_DROP,
 };
@@ -186,6 +192,8 @@ static const struct fuse_opt option_spec[] = {
 	FUSE_OPT_KEY("remote_timeout=", KEY_REMOTE_TIMEOUT),
 	FUSE_OPT_KEY("fill=", KEY_FILL),
 	FUSE_OPT_KEY("fill_rate=", KEY_FILL_RATE),
+	FUSE_OPT_KEY("s3_endpoint=", KEY_S3_ENDPOINT),
+	FUSE_OPT_KEY("s3_virtual_hosted", KEY_S3_VHOST),
 	FUSE_OPT_KEY("fsname=", KEY_FSNAME),
 	FUSE_OPT_KEY("subtype=", KEY_SUBTYPE),
 	FUSE_OPT_KEY("-h", KEY_HELP),
@@ -453,14 +461,29 @@ static int seal_option(struct options *o, const char *arg, int key)
 	return replace_string(o, key == KEY_SEAL ? &o->seal_path : &o->trust, value_of(arg));
 }
 
+/* -o s3_endpoint=URL: checked as fetch checks --s3-endpoint's (source.h). */
+static int s3_endpoint_option(struct options *o, const char *v)
+{
+	const char *why = mp_fetch_s3_endpoint_problem(v);
+
+	if (why)
+		usage_error(o, "invalid value '%s' for -o s3_endpoint: %s", v, why);
+	return replace_string(o, &o->s3_endpoint, v);
+}
+
 /* The options of a pack from its mirrors; 0 (none goes to libfuse), -1
  * out of memory. */
 static int remote_option(struct options *o, const char *arg, int key)
 {
-	const char *v = value_of(arg);
+	const char *v = strchr(arg, '=') ? value_of(arg) : "";
 
 	o->remote_given = true;
 	switch (key) {
+	case KEY_S3_ENDPOINT:
+		return s3_endpoint_option(o, v);
+	case KEY_S3_VHOST:
+		o->s3_virtual_hosted = true;
+		return 0;
 	case KEY_CACHE:
 		return replace_string(o, &o->cache, v);
 	case KEY_MIRROR:
@@ -575,6 +598,8 @@ static int option_proc(void *data, const char *arg, int key, struct fuse_args *o
 	case KEY_REMOTE_TIMEOUT:
 	case KEY_FILL:
 	case KEY_FILL_RATE:
+	case KEY_S3_ENDPOINT:
+	case KEY_S3_VHOST:
 		return remote_option(o, arg, key);
 	}
 	return flag_option(o, key);

@@ -71,6 +71,8 @@ struct options {
 	bool fill_off;            /* -o fill=off */
 	bool fill_rate_given;
 	uint64_t fill_rate;       /* -o fill_rate=BYTES per second */
+	char *s3_endpoint;        /* -o s3_endpoint=URL; NULL: AWS_ENDPOINT_URL */
+	bool s3_virtual_hosted;   /* -o s3_virtual_hosted: BUCKET.HOST/KEY */
 	bool remote_given;        /* any of the above: they need a URL SOURCE */
 	char error[256];          /* the first usage error */
 };

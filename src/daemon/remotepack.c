@@ -83,9 +83,9 @@ int daemon_check_remote_options(struct daemon *d)
 
 	if (!daemon_source_is_url(o->pack))
 		return o->remote_given ? refuse("-o cache, mirror, expect_seal_sha256, "
-						"remote_timeout, fill and fill_rate need a "
-						"SOURCE that is a URL (http://, https://, s3://, "
-						"file://)") : 0;
+						"remote_timeout, fill, fill_rate, s3_endpoint "
+						"and s3_virtual_hosted need a SOURCE that is a "
+						"URL (http://, https://, s3://, file://)") : 0;
 	if (!o->cache)
 		return refuse("a SOURCE that is a URL needs -o cache=DIR (where the pack is "
 			      "filled while it is served)");
@@ -132,7 +132,7 @@ static void remote_opts(struct daemon *d, const char *out, struct mp_remote_opts
 		.fetch = {.sources = d->sources, .nsources = 1 + o->nmirrors, .out = out,
 			  .trust_keys = d->trust_keys, .ntrust = (size_t)d->ntrust,
 			  .expect_seal_sha256 = o->expect_seal, .max_rate = o->fill_rate,
-			  .s3 = mp_fetch_s3_config_from_env(),
+			  .s3 = mp_fetch_s3_config_from_env(o->s3_endpoint, o->s3_virtual_hosted),
 			  .s3_key_id = d->creds.key_id, .s3_secret = d->creds.secret,
 			  .s3_token = d->creds.token, .s3_key_from = d->creds_from,
 			  .ca_file = mp_fetch_ca_file_default(),
