@@ -1,5 +1,6 @@
 #!/usr/bin/env python3
-"""fetch_proxy.py - a tiny forward HTTP proxy for tests/fetch-servers.test.
+"""fetch_proxy.py - a tiny forward HTTP proxy for tests/fetch-servers.test
+and tests/remote.test.
 
     python3 fetch_proxy.py PORTFILE LOGFILE
 
