@@ -577,6 +577,187 @@ static void note_bad(uint64_t chunk, void *arg)
 	b->n++;
 }
 
+/* A seal of the digests d for layout l, enough for mp_seal_check_file(). */
+static struct mp_seal *seal_of(const struct mp_seal_layout *l, unsigned char (*d)[MP_SHA256_LEN])
+{
+	struct mp_seal *s = calloc(1, sizeof *s);
+
+	ck_assert_ptr_nonnull(s);
+	s->digests = malloc(l->chunk_count * MP_SHA256_LEN);
+	ck_assert_ptr_nonnull(s->digests);
+	memcpy(s->digests, d, l->chunk_count * MP_SHA256_LEN);
+	s->chunk_size = l->chunk_size;
+	s->chunk_count = l->chunk_count;
+	s->pack_size = l->file_size;
+	s->flags = MP_SEAL_FLAG_UNANCHORED;
+	return s;
+}
+
+static void pwrite_at(int fd, const void *data, size_t len, uint64_t at)
+{
+	ck_assert_int_eq(pwrite(fd, data, len, (off_t)at), (ssize_t)len);
+}
+
+/*
+ * Holes read as zeros: without the whole-file digest, a chunk in a hole
+ * (SEEK_DATA) is given the digest of zeros without being read.  The same
+ * layout as above over a sparse file (data in the head, in the middle of
+ * a role and at the end of a gap) must give every chunk the digest of a
+ * dense copy of the same bytes, whatever the chunk size and threads; the
+ * seal made of them checks the sparse file, and a byte written into a
+ * former hole fails its chunk alone.
+ */
+START_TEST(test_hash_file_holes)
+{
+	const uint64_t rb[3] = {1000001, 777777, 1234567};
+	const uint64_t ob = rb[0] + rb[1] + rb[2];
+	uint64_t off[4] = {12345, 0, 0, 0}, size, poke;
+	unsigned char head[12345], bits[100], one = 0x5a, *data;
+	char sparse[PATH_MAX], dense[PATH_MAX];
+	struct fx f;
+	int fd, fdd;
+
+	off[1] = off[0] + ob + 3;
+	off[2] = off[1] + ob + 65536 * 3 + 11;
+	off[3] = off[2] + ob;
+	size = off[3] + ob + 999;
+	poke = off[2] + 4096 * 3 + 17; /* a hole, in object 2's first role */
+	for (size_t i = 0; i < sizeof head; i++)
+		head[i] = (unsigned char)(i * 2654435761u >> 13);
+	memset(bits, 0xa5, sizeof bits);
+	fx_init(&f);
+	fx_path(&f, "sparse", sparse, sizeof sparse);
+	fx_path(&f, "dense", dense, sizeof dense);
+	fd = open(sparse, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	pwrite_at(fd, head, sizeof head, 0);
+	pwrite_at(fd, bits, sizeof bits, off[1] + rb[0] + 500000);
+	pwrite_at(fd, &one, 1, off[2] - 1);
+	data = malloc(size);
+	ck_assert_ptr_nonnull(data);
+	ck_assert_int_eq(pread(fd, data, size, 0), (ssize_t)size);
+	fx_write_file(dense, data, size);
+	free(data);
+	fdd = open(dense, O_RDONLY);
+	ck_assert_int_ge(fdd, 0);
+	for (uint64_t c = KB64; c <= (8u << 20); c <<= 1) {
+		struct mp_seal_layout l;
+		struct mp_error err;
+		unsigned char(*d)[MP_SHA256_LEN], (*dd)[MP_SHA256_LEN];
+		struct bad_list bad = {0};
+		struct mp_seal *s;
+
+		ck_assert_int_eq(mp_seal_layout_init(&l, size, 4, off, rb, c, &err), MP_OK);
+		d = calloc(l.chunk_count, MP_SHA256_LEN);
+		dd = calloc(l.chunk_count, MP_SHA256_LEN);
+		ck_assert(d && dd);
+		ck_assert_int_eq(mp_seal_hash_file(fdd, dense, &l, 1, NULL, NULL, dd, NULL, &err),
+				 MP_OK);
+		for (unsigned jobs = 1; jobs <= 3; jobs++) {
+			memset(d, 0, l.chunk_count * MP_SHA256_LEN);
+			ck_assert_int_eq(mp_seal_hash_file(fd, sparse, &l, jobs, NULL, NULL, d, NULL,
+							   &err),
+					 MP_OK);
+			ck_assert(memcmp(d, dd, l.chunk_count * MP_SHA256_LEN) == 0);
+		}
+		expect_digests(sparse, &l, d);
+		s = seal_of(&l, d);
+		ck_assert_int_eq(mp_seal_check_file(fd, sparse, s, &l, 2, NULL, NULL, note_bad, &bad,
+						    &err),
+				 MP_OK);
+		ck_assert_uint_eq(bad.n, 0);
+		/* a byte in a hole, then the hole back */
+		pwrite_at(fd, &one, 1, poke);
+		ck_assert_int_eq(mp_seal_check_file(fd, sparse, s, &l, 2, NULL, NULL, note_bad, &bad,
+						    &err),
+				 MP_E_SEAL_CHUNK);
+		ck_assert_uint_eq(bad.n, 1);
+		ck_assert_uint_eq(bad.chunks[0], mp_seal_chunk_at(&l, poke));
+		pwrite_at(fd, &(unsigned char){0}, 1, poke);
+		mp_seal_free(s);
+		free(d);
+		free(dd);
+		mp_seal_layout_free(&l);
+	}
+	close(fd);
+	close(fdd);
+	fx_cleanup(&f);
+}
+END_TEST
+
+/* [a, a + n) and [b, b + m) share a byte. */
+static bool overlap(uint64_t a, uint64_t n, uint64_t b, uint64_t m)
+{
+	return a < b + m && b < a + n;
+}
+
+/*
+ * A 1 TiB sparse file (4 objects of about 250 GiB, 64 MiB chunks) seals
+ * in the time of its few data blocks: reading its holes would take this
+ * machine many minutes, past the case's timeout.  Chunks in a hole have
+ * the digest of as many zeros, the two with data that of their bytes.
+ */
+START_TEST(test_hash_file_huge_hole)
+{
+	const uint64_t rb[3] = {(100ull << 30) + 1, 80ull << 30, (70ull << 30) + 12345};
+	const uint64_t ob = rb[0] + rb[1] + rb[2];
+	uint64_t off[4] = {1u << 20, 0, 0, 0}, size, lens[8] = {0}, mid;
+	char path[PATH_MAX], hexes[8][MP_SHA256_HEX], got[MP_SHA256_HEX], want[MP_SHA256_HEX];
+	unsigned char block[4096];
+	unsigned char(*d)[MP_SHA256_LEN];
+	struct mp_seal_layout l;
+	struct mp_error err;
+	unsigned nlens = 0;
+	struct fx f;
+	int fd;
+
+	off[1] = off[0] + ob;
+	off[2] = off[1] + ob + 4096;
+	off[3] = off[2] + ob;
+	size = off[3] + ob + 77;
+	mid = off[2] + rb[0] + (rb[1] / 2);
+	memset(block, 0x3c, sizeof block);
+	fx_init(&f);
+	fx_path(&f, "huge", path, sizeof path);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
+	ck_assert_int_ge(fd, 0);
+	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
+	pwrite_at(fd, block, sizeof block, 0);
+	pwrite_at(fd, block, sizeof block, mid);
+	ck_assert_int_eq(mp_seal_layout_init(&l, size, 4, off, rb, 64u << 20, &err), MP_OK);
+	d = calloc(l.chunk_count, MP_SHA256_LEN);
+	ck_assert_ptr_nonnull(d);
+	ck_assert_int_eq(mp_seal_hash_file(fd, path, &l, 2, NULL, NULL, d, NULL, &err), MP_OK);
+	for (uint64_t c = 0; c < l.chunk_count; c++) {
+		struct mp_seal_chunk ch;
+		unsigned i;
+
+		mp_seal_chunk_get(&l, c, &ch);
+		mp_sha256_hex(d[c], got);
+		if (overlap(ch.offset, ch.len, 0, sizeof block) ||
+		    overlap(ch.offset, ch.len, mid, sizeof block)) {
+			fx_sha256_file_range(path, ch.offset, ch.len, want);
+			ck_assert_str_eq(got, want);
+			continue;
+		}
+		for (i = 0; i < nlens && lens[i] != ch.len; i++)
+			;
+		if (i == nlens) { /* the first hole chunk of this length: read it */
+			ck_assert_uint_lt(nlens, 8);
+			fx_sha256_file_range(path, ch.offset, ch.len, hexes[nlens]);
+			lens[nlens++] = ch.len;
+		}
+		ck_assert_msg(strcmp(got, hexes[i]) == 0, "chunk %" PRIu64 ": %s, want %s", c, got,
+			      hexes[i]);
+	}
+	free(d);
+	mp_seal_layout_free(&l);
+	close(fd);
+	fx_cleanup(&f);
+}
+END_TEST
+
 START_TEST(test_pack_bind_check)
 {
 	struct fx_pack_opts o = {.full_sha256 = true, .hidden = 1024, .inter = 512, .gap = 4096,
@@ -791,6 +972,8 @@ static Suite *seal_suite(void)
 	tc = tcase_create("hash");
 	tcase_set_timeout(tc, 120);
 	tcase_add_test(tc, test_hash_file_windows);
+	tcase_add_test(tc, test_hash_file_holes);
+	tcase_add_test(tc, test_hash_file_huge_hole);
 	tcase_add_test(tc, test_pack_bind_check);
 	tcase_add_test(tc, test_pack_unanchored);
 	tcase_add_test(tc, test_check_short_file);

@@ -216,6 +216,10 @@ bool mp_seal_digest_ok(const struct mp_seal *s, uint64_t chunk,
  * when pack_sha256 is not NULL, the whole-file SHA-256 in the same pass
  * over the bytes.  digests must hold l->chunk_count entries.  progress may
  * be NULL.  MP_E_PACK_IO naming the byte on a short or failed read.
+ * Without pack_sha256, chunks in a hole of the file (SEEK_DATA finds no
+ * data in them) are not read: a hole is zeros, and they get the digest of
+ * zeros (the checks below do the same).  With it every byte is read, as
+ * the whole-file digest must be computed over them.
  */
 enum mp_err mp_seal_hash_file(int fd, const char *what, const struct mp_seal_layout *l,
 			      unsigned jobs, mp_progress_fn progress, void *progress_arg,
