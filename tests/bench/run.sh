@@ -24,7 +24,7 @@ set -eu
 : "${top_builddir:?run me through make bench}"
 : "${top_srcdir:?run me through make bench}"
 BENCH_DIR=${BENCH_DIR:-/tmp/moepack-bench}
-BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30}
+BENCH_ROWS=${BENCH_ROWS:-1 2 3 4 6 7 8 9 10 11 12 13 14 15 16 17 18 19 20 21 22 23 24 25 26 27 28 29 30 31 32 33}
 # Rounds of the hot-path rows (17-21): each a cold pass of every side.
 HOT_ROUNDS=${HOT_ROUNDS:-3}
 BENCH_MOUNT_OPTS=${BENCH_MOUNT_OPTS:-}
@@ -51,6 +51,9 @@ SEED=20240611
 
 DENSE=$BENCH_DIR/dense.pack
 HOT=$BENCH_DIR/hot.pack
+# The same K3 geometry, sealed and signed (rows 32-33), apart from k3.pack:
+# a seal beside k3.pack would change what rows 1 and 7 measure.
+K3S=$BENCH_DIR/k3s.pack
 MNT_HOT=$BENCH_DIR/mnt-hot
 K3=$BENCH_DIR/k3.pack
 MNT_DENSE=$BENCH_DIR/mnt-dense
@@ -97,6 +100,75 @@ NFS_DIR=$BENCH_DIR/ganesha
 NFS_EXPORT_DIR=$MNT_DENSE
 NFS_EXAMPLE=$top_srcdir/contrib/nfs-ganesha.conf
 
+# unmount_gone MOUNTPOINT: unmount, then wait (60 s at most) for the daemon
+# that served it to end: a remote mount's daemon holds its cache until then.
+unmount_gone() {
+	_pid=$(daemon_pid "$1") || _pid=
+	unmount "$1"
+	_n=0
+	while [ -n "$_pid" ] && [ -d "/proc/$_pid" ] && [ "$_n" -lt 1200 ]; do
+		sleep 0.05
+		_n=$((_n + 1))
+	done
+	[ -z "$_pid" ] || [ ! -d "/proc/$_pid" ] || say "moepackfs $_pid still runs after its unmount"
+}
+
+# Rows 32-33: the remote mount's cache of the full K3 geometry (985.6 GB,
+# preallocated) on a file system of its own, made on a sparse image file in
+# BENCH_DIR and loop-mounted at LOOP_MNT: preallocation there writes extent
+# metadata only.  loop_up makes it (LOOP_WHY says why not when it fails),
+# loop_down takes it all away again.
+LOOP_IMG=$BENCH_DIR/remote-cache.img
+LOOP_MNT=$BENCH_DIR/remote-cache
+LOOP_DEV=
+LOOP_WHY=
+loop_down() {
+	if is_mounted "$LOOP_MNT"; then
+		umount "$LOOP_MNT" || umount -l "$LOOP_MNT" || say "cannot unmount $LOOP_MNT"
+	fi
+	[ -z "$LOOP_DEV" ] || losetup -d "$LOOP_DEV" || say "cannot detach $LOOP_DEV"
+	LOOP_DEV=
+	rm -f "$LOOP_IMG"
+	rmdir "$LOOP_MNT" 2>/dev/null || :
+}
+loop_up() {
+	PATH=$PATH:/usr/sbin:/sbin
+	[ -e /dev/loop-control ] || { LOOP_WHY="no /dev/loop-control"; return 1; }
+	command -v losetup >/dev/null || { LOOP_WHY="no losetup"; return 1; }
+	if command -v mkfs.xfs >/dev/null; then
+		LOOP_FS=xfs
+	elif command -v mkfs.ext4 >/dev/null; then
+		LOOP_FS=ext4
+	else
+		LOOP_WHY="neither mkfs.xfs nor mkfs.ext4"
+		return 1
+	fi
+	loop_down
+	# 1.1 TB apparent; a small log, few inodes, nothing discarded or
+	# zeroed at mkfs: the image holds a few MB until the cache is written
+	truncate -s 1100G "$LOOP_IMG" || { LOOP_WHY="no 1.1 TB sparse file in $BENCH_DIR"; return 1; }
+	case $LOOP_FS in
+	xfs) mkfs.xfs -q -K -l size=64m "$LOOP_IMG" ;;
+	ext4) mkfs.ext4 -q -F -i 67108864 -O ^has_journal \
+		-E nodiscard,lazy_itable_init=0,lazy_journal_init=0 "$LOOP_IMG" ;;
+	esac >/dev/null 2>&1 || { LOOP_WHY="mkfs.$LOOP_FS failed"; loop_down; return 1; }
+	# direct I/O to the image where it can: no second copy in the page cache
+	LOOP_DEV=$(losetup --find --show --direct-io=on "$LOOP_IMG" 2>/dev/null) ||
+		LOOP_DEV=$(losetup --find --show "$LOOP_IMG" 2>/dev/null) ||
+		{ LOOP_DEV=; LOOP_WHY="losetup refuses $LOOP_IMG"; loop_down; return 1; }
+	mkdir -p "$LOOP_MNT"
+	mount -o discard "$LOOP_DEV" "$LOOP_MNT" 2>/dev/null ||
+		{ LOOP_WHY="cannot mount $LOOP_DEV ($LOOP_FS)"; loop_down; return 1; }
+}
+
+# The nginx of rows 31-33 (its state directory, while it runs) and their
+# files: the objects row 31's aria2c fetches, aria2c's output, a cache dir.
+RNS=
+R_OBJ=$BENCH_DIR/r31-objects
+R_OUT=$BENCH_DIR/r31-out
+R_CACHE=$BENCH_DIR/r31-cache
+MNT_R=$BENCH_DIR/mnt-rows
+
 cleanup() {
 	# ganesha first: it holds the mount it exports.
 	[ -z "$GANESHA_PID" ] || ganesha_stop || say "cannot stop ganesha $GANESHA_PID"
@@ -104,12 +176,18 @@ cleanup() {
 	unmount "$MNT_K3"
 	unmount "$MNT_SEAL"
 	unmount "$MNT_HOT"
+	# the remote mount before the file system of its cache
+	if is_mounted "$MNT_R"; then unmount_gone "$MNT_R"; fi
+	[ -z "$RNS" ] || sh "$top_srcdir/tests/servers/nginx.sh" stop "$RNS" >/dev/null 2>&1 || :
+	loop_down
+	rm -rf "$R_OBJ" "$R_OUT" "$R_CACHE"
+	rm -f "$BENCH_DIR/remote-status.json"
 	if [ "${BENCH_CLEAN:-0}" = 1 ]; then
 		# Only names this script makes: BENCH_DIR may be a shared directory.
 		rm -f "$DENSE" "$DENSE".* "$K3" "$K3".* "$HOT" "$HOT".* "$BENCH_DIR"/dense.* \
 			"$BENCH_DIR"/deepseek.pack "$BENCH_DIR"/deepseek.pack.manifest.json \
-			"$ROWS" "$NOTES" "$SAMPLES".*
-		rmdir "$MNT_DENSE" "$MNT_K3" "$MNT_SEAL" "$MNT_HOT" 2>/dev/null || :
+			"$K3S" "$K3S".* "$ROWS" "$NOTES" "$SAMPLES".*
+		rmdir "$MNT_DENSE" "$MNT_K3" "$MNT_SEAL" "$MNT_HOT" "$MNT_R" 2>/dev/null || :
 	fi
 }
 trap cleanup EXIT
@@ -188,6 +266,26 @@ make_pack() {
 	# shellcheck disable=SC2086 # ARGS is a list of words
 	"$MOEPACK" mkdemo --quiet --out "$1" $2 || die "moepack mkdemo --out $1 $2 failed"
 	printf '%s\n' "$2" >"$1.args"
+}
+
+# signed_pack PACK ARGS [SEAL_OPTION]: make_pack, then sealed (moepack seal
+# [SEAL_OPTION]) and signed with FK (made once: a new key voids the
+# signatures of the old one, which are made again).
+FK=$BENCH_DIR/fetch-key
+signed_pack() {
+	make_pack "$1" "$2"
+	if [ ! -f "$1.seal" ] || [ ! "$1.seal" -nt "$1" ]; then
+		# shellcheck disable=SC2086 # no option is no word
+		"$MOEPACK" seal -q ${3:-} "$1" >&2 || die "moepack seal $1 failed"
+	fi
+	if [ ! -f "$FK.pub" ] || [ ! -f "$FK.pem" ]; then
+		openssl genpkey -algorithm ed25519 -out "$FK.pem" 2>/dev/null &&
+			openssl pkey -in "$FK.pem" -pubout -out "$FK.pub" 2>/dev/null ||
+			die "cannot make the key $FK.pem"
+	fi
+	if [ ! -f "$1.sig" ] || [ "$1.sig" -ot "$1.seal" ] || [ "$1.sig" -ot "$FK.pub" ]; then
+		"$MOEPACK" sign -q --key "$FK.pem" "$1" >&2 || die "cannot sign $1"
+	fi
 }
 
 warm() { cat "$1" >/dev/null; }
@@ -834,7 +932,7 @@ if want_row 16; then
 	rb odirect -d -t 16 -n $((objects * 2 / 16)) -s "$SEED" "$L.objects.fuse"
 	secs=$(kv seconds "$RB_OUT")
 	mbps=$(kv MBps "$RB_OUT")
-	sleep 1.1 # status.json is rendered once a second
+	snapshot_after "$MNT_DENSE" >/dev/null # a status.json made after the reads
 	req1=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["counters"]["reads"])' \
 		"$MNT_DENSE/status.json")
 	lease=$(python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["lease"]["state"])' \
@@ -994,11 +1092,11 @@ fi
 if want_row 21; then
 	BENCH_MOUNT_OPTS="$BENCH_MOUNT_OPTS -o verify=seal" mount_pack "$HOT" "$MNT_HOT"
 	lb -d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.fuse"
-	sleep 1.1 # status.json is rendered once a second
+	snapshot_after "$MNT_HOT" >/dev/null # a status.json made after the reads
 	h1=$(json_seal "$MNT_HOT" bytes_hashed) s1=$(json_storage "$MNT_HOT")
 	v1=$(json_seal "$MNT_HOT" bytes_served)
 	lb -d -k 1 -t 16 -n 200 -s "$SEED" "$HOT_L.fuse"
-	sleep 1.1
+	snapshot_after "$MNT_HOT" >/dev/null
 	h2=$(json_seal "$MNT_HOT" bytes_hashed) s2=$(json_storage "$MNT_HOT")
 	v2=$(json_seal "$MNT_HOT" bytes_served)
 	unmount "$MNT_HOT"
@@ -1083,15 +1181,7 @@ if want_row 25 || want_row 26 || want_row 27 || want_row 28 || want_row 29 || wa
 	command -v aria2c >/dev/null || die "aria2c is not installed (apt-get install aria2)"
 	command -v curl >/dev/null || die "curl is not installed"
 	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
-	make_pack "$HOT" "$HOT_ARGS"
-	[ -f "$HOT.seal" ] && [ "$HOT.seal" -nt "$HOT" ] ||
-		"$MOEPACK" seal "$HOT" >&2 || die "moepack seal $HOT failed"
-	FK=$BENCH_DIR/fetch-key
-	if [ ! -f "$HOT.sig" ] || [ ! -f "$FK.pub" ] || [ "$HOT.sig" -ot "$HOT.seal" ]; then
-		openssl genpkey -algorithm ed25519 -out "$FK.pem" 2>/dev/null &&
-			openssl pkey -in "$FK.pem" -pubout -out "$FK.pub" 2>/dev/null &&
-			"$MOEPACK" sign --key "$FK.pem" "$HOT" >/dev/null 2>&1 || die "cannot sign $HOT"
-	fi
+	signed_pack "$HOT" "$HOT_ARGS"
 	FNS=$BENCH_DIR/fetch-nginx
 	FOUT=$BENCH_DIR/fetch-out
 	rm -rf "$FOUT"
@@ -1232,6 +1322,300 @@ if want_row 25 || want_row 26 || want_row 27 || want_row 28 || want_row 29 || wa
 			"$(calc "$size / $tf / 1e6")" "$(calc "$size / $fdef / 1e6")" 0.9
 	fi
 fi
+
+# Rows 31-33: more of a pack mounted from nginx (moepackfs URL MOUNTPOINT -o
+# cache=DIR,trust=PUB; tests/servers/nginx.sh on 127.0.0.1, HTTP/1.1):
+# (31) cold on-demand reads, the loader's pattern (16 slots, whole objects,
+# O_DIRECT, random order) through a mount with -o fill=off and an empty
+# cache, of about 1.8 GB of hot.pack's objects picked at random, against
+# aria2c fetching the same objects' bytes, written out as files into the
+# nginx root, in the same run (-j16, once -x16 -s16 -k1M and once -x1: the
+# faster is the baseline); throughput, goal >= 0.8.  (32) the time from
+# the exec of moepackfs to one token's experts read through the mount (6
+# experts a layer, picked with SEED, every layer, whole objects, the loader's
+# pattern) on the full K3 geometry with the fill on, against the same
+# objects read from a local mount of the same pack (verify=seal), also from
+# its exec; reference.  (33) the time to mount the full K3 geometry from
+# nginx (manifest, seal, signature, head, validation, the 985.6 GB cache
+# file preallocated) against a local verify=seal mount, median of
+# REMOTE_ROUNDS, goal <= 2 s.  Rows 32-33 use k3s.pack (K3_ARGS, sealed
+# --unanchored and signed: its payload is a hole, so neither side reads a
+# disk for it) and keep the remote mount's cache on a loop-mounted file
+# system (loop_up); without one they are skipped, saying why.  Caches are
+# dropped before every pass; each pass's CPU seconds go to the notes.
+REMOTE_ROUNDS=${REMOTE_ROUNDS:-3}
+if want_row 31 || want_row 32 || want_row 33; then
+	command -v aria2c >/dev/null || die "aria2c is not installed (apt-get install aria2)"
+	command -v nginx >/dev/null || [ -x /usr/sbin/nginx ] || die "nginx is not installed"
+	[ -x "$MOEPACKFS" ] || die "$MOEPACKFS is not built"
+	TCK=$(getconf CLK_TCK)
+	R_LOG=$BENCH_DIR/remote-rows.log
+	: >"$R_LOG"
+	now() { date +%s.%N; }
+	since() { awk -v a="$1" -v b="$(now)" 'BEGIN { printf "%.3f\n", b - a }'; }
+	# cpu_secs PID...: user + system seconds of these processes so far
+	cpu_secs() {
+		for _p in "$@"; do
+			sed 's/^.*) //' "/proc/$_p/stat" 2>/dev/null | awk '{ print $12 + $13 }'
+		done | awk -v t="$TCK" '{ s += $1 } END { printf "%.2f", s / t }'
+	}
+	# nginx_cpu: the same of the rig's nginx processes
+	nginx_cpu() {
+		# shellcheck disable=SC2046 # one pid a word
+		cpu_secs $(awk '{ print $2 }' "$RNS/pids")
+	}
+	# remote_mount URL CACHE [OPTION,...]: mounted at MNT_R from URL
+	remote_mount() {
+		unmount "$MNT_R"
+		mkdir -p "$MNT_R"
+		"$MOEPACKFS" -o "cache=$2,trust=$FK.pub${3:+,$3}" "$1" "$MNT_R" 2>>"$R_LOG" ||
+			{ tail -n 5 "$R_LOG" >&2; die "moepackfs $1 failed"; }
+	}
+	local_mount() { # PACK
+		unmount "$MNT_R"
+		mkdir -p "$MNT_R"
+		"$MOEPACKFS" -o "verify=seal,trust=$FK.pub" "$1" "$MNT_R" 2>>"$R_LOG" ||
+			{ tail -n 5 "$R_LOG" >&2; die "moepackfs $1 failed"; }
+	}
+	# cache_empty DIR: nothing of an earlier mount left in DIR; the blocks
+	# it held given back to the image (fstrim)
+	cache_empty() {
+		rm -f "$1"/*.pack "$1"/*.pack.*
+		fstrim "$1" 2>/dev/null || :
+	}
+	# remote_status: MNT_R's status.json, once it is a snapshot made after
+	# this call, into R_STATUS; remote_json KEY: its remote.KEY
+	R_STATUS=$BENCH_DIR/remote-status.json
+	remote_status() {
+		snapshot_after "$MNT_R" >"$R_STATUS" || die "no status.json from $MNT_R"
+	}
+	remote_json() {
+		python3 -c 'import json, sys; print(json.load(open(sys.argv[1]))["remote"][sys.argv[2]])' \
+			"$R_STATUS" "$1"
+	}
+	RNS=$BENCH_DIR/remote-nginx
+	sh "$top_srcdir/tests/servers/nginx.sh" stop "$RNS" >/dev/null 2>&1 || :
+	sh "$top_srcdir/tests/servers/nginx.sh" start "$RNS" "$BENCH_DIR" >/dev/null ||
+		{ RNS=; die "nginx did not start"; }
+	RURL=$(sed -n 's/^NGINX_HTTP_URL=//p' "$RNS/env")
+fi
+
+if want_row 31; then
+	signed_pack "$HOT" "$HOT_ARGS"
+	make_lists "$HOT" "$MNT_HOT" "$BENCH_DIR/r31.lists"
+	# objects at random (SEED) until 1.8 GB: their files in the mount, and
+	# their bytes as files of their own in the nginx root for aria2c
+	rm -rf "$R_OBJ"
+	python3 - "$BENCH_DIR/r31.lists" "$MNT_HOT" "$MNT_R" "$R_OBJ" "$RURL/$(basename "$R_OBJ")" \
+		"$SEED" 1800000000 "$BENCH_DIR/r31" <<'PY' || die "cannot pick row 31's objects"
+import os, random, sys
+
+lists, mnt_hot, mnt_r, objdir, url, seed, want, out = sys.argv[1:9]
+native = [line.split() for line in open(lists + ".objects.native")]
+fuse = [line.split() for line in open(lists + ".objects.fuse")]
+order = list(range(len(native)))
+random.Random(int(seed)).shuffle(order)
+picks, total = [], 0
+for i in order:
+    if total >= int(want):
+        break
+    picks.append(i)
+    total += int(native[i][2])
+os.makedirs(objdir)
+fd = os.open(native[0][0], os.O_RDONLY)
+with open(out + ".remote", "w") as r, open(out + ".urls", "w") as u:
+    for k, i in enumerate(sorted(picks)):
+        off, n = int(native[i][1]), int(native[i][2])
+        name = "o%04d" % k
+        with open(os.path.join(objdir, name), "wb") as f:
+            pos = 0
+            while pos < n:
+                b = os.pread(fd, min(8 << 20, n - pos), off + pos)
+                if not b:
+                    sys.exit("short read of the pack")
+                f.write(b)
+                pos += len(b)
+        r.write("%s 0 %d\n" % (mnt_r + fuse[i][0][len(mnt_hot):], n))
+        u.write("%s/%s\n" % (url, name))
+PY
+	r31_n=$(wc -l <"$BENCH_DIR/r31.remote")
+	r31_bytes=$(awk '{ n += $3 } END { printf "%.0f", n }' "$BENCH_DIR/r31.remote")
+	: >"$SAMPLES.r31.notes"
+	# r31_aria NAME OPTIONS...: one aria2c pass over the objects, cold
+	r31_aria() {
+		_name=$1
+		shift
+		rm -rf "$R_OUT"
+		mkdir -p "$R_OUT"
+		drop_caches
+		_n0=$(nginx_cpu)
+		_t0=$(now)
+		/usr/bin/time -f '%U %S' -o "$BENCH_DIR/r31.time" aria2c -q -j16 \
+			--file-allocation=none --allow-overwrite=true --auto-file-renaming=false \
+			-d "$R_OUT" -i "$BENCH_DIR/r31.urls" "$@" >>"$R_LOG" 2>&1 ||
+			die "aria2c $* failed (see $R_LOG)"
+		_t=$(since "$_t0")
+		_ng=$(calc "$(nginx_cpu) - $_n0")
+		[ "$(cat "$R_OUT"/* | wc -c)" = "$r31_bytes" ] || die "aria2c $* fetched the wrong size"
+		calc "$r31_bytes / $_t / 1e6" 1 >>"$SAMPLES.r31.$_name"
+		read -r _u _s <"$BENCH_DIR/r31.time"
+		echo "$_name $(calc "$r31_bytes / $_t / 1e6" 0) MB/s (aria2c $_u + $_s s, nginx $_ng s)" \
+			>>"$SAMPLES.r31.notes"
+		rm -rf "$R_OUT"
+	}
+	r31_eio=0
+	for _ in $(seq 1 "$REMOTE_ROUNDS"); do
+		r31_aria x16 -x16 -s16 -k1M
+		r31_aria x1 -x1
+		rm -rf "$R_CACHE"
+		mkdir -p "$R_CACHE"
+		remote_mount "$RURL/$(basename "$HOT")" "$R_CACHE" fill=off
+		pid=$(daemon_pid "$MNT_R") || die "no moepackfs serves $MNT_R"
+		drop_caches
+		d0=$(cpu_secs "$pid")
+		n0=$(nginx_cpu)
+		LB_OUT=$("$LOADERBENCH" -d -k 1 -t 16 -n "$r31_n" -s "$SEED" "$BENCH_DIR/r31.remote") ||
+			die "loaderbench through the mount from nginx failed"
+		kv mbps "$LB_OUT" >>"$SAMPLES.r31.remote"
+		remote_status
+		failed=$(remote_json demand_failed)
+		[ "$failed" = 0 ] || r31_eio=$((r31_eio + failed))
+		echo "remote $(calc "$(kv mbps "$LB_OUT")" 0) MB/s, p99 $(kv p99_ms "$LB_OUT") ms (moepackfs $(calc "$(cpu_secs "$pid") - $d0") s, nginx $(calc "$(nginx_cpu) - $n0") s; $(remote_json bytes_fetched) bytes fetched)" \
+			>>"$SAMPLES.r31.notes"
+		unmount_gone "$MNT_R"
+		rm -rf "$R_CACHE"
+	done
+	rm -rf "$R_OBJ"
+	take_median x16
+	x16=$MEDIAN
+	take_median x1
+	x1=$MEDIAN
+	take_median remote
+	if awk -v a="$x16" -v b="$x1" 'BEGIN { exit !(a >= b) }'; then
+		base=$x16 which="-x16 -s16 -k1M"
+	else
+		base=$x1 which="-x1"
+	fi
+	ratio_row "31. cold on-demand reads through a mount from nginx (fill=off, 16 O_DIRECT slots) vs aria2c -j16 $which, throughput" \
+		"$MEDIAN" "$base" 0.8
+	if [ "$r31_eio" != 0 ]; then
+		row "31. reads of the mount from nginx that failed (EIO)" "$r31_eio" "-" "-" "= 0" "FAIL"
+		FAILED=1
+	fi
+	echo "row 31: $r31_n objects, $r31_bytes bytes of $(basename "$HOT"), $REMOTE_ROUNDS rounds (medians): aria2c -x16 -s16 -k1M $(calc "$x16" 0) MB/s, -x1 $(calc "$x1" 0) MB/s; per pass, CPU seconds user + system: $(tr '\n' ';' <"$SAMPLES.r31.notes" | sed 's/;$//; s/;/; /g')" \
+		>>"$NOTES"
+	rm -f "$SAMPLES.r31.notes" "$BENCH_DIR/r31.time" "$BENCH_DIR"/r31.lists.* \
+		"$BENCH_DIR/r31.remote" "$BENCH_DIR/r31.urls"
+fi
+
+if want_row 32 || want_row 33; then
+	if loop_up; then
+		signed_pack "$K3S" "$K3_ARGS" --unanchored
+		K3S_URL=$RURL/$(basename "$K3S")
+		echo "rows 32-33: the remote mount's cache on $LOOP_FS, loop-mounted from a sparse 1.1 TB image ($LOOP_IMG)" \
+			>>"$NOTES"
+	else
+		if want_row 32; then
+			row "32. time to one token's experts through a mount from nginx vs local" \
+				"skipped" "$LOOP_WHY" "-" "reference" "-"
+		fi
+		if want_row 33; then
+			row "33. mount the full K3 geometry from nginx vs local, verify=seal" \
+				"skipped" "$LOOP_WHY" "-" "<= 2 s" "-"
+		fi
+	fi
+fi
+
+if [ -n "$LOOP_DEV" ] && want_row 33; then
+	for _ in $(seq 1 "$REMOTE_ROUNDS"); do
+		drop_caches
+		t0=$(now)
+		local_mount "$K3S"
+		since "$t0" >>"$SAMPLES.r33.local"
+		unmount_gone "$MNT_R"
+		cache_empty "$LOOP_MNT"
+		drop_caches
+		t0=$(now)
+		remote_mount "$K3S_URL" "$LOOP_MNT"
+		since "$t0" >>"$SAMPLES.r33.remote"
+		unmount_gone "$MNT_R"
+		cache_empty "$LOOP_MNT"
+	done
+	echo "row 33: mount times, local $(tr '\n' ' ' <"$SAMPLES.r33.local")s; from nginx $(tr '\n' ' ' <"$SAMPLES.r33.remote")s" \
+		>>"$NOTES"
+	take_median r33.local
+	tl=$MEDIAN
+	take_median r33.remote
+	tr=$MEDIAN
+	result=$(awk -v v="$tr" 'BEGIN { print (v <= 2) ? "PASS" : "MISS" }')
+	row "33. mount the full K3 geometry (985.6 GB, 577,042 chunks) from nginx vs local, verify=seal, median of $REMOTE_ROUNDS" \
+		"$(calc "$tr" 3) s" "$(calc "$tl" 3) s" "$(calc "$tr / $tl")" "<= 2 s" "$result"
+fi
+
+if [ -n "$LOOP_DEV" ] && want_row 32; then
+	# the names as moepackfs makes them, from a probe mount
+	mount_pack "$K3S" "$MNT_R"
+	python3 - "$MNT_R" "$SEED" >"$BENCH_DIR/r32.list" <<'PY' || die "cannot list row 32's objects"
+import os, random, sys
+
+mnt, seed = sys.argv[1], int(sys.argv[2])
+rng = random.Random(seed)
+root = os.path.join(mnt, "layers")
+for layer in sorted(os.listdir(root), key=int):
+    experts = sorted(os.listdir(os.path.join(root, layer)), key=int)
+    for e in sorted(rng.sample(experts, 6), key=int):
+        p = os.path.join(root, layer, e, "object")
+        print(p, 0, os.stat(p).st_size)
+PY
+	unmount "$MNT_R"
+	r32_n=$(wc -l <"$BENCH_DIR/r32.list")
+	r32_bytes=$(awk '{ n += $3 } END { printf "%.0f", n }' "$BENCH_DIR/r32.list")
+	# r32_token: the objects read, the loader's pattern; R32_T its seconds
+	# since t0, R32_SUM what loaderbench read
+	r32_token() {
+		LB_OUT=$("$LOADERBENCH" -d -k 1 -t 16 -n "$r32_n" -s "$SEED" "$BENCH_DIR/r32.list") ||
+			die "loaderbench of one token's experts failed"
+		R32_T=$(since "$t0")
+		R32_SUM=$(kv sum "$LB_OUT")
+	}
+	drop_caches
+	t0=$(now)
+	local_mount "$K3S"
+	tm=$(since "$t0")
+	pid=$(daemon_pid "$MNT_R") || die "no moepackfs serves $MNT_R"
+	r32_token
+	tl=$R32_T sl=$R32_SUM
+	echo "row 32 local: mounted in $tm s, the token's $r32_n objects ($r32_bytes bytes) read by $tl s ($(calc "$(kv mbps "$LB_OUT")" 0) MB/s, moepackfs $(cpu_secs "$pid") s CPU)" >>"$NOTES"
+	unmount_gone "$MNT_R"
+	cache_empty "$LOOP_MNT"
+	drop_caches
+	n0=$(nginx_cpu)
+	t0=$(now)
+	remote_mount "$K3S_URL" "$LOOP_MNT"
+	tm=$(since "$t0")
+	pid=$(daemon_pid "$MNT_R") || die "no moepackfs serves $MNT_R"
+	r32_token
+	tr=$R32_T
+	remote_status
+	echo "row 32 from nginx, fill on: mounted in $tm s, the token read by $tr s ($(calc "$(kv mbps "$LB_OUT")" 0) MB/s; moepackfs $(cpu_secs "$pid") s CPU, nginx $(calc "$(nginx_cpu) - $n0") s; $(remote_json bytes_fetched) bytes fetched by then, $(remote_json demand_failed) reads failed)" >>"$NOTES"
+	failed=$(remote_json demand_failed)
+	unmount_gone "$MNT_R"
+	cache_empty "$LOOP_MNT"
+	row "32. K3 geometry: exec to one token's experts read ($r32_n objects, 6 a layer), from nginx (fill on) vs local verify=seal" \
+		"$(calc "$tr") s" "$(calc "$tl") s" "$(calc "$tr / $tl")" "reference" "-"
+	if [ "$R32_SUM" != "$sl" ] || [ "$failed" != 0 ]; then
+		row "32. bytes through the mount from nginx = local, no EIO" "differ" "see stderr" "-" \
+			"equal" "FAIL"
+		FAILED=1
+	fi
+	rm -f "$BENCH_DIR/r32.list"
+fi
+
+if [ -n "$RNS" ]; then
+	sh "$top_srcdir/tests/servers/nginx.sh" stop "$RNS" >/dev/null || :
+	RNS=
+fi
+loop_down
 
 echo "load average at end: $(cut -d' ' -f1-3 /proc/loadavg)" >>"$NOTES"
 
