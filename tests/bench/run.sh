@@ -1486,11 +1486,11 @@ PY
 		rm -rf "$R_CACHE"
 	done
 	rm -rf "$R_OBJ"
-	take_median x16
+	take_median r31.x16
 	x16=$MEDIAN
-	take_median x1
+	take_median r31.x1
 	x1=$MEDIAN
-	take_median remote
+	take_median r31.remote
 	if awk -v a="$x16" -v b="$x1" 'BEGIN { exit !(a >= b) }'; then
 		base=$x16 which="-x16 -s16 -k1M"
 	else
@@ -1538,6 +1538,8 @@ if [ -n "$LOOP_DEV" ] && want_row 33; then
 		t0=$(now)
 		remote_mount "$K3S_URL" "$LOOP_MNT"
 		since "$t0" >>"$SAMPLES.r33.remote"
+		remote_status
+		r33_chunks=$(remote_json chunks)
 		unmount_gone "$MNT_R"
 		cache_empty "$LOOP_MNT"
 	done
@@ -1548,7 +1550,7 @@ if [ -n "$LOOP_DEV" ] && want_row 33; then
 	take_median r33.remote
 	tr=$MEDIAN
 	result=$(awk -v v="$tr" 'BEGIN { print (v <= 2) ? "PASS" : "MISS" }')
-	row "33. mount the full K3 geometry (985.6 GB, 577,042 chunks) from nginx vs local, verify=seal, median of $REMOTE_ROUNDS" \
+	row "33. mount the full K3 geometry ($(calc "$(stat -c %s "$K3S") / 1e9" 1) GB, $r33_chunks chunks) from nginx vs local, verify=seal, median of $REMOTE_ROUNDS" \
 		"$(calc "$tr" 3) s" "$(calc "$tl" 3) s" "$(calc "$tr / $tl")" "<= 2 s" "$result"
 fi
 
