@@ -725,6 +725,15 @@ START_TEST(test_hash_file_huge_hole)
 	ck_assert_int_eq(ftruncate(fd, (off_t)size), 0);
 	pwrite_at(fd, block, sizeof block, 0);
 	pwrite_at(fd, block, sizeof block, mid);
+	/* a file system that reports no holes (SEEK_DATA finds data
+	 * everywhere) would have every byte read: the case is not for it */
+	if (lseek(fd, 1 << 20, SEEK_DATA) == (off_t)(1 << 20)) {
+		fprintf(stderr, "check_seal: %s reports no holes; the 1 TiB case is not run\n",
+			path);
+		close(fd);
+		fx_cleanup(&f);
+		return;
+	}
 	ck_assert_int_eq(mp_seal_layout_init(&l, size, 4, off, rb, 64u << 20, &err), MP_OK);
 	d = calloc(l.chunk_count, MP_SHA256_LEN);
 	ck_assert_ptr_nonnull(d);
