@@ -26,6 +26,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "base/search.h"
 #include "fetch/fetch_internal.h"
 
 /* seconds before a mirror dropped for failures (not lies) is tried again,
@@ -290,26 +291,6 @@ int mp_remote_make_local(struct mp_remote *r, uint64_t c, bool wait)
 	return rc;
 }
 
-/* The chunk that holds byte off (< the pack's size), from the plan's
- * boundaries: they stay until mp_remote_close(), where the fetch's layout
- * borrows the pack's object offsets, which the fill's end frees. */
-static uint64_t chunk_holding(const struct mp_remote *r, uint64_t off)
-{
-	const uint64_t *b = r->f.plan.bound;
-	uint64_t lo = 0, hi = r->f.plan.chunk_count;
-
-	/* b[lo] <= off < b[hi] */
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-
-		if (b[mid] <= off)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void mp_remote_hint(struct mp_remote *r, uint64_t offset, uint64_t len)
 {
 	uint64_t first, end;
@@ -319,9 +300,11 @@ void mp_remote_hint(struct mp_remote *r, uint64_t offset, uint64_t len)
 		return;
 	if (len > r->f.seal->pack_size - offset)
 		len = r->f.seal->pack_size - offset;
-	/* the boundaries are fixed once the head is in: read from any thread */
-	first = chunk_holding(r, offset);
-	end = chunk_holding(r, offset + len - 1) + 1;
+	/* by the plan's boundaries, fixed once the head is in and kept until
+	 * mp_remote_close(): the fetch's layout borrows the pack's object
+	 * offsets, which the fill's end frees */
+	first = mp_last_at_most(r->f.plan.bound, r->f.plan.chunk_count, offset);
+	end = mp_last_at_most(r->f.plan.bound, r->f.plan.chunk_count, offset + len - 1) + 1;
 	if (end - first > HINT_MAX_CHUNKS)
 		end = first + HINT_MAX_CHUNKS;
 	/* the common case once the object is local: no lock taken */

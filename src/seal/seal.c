@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "base/search.h"
+
 uint64_t mp_seal_div_up(uint64_t a, uint64_t b)
 {
 	return a / b + (a % b != 0);
@@ -173,21 +175,6 @@ uint64_t mp_seal_pick_chunk_size(uint64_t file_size, uint64_t object_count,
 	return 0;
 }
 
-/* The last i < n with a[i] <= key, for a sorted a with a[0] <= key. */
-static uint64_t last_at_most(const uint64_t *a, uint64_t n, uint64_t key)
-{
-	uint64_t lo = 0, hi = n; /* a[lo] <= key */
-
-	while (hi - lo > 1) {
-		uint64_t mid = lo + (hi - lo) / 2;
-		if (a[mid] <= key)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	return lo;
-}
-
 void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		       struct mp_seal_chunk *out)
 {
@@ -202,7 +189,7 @@ void mp_seal_chunk_get(const struct mp_seal_layout *l, uint64_t chunk,
 		return;
 	}
 	/* the object whose chunks hold it (head_chunks <= chunk < chunk_count) */
-	i = last_at_most(l->object_first, l->object_count, chunk);
+	i = mp_last_at_most(l->object_first, l->object_count, chunk);
 	k = chunk - l->object_first[i];
 	base = l->object_offset[i];
 	out->object = i;
@@ -231,7 +218,7 @@ uint64_t mp_seal_chunk_at(const struct mp_seal_layout *l, uint64_t pos)
 
 	if (l->object_count == 0 || pos < l->object_offset[0])
 		return pos / c;
-	lo = last_at_most(l->object_offset, l->object_count, pos);
+	lo = mp_last_at_most(l->object_offset, l->object_count, pos);
 	rel = pos - l->object_offset[lo];
 	first = l->object_first[lo];
 	for (int r = 0; r < MP_ROLE_COUNT; r++) {
