@@ -1258,6 +1258,40 @@ START_TEST(test_open_regular)
 }
 END_TEST
 
+/* A hole's end: the next data, the file's size, or start itself where
+ * there is data, nothing follows or the file system cannot say. */
+START_TEST(test_file_hole_end)
+{
+	char dir[] = "/tmp/mp-hole-XXXXXX", path[64];
+	const uint64_t mib = 1u << 20;
+	unsigned char block[4096];
+	int fd;
+
+	memset(block, 0x5a, sizeof block);
+	ck_assert_ptr_nonnull(mkdtemp(dir));
+	snprintf(path, sizeof path, "%s/sparse", dir);
+	fd = open(path, O_RDWR | O_CREAT | O_EXCL, 0600);
+	ck_assert_int_ge(fd, 0);
+	/* data at 0 and at 1 MiB, holes after each, 3 MiB in all */
+	ck_assert_int_eq(pwrite(fd, block, sizeof block, 0), (ssize_t)sizeof block);
+	ck_assert_int_eq(pwrite(fd, block, sizeof block, (off_t)mib), (ssize_t)sizeof block);
+	ck_assert_int_eq(ftruncate(fd, (off_t)(3 * mib)), 0);
+	ck_assert_uint_eq(mp_file_hole_end(fd, 0), 0);
+	ck_assert_uint_eq(mp_file_hole_end(fd, mib + 100), mib + 100);
+	ck_assert_uint_eq(mp_file_hole_end(fd, 3 * mib), 3 * mib);
+	ck_assert_uint_eq(mp_file_hole_end(fd, 5 * mib), 5 * mib);
+	if (mp_file_hole_end(fd, 512 * 1024) != 512 * 1024) { /* holes are reported */
+		ck_assert_uint_eq(mp_file_hole_end(fd, 512 * 1024), mib);
+		ck_assert_uint_eq(mp_file_hole_end(fd, 2 * mib), 3 * mib);
+	} else {
+		fprintf(stderr, "check_core: %s reports no holes\n", path);
+	}
+	close(fd);
+	unlink(path);
+	rmdir(dir);
+}
+END_TEST
+
 /* The one full read: all bytes, or the errno, or where a short file ends. */
 START_TEST(test_pread_full)
 {
@@ -1377,6 +1411,7 @@ static Suite *core_suite(void)
 	tcase_add_test(tc, test_header_entry_round_trip);
 	tcase_add_test(tc, test_open_regular);
 	tcase_add_test(tc, test_pread_full);
+	tcase_add_test(tc, test_file_hole_end);
 	suite_add_tcase(s, tc);
 	return s;
 }

@@ -227,3 +227,16 @@ int mp_reopen_same(int fd, int flags)
 	}
 	return nfd;
 }
+
+uint64_t mp_file_hole_end(int fd, uint64_t start)
+{
+	off_t data = lseek(fd, (off_t)start, SEEK_DATA);
+	struct stat st;
+
+	if (data >= 0)
+		return (uint64_t)data > start ? (uint64_t)data : start;
+	/* ENXIO: no data from start to the end of the file, or start past it */
+	if (errno != ENXIO || fstat(fd, &st) != 0)
+		return start;
+	return (uint64_t)st.st_size > start ? (uint64_t)st.st_size : start;
+}

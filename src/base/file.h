@@ -99,4 +99,13 @@ int mp_reopen_same(int fd, int flags);
 /* "a FIFO", "a directory", "a socket", ...: for messages. */
 const char *mp_file_kind(mode_t mode);
 
+/*
+ * Where the hole of fd at byte `start` ends: the next data at or after
+ * start (SEEK_DATA), or the file's size when no data follows; `start` when
+ * there is data at start, start is at or past the end, or the file system
+ * cannot say.  [start, end) with end <= the result reads as zeros without
+ * anything stored: its digest is that of zeros, known without reading it.
+ */
+uint64_t mp_file_hole_end(int fd, uint64_t start);
+
 #endif

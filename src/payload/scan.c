@@ -237,17 +237,6 @@ static void feed(struct scan *s, uint64_t pos, const unsigned char *buf, size_t 
 	}
 }
 
-/* True when [start, end) holds no data (a hole), as far as the file system
- * says; false when it cannot tell. */
-static bool is_hole(int fd, uint64_t start, uint64_t end)
-{
-	off_t data = lseek(fd, (off_t)start, SEEK_DATA);
-
-	if (data < 0)
-		return errno == ENXIO; /* no data from start to the end of file */
-	return (uint64_t)data >= end;
-}
-
 struct hash_feed {
 	struct scan *s;
 	struct mp_sha256 *h;
@@ -300,7 +289,8 @@ static enum mp_err scan_object(struct scan *s, uint64_t o, unsigned char *buf,
 		enum mp_err rc;
 
 		/* a role wholly in a hole needs no read */
-		if (pos == s->rs.start && is_hole(pack->file.fd, s->rs.start, s->rs.end)) {
+		if (pos == s->rs.start &&
+		    s->rs.end <= mp_file_hole_end(pack->file.fd, s->rs.start)) {
 			pos = s->rs.end;
 			role_hole(s);
 			continue;

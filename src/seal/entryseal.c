@@ -2,6 +2,7 @@
 #include "config.h"
 
 #include "seal/entryseal.h"
+#include "seal/seal_internal.h"
 
 #include "base/file.h"
 
@@ -51,45 +52,6 @@ static uint64_t whole_role_chunk(const struct mp_pack *pack)
 	return c >= most ? c : 0;
 }
 
-/*
- * Whether [ch->offset, +len) is a hole of the file (SEEK_DATA finds no
- * data before its end): zeros, known without reading them.  False when
- * the file system cannot say.
- */
-static bool is_hole(int fd, const struct mp_seal_chunk *ch)
-{
-	off_t data = lseek(fd, (off_t)ch->offset, SEEK_DATA);
-
-	if (data < 0)
-		return errno == ENXIO; /* no data from there to the end */
-	return (uint64_t)data >= ch->offset + ch->len;
-}
-
-/* SHA-256 of len zero bytes, remembered for the last length asked. */
-struct zero_digest {
-	uint64_t len;
-	unsigned char d[MP_SHA256_LEN];
-	bool have;
-};
-
-static void zero_digest(struct zero_digest *z, uint64_t len, struct mp_sha256 *h,
-			unsigned char *buf, unsigned char out[MP_SHA256_LEN])
-{
-	if (!z->have || z->len != len) {
-		memset(buf, 0, ENTRY_SEAL_WINDOW);
-		for (uint64_t done = 0; done < len;) {
-			size_t n = len - done < ENTRY_SEAL_WINDOW ? (size_t)(len - done)
-								  : ENTRY_SEAL_WINDOW;
-			mp_sha256_update(h, buf, n);
-			done += n;
-		}
-		mp_sha256_final(h, z->d);
-		z->len = len;
-		z->have = true;
-	}
-	memcpy(out, z->d, MP_SHA256_LEN);
-}
-
 /* SHA-256 of [ch->offset, +len) of the pack, read through buf. */
 static enum mp_err hash_range(const struct mp_pack *pack, const struct mp_seal_chunk *ch,
 			      struct mp_sha256 *h, unsigned char *buf,
@@ -115,7 +77,7 @@ static enum mp_err fill_digests(struct mp_seal *s, const struct mp_seal_layout *
 {
 	unsigned char *buf = malloc(ENTRY_SEAL_WINDOW);
 	struct mp_sha256 *h = mp_sha256_new();
-	struct zero_digest zeros = {0};
+	struct mp_seal_zeros zeros = {0};
 	enum mp_err rc = MP_OK;
 
 	if (!buf || !h)
@@ -125,8 +87,10 @@ static enum mp_err fill_digests(struct mp_seal *s, const struct mp_seal_layout *
 		const unsigned char *d;
 
 		mp_seal_chunk_get(l, k, &ch);
-		if (ch.part != MP_SEAL_ROLE && is_hole(pack->file.fd, &ch)) {
-			zero_digest(&zeros, ch.len, h, buf, s->digests[k]);
+		if (ch.part != MP_SEAL_ROLE &&
+		    ch.offset + ch.len <= mp_file_hole_end(pack->file.fd, ch.offset)) {
+			mp_seal_zeros_digest(&zeros, h, buf, ENTRY_SEAL_WINDOW, ch.len,
+					     s->digests[k]);
 			continue;
 		}
 		if (ch.part != MP_SEAL_ROLE) {

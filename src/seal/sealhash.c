@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <unistd.h>
 
 /* Bytes a hashing thread reads at once: a core's L2 here, as readahead.h. */
@@ -129,63 +128,24 @@ struct par_run {
 
 /*
  * What one thread knows of the file's holes: [from, to) has no data
- * (SEEK_DATA said so; from == to when none is known), and the SHA-256 of
- * that many zero bytes for the last HOLE_LENS chunk lengths it needed.  A
- * hole reads as zeros by definition, so its chunks' digests are those of
- * zeros, known without reading them: a sparse pack (a full geometry made
- * to test with, its payload a hole) seals in the time of its data.  The
- * claims go up the file, so one lseek serves every run in a hole.
+ * (from == to when none is known), and the digests of zeros it made.  The
+ * claims go up the file, so one lseek serves every run in a hole: a sparse
+ * pack (a full geometry made to test with, its payload a hole) seals in
+ * the time of its data.
  */
-#define HOLE_LENS 8u
-
 struct holes {
 	uint64_t from, to;
-	uint64_t len[HOLE_LENS];
-	unsigned char d[HOLE_LENS][MP_SHA256_LEN];
-	unsigned n;
+	struct mp_seal_zeros zeros;
 };
 
-/* Whether [start, end) of the file lies in a hole.  False when the file
- * system cannot say (SEEK_DATA finds data at start), the call fails, or the
- * range goes past the file's end (a file cut short: its reads fail). */
+/* Whether [start, end) of the file lies in a hole. */
 static bool in_hole(const struct par *p, struct holes *z, uint64_t start, uint64_t end)
 {
-	off_t data;
-	struct stat st;
-
-	if (start >= z->from && end <= z->to)
-		return true;
-	data = lseek(p->fd, (off_t)start, SEEK_DATA);
-	if (data < 0 && (errno != ENXIO || fstat(p->fd, &st) != 0))
-		return false;
-	/* ENXIO: no data from start to the end of the file, or start past it */
-	z->from = start;
-	if (data >= 0)
-		z->to = (uint64_t)data;
-	else
-		z->to = (uint64_t)st.st_size > start ? (uint64_t)st.st_size : start;
-	return end <= z->to;
-}
-
-/* The SHA-256 of len zero bytes into d, hashed through buf once per length. */
-static void zeros_digest(struct holes *z, struct mp_sha256 *h, unsigned char *buf, uint64_t len,
-			 unsigned char d[MP_SHA256_LEN])
-{
-	unsigned i;
-
-	for (i = 0; i < z->n && z->len[i] != len; i++)
-		;
-	if (i == z->n) {
-		/* a full table gives up the slot the length picks */
-		i = z->n < HOLE_LENS ? z->n++ : (unsigned)(len % HOLE_LENS);
-		memset(buf, 0, len < SEAL_WINDOW ? (size_t)len : SEAL_WINDOW);
-		for (uint64_t off = 0; off < len; off += SEAL_WINDOW)
-			mp_sha256_update(h, buf, len - off < SEAL_WINDOW ? (size_t)(len - off)
-									 : SEAL_WINDOW);
-		mp_sha256_final(h, z->d[i]);
-		z->len[i] = len;
+	if (start < z->from || end > z->to) {
+		z->from = start;
+		z->to = mp_file_hole_end(p->fd, start);
 	}
-	memcpy(d, z->d[i], MP_SHA256_LEN);
+	return end <= z->to;
 }
 
 /* A stop asked: the job's failure, every thread stopped.  Called with
@@ -284,7 +244,7 @@ static bool par_hash_run(struct par *p, const struct par_run *r, unsigned char *
 	if (in_hole(p, z, r->start, r->end)) {
 		for (uint64_t c = r->first; c < r->last; c++) {
 			mp_seal_chunk_get(p->l, c, &ch);
-			zeros_digest(z, h, buf, ch.len, d);
+			mp_seal_zeros_digest(&z->zeros, h, buf, SEAL_WINDOW, ch.len, d);
 			par_digest(p, c, d);
 		}
 		return true;
